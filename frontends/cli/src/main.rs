@@ -1,1 +1,51 @@
-fn main() {}
+//! `nandlab`: the command-line front end. Glue only: every command parses its
+//! arguments and calls into the library crates, where the work lives.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+
+/// nandlab — a fast, deterministic NAND flash SSD simulator and emulator.
+///
+/// Start with `nandlab run`: it simulates a preconditioned random-write
+/// workload on the `femu-32g` preset and prints a summary. `nandlab presets`
+/// lists the embedded device set-ups; `docs/configuration.md` documents every
+/// configuration key.
+#[derive(Parser)]
+#[command(name = "nandlab", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Durable hybrid RAM disk (DHRD): serve a RAM disk mirrored to a durable file over FUSE.
+    Dhrd(commands::dhrd::DhrdArgs),
+    /// Telomere admission control: admit or reject a periodic task set.
+    Admit(commands::admit::AdmitArgs),
+    /// Reproduce a paper experiment into an output folder (data, plots, summary).
+    Reproduce(commands::reproduce::ReproduceArgs),
+    /// Inspect and convert block I/O traces.
+    Trace(commands::trace::TraceArgs),
+    /// Capture a block trace of a real Linux file system on a loop device.
+    Capture(commands::capture::CaptureArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Dhrd(args) => commands::dhrd::run(args),
+        Command::Admit(args) => commands::admit::run(args),
+        Command::Reproduce(args) => commands::reproduce::run(args),
+        Command::Trace(args) => commands::trace::run(args),
+        Command::Capture(args) => commands::capture::run(args),
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
