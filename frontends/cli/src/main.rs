@@ -20,6 +20,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Simulate a workload on a device (default: preconditioned random writes on femu-32g).
+    Run(commands::run::RunArgs),
+    /// List the embedded presets, or print one as TOML.
+    Presets(commands::presets::PresetsArgs),
+    /// Benchmark the simulator's write path (host page writes per second, memory per page).
+    Bench(commands::bench::BenchArgs),
     /// Durable hybrid RAM disk (DHRD): serve a RAM disk mirrored to a durable file over FUSE.
     Dhrd(commands::dhrd::DhrdArgs),
     /// Telomere admission control: admit or reject a periodic task set.
@@ -35,6 +41,9 @@ enum Command {
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => commands::run::run(args),
+        Command::Presets(args) => commands::presets::run(args),
+        Command::Bench(args) => commands::bench::run(args),
         Command::Dhrd(args) => commands::dhrd::run(args),
         Command::Admit(args) => commands::admit::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),

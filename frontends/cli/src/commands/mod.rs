@@ -1,7 +1,10 @@
 //! One module per subcommand: its clap arguments and a `run` function.
 
 pub mod admit;
+pub mod bench;
 pub mod capture;
 pub mod dhrd;
+pub mod presets;
 pub mod reproduce;
+pub mod run;
 pub mod trace;

@@ -1,0 +1,212 @@
+//! Configuration: the TOML schema, embedded presets, layering (preset, file,
+//! `--set key=value` overrides) and validation. Every error names the key.
+
+mod presets;
+
+pub use presets::{preset_names, preset_summary, PRESETS};
+
+use crate::device::{DeviceConfig, Geometry};
+use crate::ftl::FtlConfig;
+use crate::workload::{PreconditionConfig, WorkloadConfig};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A configuration problem: which key, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: String,
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { key: key.into(), reason: reason.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "configuration: {}", self.reason)
+        } else {
+            write!(f, "configuration key `{}`: {}", self.key, self.reason)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// A complete, validated simulation configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// A label for reports; presets set it to their name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Seed of every random choice in the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    #[serde(default)]
+    pub workload: WorkloadConfig,
+    #[serde(default)]
+    pub precondition: PreconditionConfig,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// The `[metrics]` section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Host pages per point of the WAF-over-time series; default: 1/100 of
+    /// the run length.
+    #[serde(default)]
+    pub window_pages: Option<u64>,
+}
+
+impl Config {
+    /// Checks every cross-key rule and returns the geometry the config describes.
+    pub fn validate(&self) -> Result<Geometry, ConfigError> {
+        let geometry = Geometry::from_config(&self.device)?;
+        self.ftl.validate(&geometry)?;
+        self.workload.validate(&geometry, self.ftl.streams)?;
+        self.precondition.validate()?;
+        if self.metrics.window_pages == Some(0) {
+            return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
+        }
+        Ok(geometry)
+    }
+}
+
+/// Builds a [`Config`] from layers: a base preset, TOML documents, and
+/// `key=value` assignments, each overriding the ones before.
+#[derive(Clone, Debug, Default)]
+pub struct ConfigBuilder {
+    table: toml::Table,
+}
+
+impl ConfigBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts from an embedded preset.
+    pub fn preset(name: &str) -> Result<Self, ConfigError> {
+        let mut builder = Self::new();
+        builder.merge_preset(name)?;
+        Ok(builder)
+    }
+
+    pub fn merge_preset(&mut self, name: &str) -> Result<(), ConfigError> {
+        let text = presets::preset_text(name).ok_or_else(|| {
+            ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
+        })?;
+        let table = parse_toml(text, &format!("preset {name}"))?;
+        merge_tables(&mut self.table, table);
+        Ok(())
+    }
+
+    /// Merges a TOML document. A top-level `preset = "NAME"` key in it merges
+    /// that preset first, so a file can say only what differs from a preset.
+    pub fn merge_toml(&mut self, text: &str, origin: &str) -> Result<(), ConfigError> {
+        let mut table = parse_toml(text, origin)?;
+        self.merge_table_with_preset(&mut table)?;
+        merge_tables(&mut self.table, table);
+        Ok(())
+    }
+
+    /// Merges an already-parsed table (e.g. from Python or JSON), with the
+    /// same `preset` rule as [`Self::merge_toml`].
+    pub fn merge_table(&mut self, mut table: toml::Table) -> Result<(), ConfigError> {
+        self.merge_table_with_preset(&mut table)?;
+        merge_tables(&mut self.table, table);
+        Ok(())
+    }
+
+    fn merge_table_with_preset(&mut self, table: &mut toml::Table) -> Result<(), ConfigError> {
+        match table.remove("preset") {
+            None => Ok(()),
+            Some(toml::Value::String(name)) => self.merge_preset(&name),
+            Some(other) => Err(ConfigError::new("preset", format!("expected a preset name, found {}", other.type_str()))),
+        }
+    }
+
+    /// Applies one `dotted.key=value` assignment. The value is read as a TOML
+    /// value (`8`, `0.125`, `true`, `"text"`); anything else is taken as a string.
+    pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
+        let (key, raw) = assignment.split_once('=').ok_or_else(|| {
+            ConfigError::new(assignment, "an override must look like `section.key=value`")
+        })?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(str::is_empty) {
+            return Err(ConfigError::new(key, "not a valid dotted key"));
+        }
+        let value = parse_value(raw.trim());
+        if key == "preset" {
+            let toml::Value::String(name) = value else {
+                return Err(ConfigError::new("preset", "expected a preset name"));
+            };
+            return self.merge_preset(&name);
+        }
+        let mut parts: Vec<&str> = key.split('.').collect();
+        let leaf = parts.pop().unwrap_or_default();
+        let mut table = &mut self.table;
+        let mut path = String::new();
+        for part in parts {
+            path = if path.is_empty() { part.to_owned() } else { format!("{path}.{part}") };
+            let entry = table.entry(part).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            table = entry
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
+        }
+        table.insert(leaf.to_owned(), value);
+        Ok(())
+    }
+
+    /// Deserializes and validates; unknown keys and wrong types are errors
+    /// naming the full key path.
+    pub fn build(self) -> Result<(Config, Geometry), ConfigError> {
+        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table)).map_err(|error| {
+            let path = error.path().to_string();
+            let key = if path == "." { String::new() } else { path };
+            ConfigError::new(key, error.into_inner().to_string())
+        })?;
+        let geometry = config.validate()?;
+        Ok((config, geometry))
+    }
+}
+
+fn parse_toml(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
+    text.parse::<toml::Table>().map_err(|error| ConfigError::new("", format!("{origin}: {error}")))
+}
+
+fn parse_value(raw: &str) -> toml::Value {
+    format!("value = {raw}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut table| table.remove("value"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_owned()))
+}
+
+fn merge_tables(base: &mut toml::Table, overlay: toml::Table) {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(overlay_table)) => {
+                merge_tables(base_table, overlay_table);
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+//! Flash geometry: how many channels, chips, dies, planes, blocks and pages a
+//! device has, and how addresses map onto them. Built once from configuration,
+//! validated, then passed by reference; it never changes during a run.
+
+use crate::config::ConfigError;
+use crate::units::{BlockId, Ppn, UnitId};
+use serde::{Deserialize, Serialize};
+
+/// Largest number of physical pages a device may have: page numbers are `u32`
+/// and `u32::MAX` is reserved as the "no page" marker in the maps.
+pub const PHYSICAL_PAGES_MAX: u64 = u32::MAX as u64 - 1;
+
+/// Geometry and capacity as written in a configuration file (`[device]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    #[serde(default = "one")]
+    pub dies_per_chip: u32,
+    #[serde(default = "one")]
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    /// Bytes per flash page.
+    pub page_size: u32,
+    /// ρ = physical pages / logical pages − 1. Ignored when `logical_pages` is given.
+    #[serde(default)]
+    pub over_provisioning: Option<f64>,
+    /// Logical capacity in pages, when it is fixed rather than derived from ρ.
+    #[serde(default)]
+    pub logical_pages: Option<u64>,
+    /// Rated program/erase cycles per block.
+    #[serde(default = "default_pe_cycles")]
+    pub pe_cycles: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_pe_cycles() -> u32 {
+    3000
+}
+
+/// Validated geometry with derived sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: u32,
+    pub logical_pages: u32,
+    pub pe_cycles: u32,
+}
+
+/// Where a parallel unit sits in the hardware hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitLocation {
+    pub channel: u32,
+    pub chip: u32,
+    pub die: u32,
+    pub plane: u32,
+}
+
+impl Geometry {
+    /// Validates a `[device]` section. Every error names the offending key.
+    pub fn from_config(config: &DeviceConfig) -> Result<Self, ConfigError> {
+        let positive = [
+            ("device.channels", config.channels),
+            ("device.chips_per_channel", config.chips_per_channel),
+            ("device.dies_per_chip", config.dies_per_chip),
+            ("device.planes_per_die", config.planes_per_die),
+            ("device.blocks_per_plane", config.blocks_per_plane),
+            ("device.pages_per_block", config.pages_per_block),
+            ("device.page_size", config.page_size),
+            ("device.pe_cycles", config.pe_cycles),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                return Err(ConfigError::new(key, "must be at least 1"));
+            }
+        }
+        if config.page_size % 512 != 0 {
+            return Err(ConfigError::new(
+                "device.page_size",
+                format!("{} bytes is not a multiple of the 512-byte sector", config.page_size),
+            ));
+        }
+        let units = u64::from(config.channels)
+            * u64::from(config.chips_per_channel)
+            * u64::from(config.dies_per_chip)
+            * u64::from(config.planes_per_die);
+        let physical_pages =
+            units * u64::from(config.blocks_per_plane) * u64::from(config.pages_per_block);
+        if physical_pages > PHYSICAL_PAGES_MAX {
+            return Err(ConfigError::new(
+                "device",
+                format!("{physical_pages} physical pages exceed the supported {PHYSICAL_PAGES_MAX}"),
+            ));
+        }
+        if config.blocks_per_plane < 4 {
+            return Err(ConfigError::new(
+                "device.blocks_per_plane",
+                "must be at least 4: garbage collection keeps free blocks in reserve per plane",
+            ));
+        }
+        let logical_pages = logical_capacity(config, physical_pages)?;
+        Ok(Self {
+            channels: config.channels,
+            chips_per_channel: config.chips_per_channel,
+            dies_per_chip: config.dies_per_chip,
+            planes_per_die: config.planes_per_die,
+            blocks_per_plane: config.blocks_per_plane,
+            pages_per_block: config.pages_per_block,
+            page_size: config.page_size,
+            logical_pages,
+            pe_cycles: config.pe_cycles,
+        })
+    }
+
+    /// Parallel units (planes) in the device.
+    pub fn units(&self) -> u32 {
+        self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die
+    }
+
+    pub fn dies(&self) -> u32 {
+        self.channels * self.chips_per_channel * self.dies_per_chip
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.units() * self.blocks_per_plane
+    }
+
+    pub fn physical_pages(&self) -> u32 {
+        self.blocks() * self.pages_per_block
+    }
+
+    /// ρ = physical pages / logical pages − 1.
+    pub fn over_provisioning(&self) -> f64 {
+        f64::from(self.physical_pages()) / f64::from(self.logical_pages) - 1.0
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        u64::from(self.logical_pages) * u64::from(self.page_size)
+    }
+
+    pub fn physical_bytes(&self) -> u64 {
+        u64::from(self.physical_pages()) * u64::from(self.page_size)
+    }
+
+    /// Units are numbered channel first, so consecutive units sit on different
+    /// channels and round-robin striping uses channel parallelism first.
+    pub fn unit_location(&self, unit: UnitId) -> UnitLocation {
+        let mut rest = unit.0;
+        let channel = rest % self.channels;
+        rest /= self.channels;
+        let chip = rest % self.chips_per_channel;
+        rest /= self.chips_per_channel;
+        let die = rest % self.dies_per_chip;
+        let plane = rest / self.dies_per_chip;
+        UnitLocation { channel, chip, die, plane }
+    }
+
+    /// The die a unit belongs to, numbered like units without the plane level.
+    pub fn die_of_unit(&self, unit: UnitId) -> u32 {
+        unit.0 % self.dies()
+    }
+
+    pub fn unit_of_block(&self, block: BlockId) -> UnitId {
+        UnitId(block.0 / self.blocks_per_plane)
+    }
+
+    pub fn first_block_of_unit(&self, unit: UnitId) -> BlockId {
+        BlockId(unit.0 * self.blocks_per_plane)
+    }
+
+    pub fn block_of_page(&self, page: Ppn) -> BlockId {
+        BlockId(page.0 / self.pages_per_block)
+    }
+
+    pub fn page_in_block(&self, page: Ppn) -> u32 {
+        page.0 % self.pages_per_block
+    }
+
+    pub fn page_address(&self, block: BlockId, page_in_block: u32) -> Ppn {
+        Ppn(block.0 * self.pages_per_block + page_in_block)
+    }
+
+    /// Sectors (512 bytes) per flash page.
+    pub fn sectors_per_page(&self) -> u32 {
+        self.page_size / 512
+    }
+}
+
+fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, ConfigError> {
+    let pages_per_block = u64::from(config.pages_per_block);
+    let logical_pages = match (config.logical_pages, config.over_provisioning) {
+        (Some(pages), _) => pages,
+        (None, Some(rho)) => {
+            if !rho.is_finite() || rho <= 0.0 {
+                return Err(ConfigError::new(
+                    "device.over_provisioning",
+                    format!("{rho} must be a positive ratio (ρ = physical / logical − 1)"),
+                ));
+            }
+            // Truncation is the point: logical capacity rounds down to whole pages.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+            let pages = (physical_pages as f64 / (1.0 + rho)).floor() as u64;
+            pages
+        }
+        (None, None) => {
+            return Err(ConfigError::new(
+                "device",
+                "set either `over_provisioning` (ρ) or `logical_pages`",
+            ))
+        }
+    };
+    if logical_pages == 0 {
+        return Err(ConfigError::new("device.logical_pages", "must be at least 1"));
+    }
+    if logical_pages + pages_per_block > physical_pages {
+        return Err(ConfigError::new(
+            "device.logical_pages",
+            format!(
+                "{logical_pages} logical pages leave less than one block of spare space in \
+                 {physical_pages} physical pages; garbage collection needs over-provisioning"
+            ),
+        ));
+    }
+    Ok(u32::try_from(logical_pages).map_err(|_| ConfigError::new("device.logical_pages", "too large"))?)
+}

@@ -1,0 +1,8 @@
+//! The flash device model: geometry and the flash array, which sees physical
+//! pages only and enforces the rules of NAND flash.
+
+mod flash;
+mod geometry;
+
+pub use flash::{DeviceError, FlashArray};
+pub use geometry::{DeviceConfig, Geometry, UnitLocation, PHYSICAL_PAGES_MAX};

@@ -1,0 +1,377 @@
+//! The page-mapped FTL: L2P and P2L maps, per-block valid counts, one open
+//! block per (stream, parallel unit), and garbage collection with a pluggable
+//! victim policy. It learns logical addresses only from what it wrote, and it
+//! talks to the flash only through [`FlashArray`], which enforces flash rules.
+
+pub mod analytic;
+mod check;
+mod victim;
+
+pub use victim::VictimPolicy;
+
+use crate::config::ConfigError;
+use crate::device::{DeviceError, FlashArray, Geometry};
+use crate::metrics::Counters;
+use crate::units::{BlockId, Lpn, Ppn, StreamId, UnitId};
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use victim::{BlockView, VictimIndex};
+
+/// Marks an unmapped logical page in L2P and an invalid physical page in P2L.
+const NONE: u32 = u32::MAX;
+
+/// The `[ftl]` configuration section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlConfig {
+    #[serde(default)]
+    pub gc_policy: VictimPolicy,
+    /// Candidates sampled by the `d-choices` policy.
+    #[serde(default = "default_d_choices")]
+    pub d_choices: u32,
+    /// Garbage collection runs in a parallel unit while it has fewer free
+    /// blocks than this. At least 2: one free block is always kept for GC copies.
+    #[serde(default = "default_gc_threshold")]
+    pub gc_threshold_blocks: u32,
+    /// Number of host streams (placement hints 0..streams).
+    #[serde(default = "default_streams")]
+    pub streams: u32,
+    /// Which free block a unit opens next (a simple wear-leveling hook).
+    #[serde(default)]
+    pub free_block_order: FreeBlockOrder,
+}
+
+fn default_d_choices() -> u32 {
+    10
+}
+fn default_gc_threshold() -> u32 {
+    2
+}
+fn default_streams() -> u32 {
+    8
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        Self {
+            gc_policy: VictimPolicy::default(),
+            d_choices: default_d_choices(),
+            gc_threshold_blocks: default_gc_threshold(),
+            streams: default_streams(),
+            free_block_order: FreeBlockOrder::default(),
+        }
+    }
+}
+
+impl FtlConfig {
+    pub fn validate(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        if self.gc_threshold_blocks < 2 {
+            return Err(ConfigError::new(
+                "ftl.gc_threshold_blocks",
+                "must be at least 2: one free block per unit is kept for GC copies",
+            ));
+        }
+        if self.streams == 0 || self.streams > 255 {
+            return Err(ConfigError::new("ftl.streams", "must be between 1 and 255"));
+        }
+        // Every stream and the GC stream may hold an open block in each unit.
+        let reserved = self.gc_threshold_blocks + self.streams + 1;
+        if reserved >= geometry.blocks_per_plane {
+            return Err(ConfigError::new(
+                "ftl.streams",
+                format!(
+                    "{} streams + GC stream + {} reserve blocks need {reserved} blocks per plane, \
+                     but a plane has only {}",
+                    self.streams, self.gc_threshold_blocks, geometry.blocks_per_plane
+                ),
+            ));
+        }
+        if self.gc_policy == VictimPolicy::DChoices && self.d_choices == 0 {
+            return Err(ConfigError::new("ftl.d_choices", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// Order in which a unit's free blocks are opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FreeBlockOrder {
+    /// First erased, first reused (no wear-leveling).
+    #[default]
+    Fifo,
+    /// The free block with the fewest erases (dynamic wear-leveling).
+    LeastWorn,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FtlError {
+    #[error("logical page {lpn} is beyond the logical capacity of {logical_pages} pages")]
+    LpnOutOfRange { lpn: u64, logical_pages: u32 },
+    #[error("stream {stream} does not exist: the FTL is configured with {streams} streams (ftl.streams)")]
+    UnknownStream { stream: u8, streams: u32 },
+    #[error("parallel unit {unit} has no free block and nothing to reclaim: the device is full")]
+    OutOfSpace { unit: u32 },
+    #[error("flash rule violated: {0}")]
+    Device(#[from] DeviceError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Open,
+    Sealed,
+}
+
+/// A page-mapped FTL over one flash array.
+#[derive(Debug, Clone)]
+pub struct PageFtl {
+    geometry: Geometry,
+    config: FtlConfig,
+    flash: FlashArray,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    state: Vec<BlockState>,
+    sealed_at: Vec<u64>,
+    free: Vec<VecDeque<u32>>,
+    /// Open block per (slot, unit); slots are the host streams, then GC.
+    open: Vec<u32>,
+    victims: VictimIndex,
+    next_unit: u32,
+    counters: Counters,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl PageFtl {
+    pub fn new(geometry: &Geometry, config: &FtlConfig, seed: u64) -> Result<Self, ConfigError> {
+        config.validate(geometry)?;
+        let units = geometry.units();
+        let blocks = geometry.blocks();
+        let free = (0..units)
+            .map(|unit| {
+                let first = geometry.first_block_of_unit(UnitId(unit)).0;
+                (first..first + geometry.blocks_per_plane).collect()
+            })
+            .collect();
+        Ok(Self {
+            geometry: *geometry,
+            config: config.clone(),
+            flash: FlashArray::new(geometry),
+            l2p: vec![NONE; geometry.logical_pages as usize],
+            p2l: vec![NONE; geometry.physical_pages() as usize],
+            valid: vec![0; blocks as usize],
+            state: vec![BlockState::Free; blocks as usize],
+            sealed_at: vec![0; blocks as usize],
+            free,
+            open: vec![NONE; (config.streams as usize + 1) * units as usize],
+            victims: VictimIndex::new(config.gc_policy, config.d_choices, units, blocks, geometry.pages_per_block),
+            next_unit: 0,
+            counters: Counters::new(config.streams as usize),
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+
+    /// Counts one host request (of any type) for per-request statistics.
+    pub fn count_request(&mut self) {
+        self.counters.requests += 1;
+    }
+
+    /// Writes one logical page with a placement hint, then reclaims space in
+    /// the unit written if it ran short of free blocks.
+    pub fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<Ppn, FtlError> {
+        self.check_lpn(lpn)?;
+        if u32::from(stream.0) >= self.config.streams {
+            return Err(FtlError::UnknownStream { stream: stream.0, streams: self.config.streams });
+        }
+        let old = self.l2p[lpn.index()];
+        if old != NONE {
+            self.invalidate(Ppn(old));
+        }
+        let unit = self.advance_unit();
+        let ppn = self.program_next(stream.index(), unit, lpn)?;
+        self.counters.host_pages_written += 1;
+        self.counters.stream_host_pages_written[stream.index()] += 1;
+        self.collect_while_short(unit)?;
+        Ok(ppn)
+    }
+
+    /// Reads one logical page: the physical page holding it, or `None` if the
+    /// page holds no data.
+    pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
+        self.check_lpn(lpn)?;
+        let ppn = self.l2p[lpn.index()];
+        if ppn == NONE {
+            self.counters.unmapped_reads += 1;
+            return Ok(None);
+        }
+        self.flash.read(Ppn(ppn))?;
+        self.counters.host_pages_read += 1;
+        self.counters.flash_pages_read += 1;
+        Ok(Some(Ppn(ppn)))
+    }
+
+    /// DISCARD/TRIM: the pages become invalid and are never copied by GC.
+    pub fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        if pages == 0 {
+            return Ok(());
+        }
+        self.check_lpn(Lpn(first.0.saturating_add(pages - 1)))?;
+        for lpn in first.0..first.0 + pages {
+            let ppn = self.l2p[lpn as usize];
+            if ppn != NONE {
+                self.invalidate(Ppn(ppn));
+                self.l2p[lpn as usize] = NONE;
+            }
+        }
+        self.counters.host_pages_trimmed += u64::from(pages);
+        Ok(())
+    }
+
+    /// The physical page holding `lpn`, without counting a read.
+    pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        let ppn = *self.l2p.get(lpn.index())?;
+        (ppn != NONE).then_some(Ppn(ppn))
+    }
+
+    /// Heap bytes held by the FTL and its flash array.
+    pub fn memory_bytes(&self) -> usize {
+        let words = self.l2p.capacity() + self.p2l.capacity() + self.valid.capacity() + self.open.capacity();
+        words * 4
+            + self.state.capacity()
+            + self.sealed_at.capacity() * 8
+            + self.free.iter().map(|q| q.capacity() * 4).sum::<usize>()
+            + self.victims.memory_bytes()
+            + self.flash.memory_bytes()
+    }
+
+    fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
+        if lpn.0 >= self.geometry.logical_pages {
+            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
+        }
+        Ok(())
+    }
+
+    fn advance_unit(&mut self) -> UnitId {
+        let unit = self.next_unit;
+        self.next_unit = if unit + 1 == self.geometry.units() { 0 } else { unit + 1 };
+        UnitId(unit)
+    }
+
+    fn map(&mut self, lpn: Lpn, ppn: Ppn) {
+        self.l2p[lpn.index()] = ppn.0;
+        self.p2l[ppn.index()] = lpn.0;
+        self.valid[self.geometry.block_of_page(ppn).index()] += 1;
+    }
+
+    fn invalidate(&mut self, ppn: Ppn) {
+        self.p2l[ppn.index()] = NONE;
+        let block = self.geometry.block_of_page(ppn);
+        let valid = &mut self.valid[block.index()];
+        *valid -= 1;
+        if self.state[block.index()] == BlockState::Sealed {
+            let remaining = *valid;
+            self.victims.on_invalidated(self.geometry.unit_of_block(block), block, remaining);
+        }
+    }
+
+    /// Programs `lpn` into the next page of the open block of `slot` in
+    /// `unit`, opening a free block first when needed, and seals the block
+    /// when it fills (after mapping, so the victim index sees its true valid count).
+    fn program_next(&mut self, slot: usize, unit: UnitId, lpn: Lpn) -> Result<Ppn, FtlError> {
+        let open_index = slot * self.geometry.units() as usize + unit.index();
+        let block = match self.open[open_index] {
+            NONE => self.open_free_block(unit)?,
+            block => BlockId(block),
+        };
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
+        self.flash.program(ppn)?;
+        self.counters.flash_pages_programmed += 1;
+        self.map(lpn, ppn);
+        if self.flash.is_full(block) {
+            self.seal(unit, block);
+            self.open[open_index] = NONE;
+        } else {
+            self.open[open_index] = block.0;
+        }
+        Ok(ppn)
+    }
+
+    fn open_free_block(&mut self, unit: UnitId) -> Result<BlockId, FtlError> {
+        let free = &mut self.free[unit.index()];
+        let block = match self.config.free_block_order {
+            FreeBlockOrder::Fifo => free.pop_front(),
+            FreeBlockOrder::LeastWorn => {
+                let erase_counts = self.flash.erase_counts();
+                let slot = free.iter().enumerate().min_by_key(|(_, &b)| erase_counts[b as usize]).map(|(i, _)| i);
+                slot.and_then(|i| free.swap_remove_back(i))
+            }
+        }
+        .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        self.state[block as usize] = BlockState::Open;
+        Ok(BlockId(block))
+    }
+
+    fn seal(&mut self, unit: UnitId, block: BlockId) {
+        self.state[block.index()] = BlockState::Sealed;
+        self.sealed_at[block.index()] = self.counters.host_pages_written;
+        self.victims.on_sealed(unit, block, self.valid[block.index()]);
+    }
+
+    fn collect_while_short(&mut self, unit: UnitId) -> Result<(), FtlError> {
+        while self.free[unit.index()].len() < self.config.gc_threshold_blocks as usize {
+            self.collect(unit)?;
+        }
+        Ok(())
+    }
+
+    /// One garbage-collection step: copy the victim's valid pages to the GC
+    /// open block of the same unit, then erase the victim.
+    fn collect(&mut self, unit: UnitId) -> Result<(), FtlError> {
+        let view = BlockView {
+            valid: &self.valid,
+            sealed_at: &self.sealed_at,
+            now: self.counters.host_pages_written,
+            pages_per_block: self.geometry.pages_per_block,
+        };
+        let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        if self.valid[victim.index()] == self.geometry.pages_per_block {
+            // Nothing to gain: every sealed block of the unit is full of valid data.
+            self.victims.on_sealed(unit, victim, self.geometry.pages_per_block);
+            return Err(FtlError::OutOfSpace { unit: unit.0 });
+        }
+        let gc_slot = self.config.streams as usize;
+        let first = self.geometry.page_address(victim, 0).0;
+        for ppn in first..first + self.geometry.pages_per_block {
+            let lpn = self.p2l[ppn as usize];
+            if lpn == NONE {
+                continue;
+            }
+            self.p2l[ppn as usize] = NONE;
+            self.program_next(gc_slot, unit, Lpn(lpn))?;
+            self.counters.gc_page_copies += 1;
+            self.counters.flash_pages_read += 1;
+        }
+        self.valid[victim.index()] = 0;
+        self.flash.erase(victim);
+        self.counters.erases += 1;
+        self.state[victim.index()] = BlockState::Free;
+        self.free[unit.index()].push_back(victim.0);
+        Ok(())
+    }
+}

@@ -1,0 +1,334 @@
+//! The synthetic workload generator: sequential or random addresses, a
+//! read/write/trim mix, fixed request size, and uniform, Zipf(θ) or hot/cold
+//! address distributions. Fully determined by its configuration and seed.
+
+use crate::config::ConfigError;
+use crate::device::Geometry;
+use crate::host::{Op, Request};
+use crate::units::{Lpn, StreamId};
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    #[default]
+    Random,
+    Sequential,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AddressDistribution {
+    #[default]
+    Uniform,
+    /// Zipf with exponent `zipf_theta` over request-sized slots, popular slots
+    /// scattered over the address space.
+    Zipf,
+    /// `hot_write_fraction` of requests go to `hot_space_fraction` of the space.
+    HotCold,
+}
+
+/// The `[workload]` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    #[serde(default)]
+    pub pattern: Pattern,
+    /// Fraction of requests that read; `trim_fraction` trim, the rest write.
+    #[serde(default)]
+    pub read_fraction: f64,
+    #[serde(default)]
+    pub trim_fraction: f64,
+    /// Pages per request; random requests are aligned to this size.
+    #[serde(default = "one_page")]
+    pub request_pages: u32,
+    #[serde(default)]
+    pub distribution: AddressDistribution,
+    #[serde(default = "default_theta")]
+    pub zipf_theta: f64,
+    #[serde(default = "default_hot_write")]
+    pub hot_write_fraction: f64,
+    #[serde(default = "default_hot_space")]
+    pub hot_space_fraction: f64,
+    /// Tag hot writes with stream 1 and cold ones with stream 0 (hot/cold only).
+    #[serde(default)]
+    pub hot_cold_streams: bool,
+    /// Stream of every write otherwise.
+    #[serde(default)]
+    pub stream: u8,
+    /// Run length: exactly one of `requests`, `bytes`, `device_writes`
+    /// (multiples of the logical capacity, counted over all requests).
+    #[serde(default)]
+    pub requests: Option<u64>,
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    #[serde(default)]
+    pub device_writes: Option<f64>,
+}
+
+fn one_page() -> u32 {
+    1
+}
+fn default_theta() -> f64 {
+    0.99
+}
+fn default_hot_write() -> f64 {
+    0.8
+}
+fn default_hot_space() -> f64 {
+    0.2
+}
+
+const DEFAULT_DEVICE_WRITES: f64 = 2.0;
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        Self {
+            pattern: Pattern::default(),
+            read_fraction: 0.0,
+            trim_fraction: 0.0,
+            request_pages: 1,
+            distribution: AddressDistribution::default(),
+            zipf_theta: default_theta(),
+            hot_write_fraction: default_hot_write(),
+            hot_space_fraction: default_hot_space(),
+            hot_cold_streams: false,
+            stream: 0,
+            requests: None,
+            bytes: None,
+            device_writes: None,
+        }
+    }
+}
+
+impl WorkloadConfig {
+    pub fn validate(&self, geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
+        for (key, value) in [
+            ("workload.read_fraction", self.read_fraction),
+            ("workload.trim_fraction", self.trim_fraction),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(ConfigError::new(key, format!("{value} is not a fraction in [0, 1]")));
+            }
+        }
+        if self.read_fraction + self.trim_fraction > 1.0 {
+            return Err(ConfigError::new("workload.trim_fraction", "read_fraction + trim_fraction exceed 1"));
+        }
+        if self.request_pages == 0 || self.request_pages > geometry.logical_pages {
+            return Err(ConfigError::new(
+                "workload.request_pages",
+                format!("must be between 1 and the logical capacity ({} pages)", geometry.logical_pages),
+            ));
+        }
+        if self.distribution == AddressDistribution::HotCold && geometry.logical_pages / self.request_pages < 2 {
+            return Err(ConfigError::new("workload.distribution", "hot-cold needs at least two request-sized slots"));
+        }
+        if !(self.zipf_theta.is_finite() && self.zipf_theta > 0.0) {
+            return Err(ConfigError::new("workload.zipf_theta", "must be a positive number"));
+        }
+        for (key, value) in [
+            ("workload.hot_write_fraction", self.hot_write_fraction),
+            ("workload.hot_space_fraction", self.hot_space_fraction),
+        ] {
+            if !(value > 0.0 && value < 1.0) {
+                return Err(ConfigError::new(key, format!("{value} must lie strictly between 0 and 1")));
+            }
+        }
+        let highest_stream = if self.hot_cold_streams { 1 } else { u32::from(self.stream) };
+        if highest_stream >= streams {
+            return Err(ConfigError::new(
+                "workload.stream",
+                format!("stream {highest_stream} needs ftl.streams > {highest_stream} (it is {streams})"),
+            ));
+        }
+        let lengths = [self.requests.is_some(), self.bytes.is_some(), self.device_writes.is_some()];
+        if lengths.iter().filter(|&&set| set).count() > 1 {
+            return Err(ConfigError::new("workload", "set only one of `requests`, `bytes`, `device_writes`"));
+        }
+        if let Some(writes) = self.device_writes {
+            if !(writes.is_finite() && writes > 0.0) {
+                return Err(ConfigError::new("workload.device_writes", "must be a positive number"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of requests the run issues.
+    pub fn total_requests(&self, geometry: &Geometry) -> u64 {
+        let request_bytes = u64::from(self.request_pages) * u64::from(geometry.page_size);
+        if let Some(requests) = self.requests {
+            return requests;
+        }
+        if let Some(bytes) = self.bytes {
+            return bytes.div_ceil(request_bytes);
+        }
+        let device_writes = self.device_writes.unwrap_or(DEFAULT_DEVICE_WRITES);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let requests = (device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil() as u64;
+        requests
+    }
+}
+
+/// The `[precondition]` section: fill sequentially, then overwrite with the
+/// workload's write pattern until the windowed WAF is steady.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreconditionConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Write every logical page once, in order, first.
+    #[serde(default = "yes")]
+    pub fill: bool,
+    /// Steady when the WAF of consecutive windows differs by at most this
+    /// relative amount ...
+    #[serde(default = "default_tolerance")]
+    pub steady_tolerance: f64,
+    /// ... for this many consecutive windows.
+    #[serde(default = "default_steady_windows")]
+    pub steady_windows: u32,
+    /// Window length as a fraction of the logical capacity.
+    #[serde(default = "default_window_fraction")]
+    pub window_device_fraction: f64,
+    /// Give up (and report `steady = false`) after this many device writes.
+    #[serde(default = "default_max_device_writes")]
+    pub max_device_writes: f64,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_tolerance() -> f64 {
+    0.01
+}
+fn default_steady_windows() -> u32 {
+    3
+}
+fn default_window_fraction() -> f64 {
+    0.25
+}
+fn default_max_device_writes() -> f64 {
+    10.0
+}
+
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            fill: true,
+            steady_tolerance: default_tolerance(),
+            steady_windows: default_steady_windows(),
+            window_device_fraction: default_window_fraction(),
+            max_device_writes: default_max_device_writes(),
+        }
+    }
+}
+
+impl PreconditionConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("precondition.steady_tolerance", self.steady_tolerance),
+            ("precondition.window_device_fraction", self.window_device_fraction),
+        ];
+        for (key, value) in positive {
+            if !(value.is_finite() && value > 0.0) {
+                return Err(ConfigError::new(key, "must be a positive number"));
+            }
+        }
+        if !(self.max_device_writes.is_finite() && self.max_device_writes >= 0.0) {
+            return Err(ConfigError::new("precondition.max_device_writes", "must be a non-negative number"));
+        }
+        if self.steady_windows == 0 {
+            return Err(ConfigError::new("precondition.steady_windows", "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// An endless stream of requests following a [`WorkloadConfig`].
+#[derive(Debug, Clone)]
+pub struct Synthetic {
+    config: WorkloadConfig,
+    slots: u32,
+    hot_slots: u32,
+    zipf: Option<Zipf<f64>>,
+    next_sequential_slot: u32,
+    rng: Xoshiro256PlusPlus,
+}
+
+/// A large prime: multiplying ranks by it modulo the slot count scatters
+/// popular Zipf ranks over the address space (a bijection, as the prime does
+/// not divide any slot count below 2^32).
+const SCATTER_PRIME: u64 = 4_294_967_311;
+
+impl Synthetic {
+    pub fn new(config: &WorkloadConfig, geometry: &Geometry, seed: u64) -> Self {
+        let slots = geometry.logical_pages / config.request_pages;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let hot_slots = ((f64::from(slots) * config.hot_space_fraction).round() as u32).clamp(1, slots.max(2) - 1);
+        let zipf = (config.distribution == AddressDistribution::Zipf)
+            .then(|| Zipf::new(f64::from(slots), config.zipf_theta).ok())
+            .flatten();
+        Self {
+            config: config.clone(),
+            slots,
+            hot_slots,
+            zipf,
+            next_sequential_slot: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
+    /// The next request of the mix.
+    pub fn next_request(&mut self) -> Request {
+        let draw: f64 = self.rng.random();
+        let op = if draw < self.config.read_fraction {
+            Op::Read
+        } else if draw < self.config.read_fraction + self.config.trim_fraction {
+            Op::Trim
+        } else {
+            Op::Write
+        };
+        self.request(op)
+    }
+
+    /// The next request, forced to be a write (for preconditioning).
+    pub fn next_write(&mut self) -> Request {
+        self.request(Op::Write)
+    }
+
+    fn request(&mut self, op: Op) -> Request {
+        let (slot, hot) = self.next_slot();
+        let stream = if self.config.hot_cold_streams { StreamId(u8::from(hot)) } else { StreamId(self.config.stream) };
+        Request { op, start: Lpn(slot * self.config.request_pages), pages: self.config.request_pages, stream }
+    }
+
+    /// A request-sized slot and whether it lies in the hot region.
+    fn next_slot(&mut self) -> (u32, bool) {
+        if self.config.pattern == Pattern::Sequential {
+            let slot = self.next_sequential_slot;
+            self.next_sequential_slot = (slot + 1) % self.slots;
+            return (slot, false);
+        }
+        match self.config.distribution {
+            AddressDistribution::Uniform => (self.rng.random_range(0..self.slots), false),
+            AddressDistribution::Zipf => {
+                let rank = self.zipf.as_ref().map_or(1.0, |zipf| zipf.sample(&mut self.rng));
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let rank = rank as u64 - 1;
+                #[allow(clippy::cast_possible_truncation)]
+                let slot = ((rank * SCATTER_PRIME) % u64::from(self.slots)) as u32;
+                (slot, false)
+            }
+            AddressDistribution::HotCold => {
+                if self.rng.random::<f64>() < self.config.hot_write_fraction {
+                    (self.rng.random_range(0..self.hot_slots), true)
+                } else {
+                    (self.rng.random_range(self.hot_slots..self.slots), false)
+                }
+            }
+        }
+    }
+}

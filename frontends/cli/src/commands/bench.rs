@@ -1,0 +1,58 @@
+//! `nandlab bench`: throughput of the counting-mode FTL write path, the
+//! figure quoted in the README. Timing lives here, never in tests.
+
+use nandlab_core::ConfigBuilder;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Preset to benchmark (uniform random single-page writes, greedy GC).
+    #[arg(long, default_value = "femu-32g")]
+    pub preset: String,
+    /// Measured host page writes after preconditioning.
+    #[arg(long, default_value_t = 30_000_000)]
+    pub writes: u64,
+    /// Repetitions of the measured phase; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let mut builder = ConfigBuilder::preset(&args.preset)?;
+    for assignment in ["workload.pattern=\"random\"", "workload.distribution=\"uniform\"", "workload.request_pages=1", "ftl.gc_policy=\"greedy\""] {
+        builder.set(assignment)?;
+    }
+    builder.set(&format!("seed={}", args.seed))?;
+    let (config, geometry) = builder.build()?;
+    eprintln!(
+        "bench: {} ({} physical pages of {} B, ρ = {:.3}), seed {}: preconditioning…",
+        args.preset,
+        geometry.physical_pages(),
+        geometry.page_size,
+        geometry.over_provisioning(),
+        args.seed
+    );
+    let mut simulation = nandlab_core::Simulation::new(&config)?;
+    let started = Instant::now();
+    let precondition = simulation.precondition(&mut |_| {})?.clone();
+    let precondition_seconds = started.elapsed().as_secs_f64();
+    let mut best = f64::MAX;
+    let before = simulation.ftl().counters().clone();
+    for _ in 0..args.repeat.max(1) {
+        let started = Instant::now();
+        simulation.write_only(args.writes)?;
+        best = best.min(started.elapsed().as_secs_f64());
+    }
+    let measured = simulation.ftl().counters().since(&before);
+    #[allow(clippy::cast_precision_loss)]
+    let writes_per_second = args.writes as f64 / best;
+    #[allow(clippy::cast_precision_loss)]
+    let bytes_per_page = simulation.ftl().memory_bytes() as f64 / f64::from(geometry.physical_pages());
+    println!("preconditioning            {:>12.2} s ({} host pages, steady: {})", precondition_seconds, precondition.phase.counters.host_pages_written, precondition.steady);
+    println!("measured WAF               {:>12.3}", measured.waf().unwrap_or(0.0));
+    println!("host page writes / second  {:>12.0}  (best of {}, {} writes each, one thread)", writes_per_second, args.repeat.max(1), args.writes);
+    println!("memory / physical page     {bytes_per_page:>12.2} bytes");
+    Ok(())
+}

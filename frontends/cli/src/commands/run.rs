@@ -1,0 +1,211 @@
+//! `nandlab run`: one simulation from a preset, a TOML file and overrides.
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nandlab_core::sim::{Phase, Progress};
+use nandlab_core::{ConfigBuilder, Report};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Preset used when neither a configuration file nor `--preset` is given.
+pub const DEFAULT_PRESET: &str = "femu-32g";
+
+/// Where a configuration comes from; shared by every command that simulates.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ConfigArgs {
+    /// TOML configuration file (see docs/configuration.md). It may start from a
+    /// preset with a top-level `preset = "NAME"` line.
+    pub config: Option<PathBuf>,
+    /// Embedded preset to start from (see `nandlab presets`). Default: femu-32g
+    /// when no configuration file is given.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Override one key, e.g. `--set ftl.gc_policy=fifo --set device.over_provisioning=0.28`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Seed of every random choice (overrides the configuration's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl ConfigArgs {
+    pub fn build(&self) -> anyhow::Result<(nandlab_core::Config, nandlab_core::device::Geometry)> {
+        let mut builder = ConfigBuilder::new();
+        match (&self.preset, &self.config) {
+            (Some(preset), _) => builder.merge_preset(preset)?,
+            (None, None) => builder.merge_preset(DEFAULT_PRESET)?,
+            (None, Some(_)) => {}
+        }
+        if let Some(path) = &self.config {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            builder.merge_toml(&text, &path.display().to_string())?;
+        }
+        for assignment in &self.overrides {
+            builder.set(assignment)?;
+        }
+        if let Some(seed) = self.seed {
+            builder.set(&format!("seed={seed}"))?;
+        }
+        Ok(builder.build()?)
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Write the full report as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the WAF-over-time series as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<()> {
+    let (config, _) = args.config.build()?;
+    let started = Instant::now();
+    let mut progress = ProgressReporter::new();
+    let report = nandlab_core::run(&config, &mut |update| progress.update(update))?;
+    progress.finish();
+    let elapsed = started.elapsed();
+    print_summary(&report, elapsed)?;
+    if let Some(path) = &args.json {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
+    }
+    if let Some(path) = &args.csv {
+        write_series_csv(&report, path)?;
+    }
+    Ok(())
+}
+
+fn write_series_csv(report: &Report, path: &PathBuf) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    writeln!(out, "host_pages_written,waf_window,waf_cumulative")?;
+    for point in &report.waf_series {
+        writeln!(out, "{},{:.6},{:.6}", point.host_pages_written, point.waf_window, point.waf_cumulative)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
+    let device = &report.device;
+    let geometry = &device.geometry;
+    let measured = &report.measured;
+    let mut out = std::io::stdout().lock();
+    let name = report.config.name.as_deref().unwrap_or("custom");
+    writeln!(out, "nandlab {} — {name}, seed {}", report.nandlab_version, report.seed)?;
+    writeln!(
+        out,
+        "device     {} ch x {} chips x {} dies x {} planes, {} blocks of {} x {} B pages",
+        geometry.channels,
+        geometry.chips_per_channel,
+        geometry.dies_per_chip,
+        geometry.planes_per_die,
+        device.blocks,
+        geometry.pages_per_block,
+        geometry.page_size
+    )?;
+    writeln!(
+        out,
+        "capacity   {} physical, {} logical, over-provisioning ρ = {:.4}",
+        bytes(device.physical_bytes),
+        bytes(device.logical_bytes),
+        device.over_provisioning
+    )?;
+    let ftl = &report.config.ftl;
+    writeln!(out, "ftl        gc {:?}, threshold {} free blocks per unit", ftl.gc_policy, ftl.gc_threshold_blocks)?;
+    if let Some(pre) = &report.precondition {
+        writeln!(
+            out,
+            "precondition  {} host pages, WAF {}, last window {}, steady: {}",
+            pre.phase.counters.host_pages_written,
+            fixed(pre.phase.waf),
+            fixed(pre.final_window_waf),
+            if pre.steady { "yes" } else { "NO (raise precondition.max_device_writes)" }
+        )?;
+    }
+    writeln!(out, "measured:")?;
+    let rows = [
+        ("requests", measured.counters.requests.to_string()),
+        ("host pages written", measured.counters.host_pages_written.to_string()),
+        ("host pages read", measured.counters.host_pages_read.to_string()),
+        ("host pages trimmed", measured.counters.host_pages_trimmed.to_string()),
+        ("flash pages programmed", measured.counters.flash_pages_programmed.to_string()),
+        ("GC page copies", measured.counters.gc_page_copies.to_string()),
+        ("erases", measured.counters.erases.to_string()),
+        ("WAF", fixed(measured.waf)),
+    ];
+    for (label, value) in rows {
+        writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    let erases = &report.erase_counts;
+    writeln!(
+        out,
+        "erase counts  min {} mean {:.2} max {} stddev {:.2}, worn out {}",
+        erases.min, erases.mean, erases.max, erases.stddev, erases.worn_out_blocks
+    )?;
+    writeln!(
+        out,
+        "memory     {:.2} bytes per physical page; wall time {:.2} s",
+        report.memory_bytes_per_physical_page,
+        elapsed.as_secs_f64()
+    )?;
+    Ok(())
+}
+
+fn fixed(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"))
+}
+
+pub fn bytes(count: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    #[allow(clippy::cast_precision_loss)]
+    let mut value = count as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2} {}", UNITS[unit])
+}
+
+/// A progress bar on stderr that appears only once a run has lasted a second,
+/// and never when stderr is not a terminal.
+pub struct ProgressReporter {
+    bar: ProgressBar,
+    started: Instant,
+    phase: Option<Phase>,
+}
+
+impl ProgressReporter {
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+        bar.set_style(
+            ProgressStyle::with_template("{msg:40} [{bar:30}] {percent:>3}% eta {eta}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Self { bar, started: Instant::now(), phase: None }
+    }
+
+    pub fn update(&mut self, progress: Progress) {
+        if self.bar.is_hidden() && self.started.elapsed() > Duration::from_secs(1) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        if self.phase != Some(progress.phase) {
+            self.phase = Some(progress.phase);
+            self.bar.set_message(progress.phase.label());
+        }
+        self.bar.set_length(progress.total);
+        self.bar.set_position(progress.done);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
