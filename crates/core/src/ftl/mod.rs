@@ -9,6 +9,7 @@ mod victim;
 
 pub use victim::VictimPolicy;
 
+
 use crate::config::ConfigError;
 use crate::device::{DeviceError, FlashArray, Geometry};
 use crate::metrics::Counters;
@@ -119,6 +120,23 @@ pub enum FtlError {
     Device(#[from] DeviceError),
 }
 
+/// A flash operation the FTL performed, recorded for the timing model when
+/// recording is on (see [`PageFtl::set_recording`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlashOp {
+    pub kind: FlashOpKind,
+    pub unit: UnitId,
+    /// Issued by garbage collection rather than by a host request.
+    pub gc: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashOpKind {
+    Read,
+    Program,
+    Erase,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum BlockState {
     Free,
@@ -144,6 +162,8 @@ pub struct PageFtl {
     next_unit: u32,
     counters: Counters,
     rng: Xoshiro256PlusPlus,
+    /// Flash operations since the last drain, when recording is on.
+    recorded: Option<Vec<FlashOp>>,
 }
 
 impl PageFtl {
@@ -172,6 +192,7 @@ impl PageFtl {
             next_unit: 0,
             counters: Counters::new(config.streams as usize),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            recorded: None,
         })
     }
 
@@ -185,6 +206,23 @@ impl PageFtl {
 
     pub fn flash(&self) -> &FlashArray {
         &self.flash
+    }
+
+    /// Turns recording of flash operations on or off (off by default: the
+    /// counting mode pays nothing for it).
+    pub fn set_recording(&mut self, on: bool) {
+        self.recorded = on.then(Vec::new);
+    }
+
+    /// The flash operations performed since the last drain, in order.
+    pub fn drain_recorded(&mut self) -> impl Iterator<Item = FlashOp> + '_ {
+        self.recorded.iter_mut().flat_map(|ops| ops.drain(..))
+    }
+
+    fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
+        if let Some(ops) = &mut self.recorded {
+            ops.push(FlashOp { kind, unit, gc });
+        }
     }
 
     /// Counts one host request (of any type) for per-request statistics.
@@ -221,6 +259,7 @@ impl PageFtl {
             return Ok(None);
         }
         self.flash.read(Ppn(ppn))?;
+        self.record(FlashOpKind::Read, self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn))), false);
         self.counters.host_pages_read += 1;
         self.counters.flash_pages_read += 1;
         Ok(Some(Ppn(ppn)))
@@ -301,6 +340,7 @@ impl PageFtl {
         };
         let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
+        self.record(FlashOpKind::Program, unit, slot == self.config.streams as usize);
         self.counters.flash_pages_programmed += 1;
         self.map(lpn, ppn);
         if self.flash.is_full(block) {
@@ -363,12 +403,14 @@ impl PageFtl {
                 continue;
             }
             self.p2l[ppn as usize] = NONE;
+            self.record(FlashOpKind::Read, unit, true);
             self.program_next(gc_slot, unit, Lpn(lpn))?;
             self.counters.gc_page_copies += 1;
             self.counters.flash_pages_read += 1;
         }
         self.valid[victim.index()] = 0;
         self.flash.erase(victim);
+        self.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
         self.state[victim.index()] = BlockState::Free;
         self.free[unit.index()].push_back(victim.0);
