@@ -103,3 +103,37 @@ impl FlashArray {
         Ok(self.geometry.block_of_page(page).index())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConfigBuilder;
+
+    fn flash() -> FlashArray {
+        let (_, geometry) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("valid");
+        FlashArray::new(&geometry)
+    }
+
+    #[test]
+    fn refuses_out_of_order_and_unerased_programs() {
+        let mut flash = flash();
+        let pages = flash.geometry().pages_per_block;
+        assert_eq!(flash.program(Ppn(1)), Err(DeviceError::OutOfOrderProgram { block: 0, page: 1, expected: 0 }));
+        for page in 0..pages {
+            flash.program(Ppn(page)).expect("in order");
+        }
+        assert_eq!(flash.program(Ppn(0)), Err(DeviceError::ProgramFullBlock { block: 0 }));
+        flash.erase(BlockId(0));
+        assert_eq!(flash.erase_count(BlockId(0)), 1);
+        flash.program(Ppn(0)).expect("erased block takes its first page");
+    }
+
+    #[test]
+    fn refuses_reads_of_unwritten_pages() {
+        let mut flash = flash();
+        assert_eq!(flash.read(Ppn(0)), Err(DeviceError::ReadUnwritten { block: 0, page: 0 }));
+        flash.program(Ppn(0)).expect("in order");
+        assert_eq!(flash.read(Ppn(0)), Ok(()));
+        assert!(matches!(flash.read(Ppn(u32::MAX - 1)), Err(DeviceError::OutOfRange(_))));
+    }
+}

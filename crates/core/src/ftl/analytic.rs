@@ -38,6 +38,13 @@ pub fn fifo_waf(rho: f64) -> f64 {
     1.0 / (1.0 - valid_fraction)
 }
 
+/// Random GC: the victim is a uniformly chosen sealed block, whose valid
+/// fraction is on average the device's utilization 1/α, so
+/// WAF = 1 / (1 − 1/α) = (1 + ρ) / ρ (Van Houdt 2013, d = 1).
+pub fn random_waf(rho: f64) -> f64 {
+    (1.0 + rho) / rho
+}
+
 /// H(x) for real x ≥ 0: the harmonic number at ⌊x⌋ plus the linear part.
 fn harmonic(x: f64) -> f64 {
     let whole = x.floor();

@@ -373,11 +373,18 @@ impl PageFtl {
         self.victims.on_sealed(unit, block, self.valid[block.index()]);
     }
 
+    /// Collects until the unit has its reserve of free blocks again. Each
+    /// step erases one block and opens at most one, so a unit whose sealed
+    /// blocks hold no invalid page at all cannot recover: after as many steps
+    /// as the unit has blocks without reaching the reserve, the device is full.
     fn collect_while_short(&mut self, unit: UnitId) -> Result<(), FtlError> {
-        while self.free[unit.index()].len() < self.config.gc_threshold_blocks as usize {
+        for _ in 0..=self.geometry.blocks_per_plane {
+            if self.free[unit.index()].len() >= self.config.gc_threshold_blocks as usize {
+                return Ok(());
+            }
             self.collect(unit)?;
         }
-        Ok(())
+        Err(FtlError::OutOfSpace { unit: unit.0 })
     }
 
     /// One garbage-collection step: copy the victim's valid pages to the GC
@@ -390,11 +397,6 @@ impl PageFtl {
             pages_per_block: self.geometry.pages_per_block,
         };
         let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
-        if self.valid[victim.index()] == self.geometry.pages_per_block {
-            // Nothing to gain: every sealed block of the unit is full of valid data.
-            self.victims.on_sealed(unit, victim, self.geometry.pages_per_block);
-            return Err(FtlError::OutOfSpace { unit: unit.0 });
-        }
         let gc_slot = self.config.streams as usize;
         let first = self.geometry.page_address(victim, 0).0;
         for ppn in first..first + self.geometry.pages_per_block {
