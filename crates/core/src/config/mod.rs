@@ -85,6 +85,46 @@ impl Config {
     }
 }
 
+/// Preset used when a run names neither a preset nor a configuration document.
+pub const DEFAULT_PRESET: &str = "femu-32g";
+
+/// A configuration document given by a user.
+#[derive(Clone, Debug)]
+pub enum Document<'a> {
+    /// TOML text and where it came from (a file name, for errors).
+    Toml { text: &'a str, origin: &'a str },
+    /// An already-parsed table (from Python or JSON).
+    Table(toml::Table),
+}
+
+/// The layering every front end uses: a preset (default [`DEFAULT_PRESET`]
+/// when no document is given), the document, the overrides, then the seed.
+pub fn from_sources(
+    preset: Option<&str>,
+    document: Option<Document<'_>>,
+    overrides: &[String],
+    seed: Option<u64>,
+) -> Result<(Config, Geometry), ConfigError> {
+    let mut builder = ConfigBuilder::new();
+    match (preset, &document) {
+        (Some(name), _) => builder.merge_preset(name)?,
+        (None, None) => builder.merge_preset(DEFAULT_PRESET)?,
+        (None, Some(_)) => {}
+    }
+    match document {
+        Some(Document::Toml { text, origin }) => builder.merge_toml(text, origin)?,
+        Some(Document::Table(table)) => builder.merge_table(table)?,
+        None => {}
+    }
+    for assignment in overrides {
+        builder.set(assignment)?;
+    }
+    if let Some(seed) = seed {
+        builder.set(&format!("seed={seed}"))?;
+    }
+    builder.build()
+}
+
 /// Builds a [`Config`] from layers: a base preset, TOML documents, and
 /// `key=value` assignments, each overriding the ones before.
 #[derive(Clone, Debug, Default)]

@@ -3,13 +3,11 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nandlab_core::sim::{Phase, Progress};
-use nandlab_core::{ConfigBuilder, Report};
+use nandlab_core::config::{self, Document};
+use nandlab_core::Report;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// Preset used when neither a configuration file nor `--preset` is given.
-pub const DEFAULT_PRESET: &str = "femu-32g";
 
 /// Where a configuration comes from; shared by every command that simulates.
 #[derive(clap::Args, Debug, Clone)]
@@ -31,23 +29,13 @@ pub struct ConfigArgs {
 
 impl ConfigArgs {
     pub fn build(&self) -> anyhow::Result<(nandlab_core::Config, nandlab_core::device::Geometry)> {
-        let mut builder = ConfigBuilder::new();
-        match (&self.preset, &self.config) {
-            (Some(preset), _) => builder.merge_preset(preset)?,
-            (None, None) => builder.merge_preset(DEFAULT_PRESET)?,
-            (None, Some(_)) => {}
-        }
-        if let Some(path) = &self.config {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            builder.merge_toml(&text, &path.display().to_string())?;
-        }
-        for assignment in &self.overrides {
-            builder.set(assignment)?;
-        }
-        if let Some(seed) = self.seed {
-            builder.set(&format!("seed={seed}"))?;
-        }
-        Ok(builder.build()?)
+        let text = match &self.config {
+            Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?),
+            None => None,
+        };
+        let origin = self.config.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
+        let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin });
+        Ok(config::from_sources(self.preset.as_deref(), document, &self.overrides, self.seed)?)
     }
 }
 

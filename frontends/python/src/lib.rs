@@ -1,0 +1,63 @@
+//! `nandlab._native`: the PyO3 bindings. Wrapper functions only: each converts
+//! arguments, releases the GIL around the Rust call, and maps errors to the
+//! Python exceptions defined in `errors.rs`.
+
+mod errors;
+
+use nandlab_core::config::{self, Document};
+use pyo3::prelude::*;
+
+/// Runs one simulation and returns its report as JSON text (the same document
+/// `nandlab run --json` writes).
+///
+/// `config_json` is a JSON object in the TOML layout; `config_toml` TOML text
+/// (with `origin` naming it in errors). At most one of the two may be given.
+#[pyfunction]
+#[pyo3(signature = (preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None))]
+fn run_json(
+    py: Python<'_>,
+    preset: Option<String>,
+    config_json: Option<String>,
+    config_toml: Option<String>,
+    origin: Option<String>,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+) -> PyResult<String> {
+    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
+    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
+    let document = match (table, config_toml.as_deref()) {
+        (Some(table), None) => Some(Document::Table(table)),
+        (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
+        (None, None) => None,
+        (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
+    };
+    let (config, _) = config::from_sources(preset.as_deref(), document, &overrides, seed).map_err(errors::from_config)?;
+    let report = py.detach(|| nandlab_core::run(&config, &mut |_| {})).map_err(errors::from_sim)?;
+    serde_json::to_string(&report).map_err(|error| errors::simulation_error(&error.to_string()))
+}
+
+/// (name, description) of every embedded preset.
+#[pyfunction]
+fn presets() -> Vec<(&'static str, &'static str)> {
+    config::preset_names().into_iter().map(|name| (name, config::preset_summary(name).unwrap_or_default())).collect()
+}
+
+/// The TOML text of one preset.
+#[pyfunction]
+fn preset_toml(name: &str) -> PyResult<&'static str> {
+    config::PRESETS
+        .iter()
+        .find(|(preset, _)| *preset == name)
+        .map(|(_, text)| *text)
+        .ok_or_else(|| errors::config_error(&format!("unknown preset `{name}`")))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

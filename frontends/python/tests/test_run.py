@@ -1,0 +1,63 @@
+"""The Python front end: same results as the CLI, clear errors."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import nandlab
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+SMALL = ["workload.requests=20000"]
+
+
+def cli_binary() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("NANDLAB_BIN", ROOT / "target" / "release" / "nandlab"))
+
+
+def test_run_returns_a_report():
+    report = nandlab.run(preset="small", set=SMALL, seed=4)
+    assert report["seed"] == 4
+    measured = report["measured"]
+    assert measured["host_pages_written"] == 20000
+    assert measured["waf"] >= 1.0
+    assert report["precondition"]["steady"] is True
+
+
+def test_same_results_as_cli(tmp_path):
+    binary = cli_binary()
+    if not binary.exists():
+        pytest.fail(f"build the CLI first: {binary} is missing (cargo build --release)")
+    out = tmp_path / "report.json"
+    subprocess.run(
+        [binary, "run", "--preset", "small", "--seed", "9", *[a for s in SMALL for a in ("--set", s)], "--json", out],
+        check=True,
+        capture_output=True,
+    )
+    assert json.loads(out.read_text()) == nandlab.run(preset="small", set=SMALL, seed=9)
+
+
+def test_dict_and_file_configs(tmp_path):
+    config = {"preset": "small", "ftl": {"gc_policy": "fifo"}, "workload": {"requests": 5000}}
+    from_dict = nandlab.run(config, seed=2)
+    assert from_dict["config"]["ftl"]["gc_policy"] == "fifo"
+    path = tmp_path / "c.toml"
+    path.write_text('preset = "small"\n[ftl]\ngc_policy = "fifo"\n[workload]\nrequests = 5000\n')
+    assert nandlab.run(path, seed=2) == from_dict
+
+
+def test_errors_name_the_key():
+    with pytest.raises(nandlab.ConfigError, match="ftl.gc_polcy"):
+        nandlab.run(preset="small", set=["ftl.gc_polcy=fifo"])
+    with pytest.raises(nandlab.ConfigError, match="device.channels"):
+        nandlab.run({"preset": "small", "device": {"channels": 0}})
+    with pytest.raises(nandlab.ConfigError, match="unknown preset"):
+        nandlab.run(preset="nope")
+
+
+def test_presets_listed():
+    names = nandlab.presets()
+    assert {"femu-32g", "telomere-1tb", "cosmos", "small"} <= set(names)
+    assert "channels" in nandlab.preset_toml("femu-32g")
