@@ -1,0 +1,88 @@
+//! The trace header: what a trace says about the device it was recorded on,
+//! how it was captured, and where the file system keeps its journal.
+
+use crate::record::{Sector, SectorCount};
+use serde::{Deserialize, Serialize};
+
+/// A contiguous run of sectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectorRange {
+    pub start: Sector,
+    pub len: u64,
+}
+
+impl SectorRange {
+    pub fn end(&self) -> Sector {
+        Sector(self.start.0 + self.len)
+    }
+
+    /// Does `[start, start + len)` overlap this range?
+    pub fn overlaps(&self, start: Sector, len: SectorCount) -> bool {
+        start.0 < self.end().0 && self.start.0 < start.0 + u64::from(len.0)
+    }
+}
+
+/// How a trace was captured by `nandlab capture`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CaptureInfo {
+    /// File-system type given to mkfs, e.g. `ext4`.
+    pub file_system: String,
+    /// The mkfs command line that made the file system.
+    pub mkfs_command: Vec<String>,
+    /// Options passed to `mount -o`.
+    pub mount_options: String,
+    /// File-system block size in bytes, when known.
+    pub block_size_bytes: Option<u32>,
+    /// The workload command that ran in the mounted file system.
+    pub command: Vec<String>,
+    /// Exit status of the workload command (`None` if killed by a signal).
+    pub command_exit_code: Option<i32>,
+    /// `uname -r` of the capturing kernel.
+    pub kernel: String,
+    /// The tracefs events that were recorded.
+    pub events: Vec<String>,
+    /// Events the kernel dropped because the trace buffer overflowed; a
+    /// non-zero count means the trace is incomplete.
+    pub events_lost: u64,
+    /// Capture start, seconds since the Unix epoch.
+    pub started_unix_s: u64,
+    /// Version of nandlab that captured the trace.
+    pub tool_version: String,
+}
+
+/// Everything a trace knows beyond its records. Serialized as JSON in the
+/// native format; text formats yield a header with only the sector size set.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TraceHeader {
+    /// Bytes per sector; record addresses and lengths count these.
+    pub sector_size_bytes: u32,
+    /// Size of the traced device, when known.
+    pub device_size_bytes: Option<u64>,
+    /// Format the records were originally read from, e.g. `tracefs`.
+    pub source_format: Option<String>,
+    pub capture: Option<CaptureInfo>,
+    /// Where the file system's journal lives (ext4: the extents of the
+    /// journal inode), empty when unknown. Writes into it are journal writes.
+    pub journal: Vec<SectorRange>,
+}
+
+impl Default for TraceHeader {
+    fn default() -> TraceHeader {
+        TraceHeader {
+            sector_size_bytes: crate::LINUX_SECTOR_BYTES,
+            device_size_bytes: None,
+            source_format: None,
+            capture: None,
+            journal: Vec::new(),
+        }
+    }
+}
+
+impl TraceHeader {
+    /// Does a request touch the file system's journal?
+    pub fn is_journal(&self, start: Sector, len: SectorCount) -> bool {
+        self.journal.iter().any(|range| range.overlaps(start, len))
+    }
+}

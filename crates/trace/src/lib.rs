@@ -1,0 +1,257 @@
+//! nandlab-trace: block traces. The [`Record`] every part of nandlab speaks,
+//! nandlab's own compact trace format, and streaming readers (constant
+//! memory, one record at a time) for the formats block traces come in:
+//! tracefs `block_rq_issue` text, blkparse text, SNIA/MSR Cambridge CSV,
+//! UMass/SPC CSV and fio iolog v2/v3. Writers for the native format, fio
+//! iologs and MSR CSV. [`open`] tells formats apart by content.
+//!
+//! The file formats are documented in docs/trace-format.md.
+
+mod blkparse;
+mod csv;
+mod error;
+mod fio;
+mod header;
+mod native;
+mod record;
+mod summary;
+mod text;
+mod tracefs;
+
+pub use crate::csv::MsrWriter;
+pub use crate::error::TraceError;
+pub use crate::fio::{FioVersion, FioWriter};
+pub use crate::header::{CaptureInfo, SectorRange, TraceHeader};
+pub use crate::native::{NativeReader, NativeWriter};
+pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs};
+pub use crate::summary::{SizeHistogram, TraceSummary};
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter};
+use std::path::Path;
+
+/// The Linux block layer counts in 512-byte sectors whatever the device's
+/// logical block size; every text format is converted to these.
+pub const LINUX_SECTOR_BYTES: u32 = 512;
+const IO_BUFFER_BYTES: usize = 1 << 20;
+const DETECT_LINES: usize = 32;
+
+/// A streaming source of records. Iteration stops after the first error.
+pub trait TraceRead: Iterator<Item = Result<Record, TraceError>> {
+    fn header(&self) -> &TraceHeader;
+}
+
+/// A streaming sink of records. `finish` must be called: it writes trailers
+/// and flushes, and reports records the format could not hold.
+pub trait TraceWrite {
+    fn write(&mut self, record: &Record) -> Result<(), TraceError>;
+    fn finish(self: Box<Self>) -> Result<WriteSummary, TraceError>;
+}
+
+/// What a writer did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WriteSummary {
+    pub written: u64,
+    /// Records left out because the format has no way to say them, by
+    /// [`Op::index`] (MSR CSV knows only reads and writes).
+    pub left_out: [u64; 4],
+}
+
+/// A trace file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// nandlab's own binary format (`.nlt`).
+    Native,
+    /// tracefs event text (`block:block_rq_issue`).
+    Tracefs,
+    /// blkparse default text output.
+    Blkparse,
+    /// SNIA IOTTA / MSR Cambridge CSV.
+    Msr,
+    /// UMass Trace Repository / SPC CSV.
+    Umass,
+    /// fio iolog version 2 (reading accepts either version).
+    FioV2,
+    /// fio iolog version 3 (reading accepts either version).
+    FioV3,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [Format::Native, Format::Tracefs, Format::Blkparse, Format::Msr, Format::Umass, Format::FioV2, Format::FioV3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Native => "native",
+            Format::Tracefs => "tracefs",
+            Format::Blkparse => "blkparse",
+            Format::Msr => "msr",
+            Format::Umass => "umass",
+            Format::FioV2 => "fio-v2",
+            Format::FioV3 => "fio-v3",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Format, TraceError> {
+        let alias = match name {
+            "nlt" => "native",
+            "spc" => "umass",
+            "fio" => "fio-v2",
+            other => other,
+        };
+        Format::ALL.into_iter().find(|format| format.name() == alias).ok_or_else(|| TraceError::UnknownFormatName {
+            name: name.to_owned(),
+            known: Format::ALL.map(Format::name).join(", "),
+        })
+    }
+
+    /// The format a file name suggests for writing, if any.
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()? {
+            "nlt" => Some(Format::Native),
+            "csv" => Some(Format::Msr),
+            "iolog" => Some(Format::FioV2),
+            _ => None,
+        }
+    }
+
+    pub fn is_writable(self) -> bool {
+        matches!(self, Format::Native | Format::Msr | Format::FioV2 | Format::FioV3)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Reader options.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Keep only this device's requests: `8,0` (tracefs, blkparse),
+    /// `host,disk` (MSR), the ASU (UMass), the file name (fio). Without it a
+    /// trace holding two devices is an error.
+    pub device: Option<String>,
+}
+
+/// Opens a trace for streaming; `format: None` detects it from the content.
+pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+    let file = File::open(path).map_err(|source| TraceError::io(path, source))?;
+    let mut input = BufReader::with_capacity(IO_BUFFER_BYTES, file);
+    let format = match format {
+        Some(format) => format,
+        None => detect(path, &mut input)?,
+    };
+    Ok(reader_for(format, input, path, options)?)
+}
+
+fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+    let device = options.device.as_deref();
+    let path_buf = path.to_path_buf();
+    Ok(match format {
+        Format::Native => Box::new(NativeReader::new(input, path_buf)?),
+        Format::Tracefs => Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name())),
+        Format::Blkparse => Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name())),
+        Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::MsrParser::new(device), format.name())),
+        Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::UmassParser::new(device), format.name())),
+        Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
+    })
+}
+
+/// Reads records from any buffered source (a pipe, a test string).
+pub fn read_from<R: BufRead + Send + 'static>(input: R, name: &Path, format: Format, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+    reader_for(format, input, name, options)
+}
+
+/// Creates a trace file; `header` is kept by formats that have one.
+pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite>, TraceError> {
+    let file = File::create(path).map_err(|source| TraceError::io(path, source))?;
+    let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
+    let path_buf = path.to_path_buf();
+    Ok(match format {
+        Format::Native => Box::new(NativeWriter::new(output, path_buf, header)?),
+        Format::Msr => Box::new(MsrWriter::new(output, path_buf)),
+        Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab")?),
+        Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab")?),
+        Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path_buf, format: format.name() }),
+    })
+}
+
+/// Tells the format from the first bytes of `input` without consuming them.
+pub fn detect(path: &Path, input: &mut impl BufRead) -> Result<Format, TraceError> {
+    let head = input.fill_buf().map_err(|source| TraceError::io(path, source))?;
+    detect_bytes(head).map_err(|hint| TraceError::UnknownFormat { path: path.to_path_buf(), hint })
+}
+
+fn detect_bytes(head: &[u8]) -> Result<Format, String> {
+    if head.starts_with(native::MAGIC) {
+        return Ok(Format::Native);
+    }
+    let mut lines = head.split(|&byte| byte == b'\n').map(<[u8]>::trim_ascii).filter(|line| !line.is_empty()).take(DETECT_LINES).peekable();
+    let first = *lines.peek().ok_or("the file is empty")?;
+    if first.starts_with(b"fio version 2 iolog") {
+        return Ok(Format::FioV2);
+    }
+    if first.starts_with(b"fio version 3 iolog") {
+        return Ok(Format::FioV3);
+    }
+    let mut data_lines = lines.filter(|line| !line.starts_with(b"#")).peekable();
+    let looks_like = |line: &[u8]| -> Option<Format> {
+        if memchr::memmem::find(line, b": block_").is_some() {
+            return Some(Format::Tracefs);
+        }
+        let columns: Vec<&[u8]> = text::fields(line).collect();
+        if columns.len() >= 7 && columns[0].contains(&b',') && columns[3].contains(&b'.') {
+            return Some(Format::Blkparse);
+        }
+        let cells: Vec<&[u8]> = line.split(|&byte| byte == b',').map(<[u8]>::trim_ascii).collect();
+        match cells.get(3) {
+            Some(kind) if cells.len() == 7 && (kind.eq_ignore_ascii_case(b"read") || kind.eq_ignore_ascii_case(b"write")) => Some(Format::Msr),
+            Some(kind) if cells.len() >= 5 && matches!(*kind, b"r" | b"R" | b"w" | b"W") => Some(Format::Umass),
+            _ => None,
+        }
+    };
+    let mut examined = 0;
+    while let Some(line) = data_lines.next() {
+        examined += 1;
+        if let Some(format) = looks_like(line) {
+            return Ok(format);
+        }
+    }
+    let shown: String = String::from_utf8_lossy(first).chars().take(60).collect();
+    Err(format!("{examined} lines looked at, the first being `{shown}`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_told_apart_by_content() {
+        let cases: [(&[u8], Format); 8] = [
+            (b"NLTRACE\0\x01\x00", Format::Native),
+            (b"fio version 2 iolog\n/dev/sdb add\n", Format::FioV2),
+            (b"fio version 3 iolog\n0 /dev/sdb add\n", Format::FioV3),
+            (b"# tracer: nop\n#\n dd-1 [001] ..... 1.0: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [dd]\n", Format::Tracefs),
+            (b"  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n", Format::Blkparse),
+            (b"128166372003061629,hm,1,Read,3154132992,32768,155547\n", Format::Msr),
+            (b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n", Format::Msr),
+            (b"0,20941264,8192,W,0.551706\n", Format::Umass),
+        ];
+        for (head, expected) in cases {
+            assert_eq!(detect_bytes(head), Ok(expected), "{}", String::from_utf8_lossy(head));
+        }
+        assert!(detect_bytes(b"hello, world\n").unwrap_err().contains("hello"));
+        assert!(detect_bytes(b"").is_err());
+    }
+
+    #[test]
+    fn format_names_and_aliases_resolve() {
+        for format in Format::ALL {
+            assert_eq!(Format::from_name(format.name()).ok(), Some(format));
+        }
+        assert_eq!(Format::from_name("spc").ok(), Some(Format::Umass));
+        assert!(Format::from_name("pcap").unwrap_err().to_string().contains("known: native"));
+    }
+}

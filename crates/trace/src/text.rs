@@ -1,0 +1,290 @@
+//! The machinery every line-oriented format shares: a streaming reader that
+//! hands one line at a time to a format's parser and turns its complaints into
+//! errors naming file and line, plus the small field parsers those formats
+//! have in common (integers, decimal seconds, `rwbs` strings, byte ranges).
+
+use crate::error::TraceError;
+use crate::header::TraceHeader;
+use crate::record::{Flags, Op, Record, Sector, SectorCount, TimestampNs};
+use crate::TraceRead;
+use std::io::BufRead;
+use std::path::PathBuf;
+
+/// One text format's line grammar.
+pub(crate) trait LineParser {
+    /// Parses one line (terminator stripped). `Ok(None)` skips it (comments,
+    /// events of no interest). The record's timestamp is absolute in the
+    /// format's own clock; the reader rebases it to the first record.
+    fn parse(&mut self, line: &[u8]) -> Result<Option<Record>, String>;
+
+    /// True once the parser has seen the start of a trailer (e.g. blkparse's
+    /// summary) after which no more records follow.
+    fn finished(&self) -> bool {
+        false
+    }
+}
+
+/// A streaming reader over a line-oriented trace: one reused line buffer,
+/// constant memory whatever the trace length.
+pub(crate) struct TextReader<R, P> {
+    input: R,
+    path: PathBuf,
+    parser: P,
+    header: TraceHeader,
+    line: Vec<u8>,
+    line_number: u64,
+    origin_ns: Option<u64>,
+    done: bool,
+}
+
+impl<R: BufRead, P: LineParser> TextReader<R, P> {
+    pub(crate) fn new(input: R, path: PathBuf, parser: P, source_format: &str) -> Self {
+        let header = TraceHeader { source_format: Some(source_format.to_owned()), ..TraceHeader::default() };
+        TextReader { input, path, parser, header, line: Vec::with_capacity(256), line_number: 0, origin_ns: None, done: false }
+    }
+
+    fn malformed(&mut self, message: String) -> TraceError {
+        self.done = true;
+        TraceError::Malformed { path: self.path.clone(), line: self.line_number, message }
+    }
+
+    fn rebase(&mut self, mut record: Record) -> Result<Record, TraceError> {
+        let origin = *self.origin_ns.get_or_insert(record.timestamp.0);
+        match record.timestamp.0.checked_sub(origin) {
+            Some(relative) => {
+                record.timestamp = TimestampNs(relative);
+                Ok(record)
+            }
+            None => Err(self.malformed(format!(
+                "timestamp {} ns lies before the trace's first request ({origin} ns); the trace is not in time order",
+                record.timestamp.0
+            ))),
+        }
+    }
+}
+
+impl<R: BufRead, P: LineParser> Iterator for TextReader<R, P> {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done && !self.parser.finished() {
+            self.line.clear();
+            match self.input.read_until(b'\n', &mut self.line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(source) => {
+                    self.done = true;
+                    return Some(Err(TraceError::io(self.path.clone(), source)));
+                }
+            }
+            self.line_number += 1;
+            let line = trim_line_end(&self.line);
+            match self.parser.parse(line) {
+                Ok(Some(record)) => return Some(self.rebase(record)),
+                Ok(None) => {}
+                Err(message) => return Some(Err(self.malformed(message))),
+            }
+        }
+        None
+    }
+}
+
+impl<R: BufRead, P: LineParser> TraceRead for TextReader<R, P> {
+    fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+}
+
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+pub(crate) fn show(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).into_owned()
+}
+
+pub(crate) fn parse_u64(field: &[u8], what: &str) -> Result<u64, String> {
+    if field.is_empty() || field.len() > 20 {
+        return Err(format!("expected {what} (an unsigned integer), found `{}`", show(field)));
+    }
+    let mut value: u64 = 0;
+    for &byte in field {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return Err(format!("expected {what} (an unsigned integer), found `{}`", show(field)));
+        }
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(digit)))
+            .ok_or_else(|| format!("{what} `{}` does not fit in 64 bits", show(field)))?;
+    }
+    Ok(value)
+}
+
+/// `12.000345` seconds → nanoseconds, exactly (no floating point); any
+/// number of fraction digits, extra digits beyond nanoseconds are dropped.
+pub(crate) fn parse_seconds_ns(field: &[u8], what: &str) -> Result<u64, String> {
+    let (whole, fraction) = match memchr::memchr(b'.', field) {
+        Some(dot) => (&field[..dot], &field[dot + 1..]),
+        None => (field, &b""[..]),
+    };
+    let bad = || format!("expected {what} (decimal seconds), found `{}`", show(field));
+    let seconds = if whole.is_empty() { 0 } else { parse_u64(whole, what).map_err(|_| bad())? };
+    let mut nanos: u64 = 0;
+    for position in 0..9 {
+        let digit = match fraction.get(position) {
+            Some(&byte) if byte.is_ascii_digit() => u64::from(byte - b'0'),
+            Some(_) => return Err(bad()),
+            None => 0,
+        };
+        nanos = nanos * 10 + digit;
+    }
+    if fraction.iter().skip(9).any(|byte| !byte.is_ascii_digit()) || (whole.is_empty() && fraction.is_empty()) {
+        return Err(bad());
+    }
+    seconds.checked_mul(1_000_000_000).and_then(|ns| ns.checked_add(nanos)).ok_or_else(|| format!("{what} `{}` is too large", show(field)))
+}
+
+/// Decodes the block layer's `rwbs` string (`blk_fill_rwbs`): an optional
+/// leading `F` (preflush), the operation (`W`, `R`, `D`, `F` flush, `N`
+/// none), then `F` (FUA), `A` (readahead), `S` (sync), `M` (metadata), `E`
+/// (secure erase). A preflush with no data (`FN`, or an empty `FWS` from
+/// older kernels) is a flush.
+pub(crate) fn parse_rwbs(field: &[u8], len: SectorCount) -> Result<(Op, Flags), String> {
+    let bad = |why: &str| format!("bad rwbs `{}`: {why}", show(field));
+    let mut flags = Flags::NONE;
+    let mut rest = field;
+    if rest.len() >= 2 && rest[0] == b'F' && matches!(rest[1], b'W' | b'R' | b'D' | b'F' | b'N') {
+        flags = flags.with(Flags::PREFLUSH);
+        rest = &rest[1..];
+    }
+    let (&op_letter, modifiers) = rest.split_first().ok_or_else(|| bad("empty"))?;
+    let mut op = match op_letter {
+        b'W' => Op::Write,
+        b'R' => Op::Read,
+        b'D' => Op::Discard,
+        b'F' => Op::Flush,
+        b'N' if flags.contains(Flags::PREFLUSH) => Op::Flush,
+        _ => return Err(bad("no read, write, discard or flush operation")),
+    };
+    for &letter in modifiers {
+        flags = flags.with(match letter {
+            b'F' => Flags::FUA,
+            b'S' => Flags::SYNC,
+            b'M' => Flags::META,
+            b'A' => Flags::NONE,
+            b'E' if op == Op::Discard => Flags::NONE,
+            _ => return Err(bad("unknown flag letter")),
+        });
+    }
+    if op == Op::Write && len.0 == 0 && flags.contains(Flags::PREFLUSH) {
+        op = Op::Flush;
+    }
+    Ok((op, flags))
+}
+
+/// A byte range → the sectors it touches: the start rounded down, the end
+/// rounded up, so an unaligned request still covers every sector it changes.
+pub(crate) fn byte_range_to_sectors(offset: u64, bytes: u64) -> Result<(Sector, SectorCount), String> {
+    let sector = u64::from(crate::LINUX_SECTOR_BYTES);
+    let end = offset.checked_add(bytes).ok_or_else(|| format!("offset {offset} + size {bytes} overflows"))?;
+    let start = offset / sector;
+    let len = end.div_ceil(sector) - start;
+    let len = u32::try_from(len).map_err(|_| format!("request of {bytes} bytes is longer than a block request can be"))?;
+    Ok((Sector(start), SectorCount(len)))
+}
+
+/// Keeps one trace file to one device: records of the device asked for (or
+/// of the first device seen) pass, others are skipped when a device was
+/// asked for and are an error otherwise — mixing two devices' addresses
+/// would silently corrupt a replay.
+#[derive(Default)]
+pub(crate) struct DeviceLock {
+    wanted: Option<Vec<u8>>,
+    first: Option<Vec<u8>>,
+}
+
+impl DeviceLock {
+    pub(crate) fn new(wanted: Option<&str>) -> DeviceLock {
+        DeviceLock { wanted: wanted.map(|device| device.as_bytes().to_vec()), first: None }
+    }
+
+    /// `Ok(true)` if the record of `device` belongs in the trace.
+    pub(crate) fn admit(&mut self, device: &[u8]) -> Result<bool, String> {
+        if let Some(wanted) = &self.wanted {
+            return Ok(wanted.as_slice() == device);
+        }
+        match &self.first {
+            None => {
+                self.first = Some(device.to_vec());
+                Ok(true)
+            }
+            Some(first) if first.as_slice() == device => Ok(true),
+            Some(first) => Err(format!(
+                "request for device `{}`, but the trace so far was for `{}`; pick one with --device",
+                show(device),
+                show(first)
+            )),
+        }
+    }
+}
+
+/// Splits a line into whitespace-separated fields without allocating.
+pub(crate) fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|byte| byte.is_ascii_whitespace()).filter(|field| !field.is_empty())
+}
+
+/// The next field or an error naming what was missing.
+pub(crate) fn next_field<'a>(fields: &mut impl Iterator<Item = &'a [u8]>, what: &str) -> Result<&'a [u8], String> {
+    fields.next().ok_or_else(|| format!("line ends where {what} was expected"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rwbs_strings_of_real_kernels_decode() {
+        let one = SectorCount(8);
+        let zero = SectorCount(0);
+        assert_eq!(parse_rwbs(b"WS", one), Ok((Op::Write, Flags::SYNC)));
+        assert_eq!(parse_rwbs(b"FF", zero), Ok((Op::Flush, Flags::PREFLUSH)));
+        assert_eq!(parse_rwbs(b"FN", zero), Ok((Op::Flush, Flags::PREFLUSH)));
+        assert_eq!(parse_rwbs(b"FWS", zero), Ok((Op::Flush, Flags::PREFLUSH.with(Flags::SYNC))));
+        assert_eq!(parse_rwbs(b"FWFSM", one), Ok((Op::Write, Flags::PREFLUSH.with(Flags::FUA).with(Flags::SYNC).with(Flags::META))));
+        assert_eq!(parse_rwbs(b"RAM", one), Ok((Op::Read, Flags::META)));
+        assert_eq!(parse_rwbs(b"DE", one), Ok((Op::Discard, Flags::NONE)));
+        assert!(parse_rwbs(b"N", zero).is_err());
+        assert!(parse_rwbs(b"WX", one).is_err());
+        assert!(parse_rwbs(b"", one).is_err());
+    }
+
+    #[test]
+    fn decimal_seconds_are_exact() {
+        assert_eq!(parse_seconds_ns(b"4039.405294", "t"), Ok(4_039_405_294_000));
+        assert_eq!(parse_seconds_ns(b"0.000000001", "t"), Ok(1));
+        assert_eq!(parse_seconds_ns(b"7", "t"), Ok(7_000_000_000));
+        assert!(parse_seconds_ns(b"1.2x", "t").is_err());
+        assert!(parse_seconds_ns(b".", "t").is_err());
+    }
+
+    #[test]
+    fn unaligned_byte_ranges_cover_every_touched_sector() {
+        assert_eq!(byte_range_to_sectors(4096, 4096), Ok((Sector(8), SectorCount(8))));
+        assert_eq!(byte_range_to_sectors(100, 500), Ok((Sector(0), SectorCount(2))));
+    }
+
+    #[test]
+    fn a_second_device_is_an_error_unless_one_was_chosen() {
+        let mut lock = DeviceLock::new(None);
+        assert_eq!(lock.admit(b"8,0"), Ok(true));
+        assert!(lock.admit(b"8,16").is_err());
+        let mut chosen = DeviceLock::new(Some("8,16"));
+        assert_eq!(chosen.admit(b"8,0"), Ok(false));
+        assert_eq!(chosen.admit(b"8,16"), Ok(true));
+    }
+}
