@@ -14,6 +14,7 @@ pub mod ftl;
 pub mod host;
 pub mod metrics;
 pub mod sim;
+pub mod timing;
 pub mod units;
 pub mod workload;
 

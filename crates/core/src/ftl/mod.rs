@@ -225,6 +225,28 @@ impl PageFtl {
         }
     }
 
+    /// Free blocks of `unit` (the timing model's cleaning watermarks compare
+    /// against it).
+    pub fn free_blocks(&self, unit: UnitId) -> u32 {
+        // A unit has at most `blocks_per_plane` (a u32) blocks.
+        #[allow(clippy::cast_possible_truncation)]
+        let free = self.free[unit.index()].len() as u32;
+        free
+    }
+
+    /// One background garbage-collection step in `unit`, for the timing
+    /// model's idle-time cleaning: reclaims one victim if a sealed block has
+    /// invalid pages. Returns whether a block was reclaimed. Call it only
+    /// while the unit has at least `gc_threshold_blocks` free blocks, so the
+    /// copies have room.
+    pub fn collect_one(&mut self, unit: UnitId) -> Result<bool, FtlError> {
+        match self.collect(unit) {
+            Ok(()) => Ok(true),
+            Err(FtlError::OutOfSpace { .. }) => Ok(false),
+            Err(other) => Err(other),
+        }
+    }
+
     /// Counts one host request (of any type) for per-request statistics.
     pub fn count_request(&mut self) {
         self.counters.requests += 1;

@@ -1,0 +1,248 @@
+//! The `[timing]` configuration section: flash latencies, bus rate, host
+//! interface, write buffer, cleaning watermarks and the stripe mapping unit.
+//! Every value is an integer in nanoseconds, bytes, pages or blocks.
+
+use crate::config::ConfigError;
+use crate::device::Geometry;
+use crate::ftl::FtlConfig;
+use serde::{Deserialize, Serialize};
+
+/// Host interface model (`timing.interface`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Interface {
+    /// NVMe-like: `queues` submission queues of `queue_depth` entries; every
+    /// command, DISCARD included, is queued.
+    #[default]
+    Nvme,
+    /// SATA-like (NCQ): one queue of at most 32 entries; DISCARD is not a
+    /// queued command, so it waits for the queue to drain and blocks every
+    /// command behind it until it completes (Delay-D Section 4.3).
+    Sata,
+}
+
+/// How requests arrive (`timing.arrival`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arrival {
+    /// Closed loop: every queue keeps `queue_depth` requests outstanding.
+    #[default]
+    Closed,
+    /// Open loop: requests arrive at their own timestamps (Poisson arrivals
+    /// at `arrival_iops` for the synthetic workload, or a trace's times).
+    Open,
+}
+
+/// When the device write buffer hands buffered pages to the flash
+/// (`timing.flush`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlushPolicy {
+    /// Every admitted page is dispatched to the flash at once; the buffer
+    /// only decouples the host's acknowledgement from the program.
+    #[default]
+    Eager,
+    /// Stripe-aligned write merging (Rajimwale et al., slide 14): pages are
+    /// held per stripe and a stripe is written when a request completes it,
+    /// or, oldest first, when the buffer needs room (then with a
+    /// read-modify-write of the pages it lacks).
+    StripeMerge,
+}
+
+/// The `[timing]` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingConfig {
+    /// Page read (array sense) time.
+    #[serde(default = "default_read_ns")]
+    pub read_ns: u64,
+    /// Page program time.
+    #[serde(default = "default_program_ns")]
+    pub program_ns: u64,
+    /// Block erase time.
+    #[serde(default = "default_erase_ns")]
+    pub erase_ns: u64,
+    /// Controller time of one DISCARD command ...
+    #[serde(default)]
+    pub discard_command_ns: u64,
+    /// ... plus this much per mapping entry (page) it touches.
+    #[serde(default)]
+    pub discard_entry_ns: u64,
+    /// Data rate of one channel bus, bytes per second.
+    #[serde(default = "default_channel_bytes_per_s")]
+    pub channel_bytes_per_s: u64,
+    #[serde(default)]
+    pub interface: Interface,
+    /// Submission queues (NVMe only; SATA has one).
+    #[serde(default = "one")]
+    pub queues: u32,
+    /// Outstanding requests per queue (closed loop: kept outstanding).
+    #[serde(default = "default_queue_depth")]
+    pub queue_depth: u32,
+    #[serde(default)]
+    pub arrival: Arrival,
+    /// Mean arrival rate of the synthetic open-loop workload (requests/s).
+    #[serde(default = "default_arrival_iops")]
+    pub arrival_iops: u64,
+    /// Fraction of synthetic requests marked as priority requests.
+    #[serde(default)]
+    pub priority_fraction: f64,
+    /// Device write buffer in pages; 0 writes through (a write completes when
+    /// its pages are programmed).
+    #[serde(default)]
+    pub write_buffer_pages: u32,
+    #[serde(default)]
+    pub flush: FlushPolicy,
+    /// Low watermark: background GC runs in a die's idle time while one of its
+    /// units has fewer free blocks than this. The critical watermark, below
+    /// which GC runs in the foreground and blocks the write that needs it, is
+    /// `ftl.gc_threshold_blocks`. Default: critical + 2.
+    #[serde(default)]
+    pub gc_low_blocks: Option<u32>,
+    /// Priority-aware cleaning (Rajimwale et al., slide 18): while priority
+    /// requests are outstanding, GC runs only below the critical watermark.
+    #[serde(default)]
+    pub priority_aware_gc: bool,
+    /// Mapping unit in pages (a stripe); writes that cover a stripe only in
+    /// part cost a read-modify-write of the rest. 1 = page mapping.
+    #[serde(default = "one")]
+    pub stripe_pages: u32,
+    /// Simulated time per point of the throughput series.
+    #[serde(default = "default_series_interval_ns")]
+    pub series_interval_ns: u64,
+}
+
+fn default_read_ns() -> u64 {
+    40_000
+}
+fn default_program_ns() -> u64 {
+    200_000
+}
+fn default_erase_ns() -> u64 {
+    2_000_000
+}
+/// FEMU's channel page-transfer time of 20 us per 4 KiB page (femu/nand.h).
+fn default_channel_bytes_per_s() -> u64 {
+    204_800_000
+}
+fn one() -> u32 {
+    1
+}
+fn default_queue_depth() -> u32 {
+    32
+}
+fn default_arrival_iops() -> u64 {
+    10_000
+}
+fn default_series_interval_ns() -> u64 {
+    10_000_000
+}
+
+/// NCQ allows 32 outstanding commands.
+pub const SATA_QUEUE_DEPTH_MAX: u32 = 32;
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        Self {
+            read_ns: default_read_ns(),
+            program_ns: default_program_ns(),
+            erase_ns: default_erase_ns(),
+            discard_command_ns: 0,
+            discard_entry_ns: 0,
+            channel_bytes_per_s: default_channel_bytes_per_s(),
+            interface: Interface::default(),
+            queues: 1,
+            queue_depth: default_queue_depth(),
+            arrival: Arrival::default(),
+            arrival_iops: default_arrival_iops(),
+            priority_fraction: 0.0,
+            write_buffer_pages: 0,
+            flush: FlushPolicy::default(),
+            gc_low_blocks: None,
+            priority_aware_gc: false,
+            stripe_pages: 1,
+            series_interval_ns: default_series_interval_ns(),
+        }
+    }
+}
+
+impl TimingConfig {
+    /// Checks every rule; errors name the key.
+    pub fn validate(&self, geometry: &Geometry, ftl: &FtlConfig) -> Result<(), ConfigError> {
+        for (key, value) in [
+            ("timing.read_ns", self.read_ns),
+            ("timing.program_ns", self.program_ns),
+            ("timing.erase_ns", self.erase_ns),
+            ("timing.channel_bytes_per_s", self.channel_bytes_per_s),
+            ("timing.series_interval_ns", self.series_interval_ns),
+            ("timing.arrival_iops", self.arrival_iops),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::new(key, "must be at least 1"));
+            }
+        }
+        if self.queues == 0 || self.queue_depth == 0 {
+            let key = if self.queues == 0 { "timing.queues" } else { "timing.queue_depth" };
+            return Err(ConfigError::new(key, "must be at least 1"));
+        }
+        if self.interface == Interface::Sata {
+            if self.queues != 1 {
+                return Err(ConfigError::new("timing.queues", "a SATA interface has exactly one queue"));
+            }
+            if self.queue_depth > SATA_QUEUE_DEPTH_MAX {
+                return Err(ConfigError::new(
+                    "timing.queue_depth",
+                    format!("{} exceeds SATA NCQ's {SATA_QUEUE_DEPTH_MAX} outstanding commands", self.queue_depth),
+                ));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.priority_fraction) {
+            return Err(ConfigError::new(
+                "timing.priority_fraction",
+                format!("{} is not a fraction in [0, 1]", self.priority_fraction),
+            ));
+        }
+        let low = self.gc_low_blocks(ftl);
+        if low < ftl.gc_threshold_blocks {
+            return Err(ConfigError::new(
+                "timing.gc_low_blocks",
+                format!(
+                    "{low} is below the critical watermark ftl.gc_threshold_blocks = {}",
+                    ftl.gc_threshold_blocks
+                ),
+            ));
+        }
+        if low + ftl.streams + 1 >= geometry.blocks_per_plane {
+            return Err(ConfigError::new(
+                "timing.gc_low_blocks",
+                format!(
+                    "{low} free blocks + {} streams + GC stream leave no room in a plane of {} blocks",
+                    ftl.streams, geometry.blocks_per_plane
+                ),
+            ));
+        }
+        if self.stripe_pages == 0 || self.stripe_pages > geometry.logical_pages {
+            return Err(ConfigError::new("timing.stripe_pages", "must be between 1 and the logical capacity"));
+        }
+        if self.flush == FlushPolicy::StripeMerge && self.write_buffer_pages < self.stripe_pages {
+            return Err(ConfigError::new(
+                "timing.write_buffer_pages",
+                format!(
+                    "stripe merging needs a buffer of at least one stripe ({} pages), it has {}",
+                    self.stripe_pages, self.write_buffer_pages
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The low cleaning watermark in free blocks per unit.
+    pub fn gc_low_blocks(&self, ftl: &FtlConfig) -> u32 {
+        self.gc_low_blocks.unwrap_or(ftl.gc_threshold_blocks + 2)
+    }
+
+    /// Bus time of one page on a channel, rounded up.
+    pub fn page_transfer_ns(&self, page_size: u32) -> u64 {
+        (u64::from(page_size) * 1_000_000_000).div_ceil(self.channel_bytes_per_s)
+    }
+}

@@ -1,0 +1,664 @@
+//! The discrete-event engine. The FTL decides *what* the flash does (it
+//! updates its maps at once and records the flash operations); the engine
+//! decides *when*: every operation queues at its die, dies run in parallel,
+//! page transfers share their channel's bus, and requests complete when the
+//! last operation they wait for does.
+//!
+//! Resources, per die: one array (sense, program, erase) and one data
+//! register. A program transfers its page over the channel into the register
+//! while the array may still be programming the previous page (cache
+//! program), so a die sustains one page per `program_ns` and a channel one
+//! page per transfer time: sequential writes reach
+//! min(channels x bus rate, dies x page size / program_ns). A read senses
+//! (`read_ns`) and then holds the register until its page has crossed the
+//! bus. An erase holds the array for `erase_ns`.
+//!
+//! Cleaning: below the critical watermark (`ftl.gc_threshold_blocks`) the
+//! FTL collects inline, and the write that triggered it waits for the copies
+//! and the erase (foreground GC, queued with host operations). Between the
+//! critical and the low watermark (`timing.gc_low_blocks`) a die collects one
+//! victim at a time when no host operation waits for it (background GC); its
+//! operations yield to host operations. With priority-aware cleaning
+//! (Rajimwale et al., slide 18) no background GC operation starts while a
+//! priority request is outstanding.
+//!
+//! Events are 128-bit integers (time, kind, index) in a binary heap; per-die
+//! queues, jobs and requests live in preallocated tables, so the steady state
+//! allocates nothing.
+
+use crate::device::Geometry;
+use crate::ftl::{FlashOpKind, FtlConfig, FtlError, PageFtl};
+use crate::host::Op;
+use crate::sim::{Phase, Progress};
+use crate::timing::config::{Arrival, FlushPolicy, Interface, TimingConfig};
+use crate::timing::source::{RequestSource, TimedRequest};
+use crate::timing::stats::{Stats, TimedReport};
+use crate::timing::stripe::{StripeFill, WriteBuffer};
+use crate::units::{Lpn, StreamId, UnitId};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Job index of background GC operations, which nobody waits for.
+const NO_JOB: u32 = u32::MAX;
+
+/// How often (in completed requests) the observer hears about progress.
+const PROGRESS_INTERVAL: u64 = 1 << 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum EventKind {
+    /// A job's last operation finished (index: job).
+    JobDone = 0,
+    /// A read finished sensing and wants its channel (index: die).
+    ReadSensed = 1,
+    /// A die can start its next operation (index: die).
+    DieReady = 2,
+}
+
+fn pack(time_ns: u64, kind: EventKind, index: u32) -> Reverse<u128> {
+    Reverse((u128::from(time_ns) << 64) | (u128::from(kind as u8) << 32) | u128::from(index))
+}
+
+fn unpack(event: Reverse<u128>) -> (u64, EventKind, u32) {
+    let raw = event.0;
+    #[allow(clippy::cast_possible_truncation)]
+    let (time, kind, index) = ((raw >> 64) as u64, (raw >> 32) as u8, raw as u32);
+    let kind = match kind {
+        0 => EventKind::JobDone,
+        1 => EventKind::ReadSensed,
+        _ => EventKind::DieReady,
+    };
+    (time, kind, index)
+}
+
+/// A flash operation waiting for (or holding) its die.
+#[derive(Clone, Copy, Debug)]
+struct QueuedOp {
+    kind: FlashOpKind,
+    gc: bool,
+    job: u32,
+}
+
+#[derive(Debug)]
+struct Die {
+    channel: usize,
+    /// When the array finishes its current operation.
+    array_free_ns: u64,
+    /// An operation holds the die's register (it is not ready for the next).
+    busy: bool,
+    /// The read whose page waits in the register for the bus.
+    sensed: Option<QueuedOp>,
+    /// Host operations and foreground GC, in order.
+    host_ops: VecDeque<QueuedOp>,
+    /// Operations of the die's background GC step.
+    gc_ops: VecDeque<QueuedOp>,
+}
+
+/// What completes when a job's operations are done.
+#[derive(Clone, Copy, Debug)]
+enum JobKind {
+    Request(u32),
+    /// Buffered pages reached the flash; their buffer room is free again.
+    Flush { pages: u32 },
+}
+
+/// A group of flash operations that something waits for. `open_ops` starts at
+/// one, held by the job's creator until every operation is queued, so a job
+/// cannot complete while it is still being built.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    kind: JobKind,
+    open_ops: u32,
+    done_ns: u64,
+}
+
+/// A request inside the device.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    timed: TimedRequest,
+    arrival_ns: u64,
+    queue: u32,
+}
+
+/// A fixed-size table with reused slots.
+#[derive(Debug)]
+struct Slab<T> {
+    items: Vec<T>,
+    free: Vec<u32>,
+}
+
+impl<T: Copy> Slab<T> {
+    fn with_capacity(capacity: usize) -> Self {
+        Self { items: Vec::with_capacity(capacity), free: Vec::with_capacity(capacity) }
+    }
+
+    fn insert(&mut self, item: T) -> u32 {
+        if let Some(slot) = self.free.pop() {
+            self.items[slot as usize] = item;
+            slot
+        } else {
+            self.items.push(item);
+            // Slots are bounded by outstanding requests and jobs, far below 2^32.
+            #[allow(clippy::cast_possible_truncation)]
+            let slot = (self.items.len() - 1) as u32;
+            slot
+        }
+    }
+
+    fn get(&self, slot: u32) -> T {
+        self.items[slot as usize]
+    }
+
+    fn get_mut(&mut self, slot: u32) -> &mut T {
+        &mut self.items[slot as usize]
+    }
+
+    fn remove(&mut self, slot: u32) -> T {
+        self.free.push(slot);
+        self.items[slot as usize]
+    }
+}
+
+#[derive(Debug, Default)]
+struct HostQueue {
+    waiting: VecDeque<TimedRequest>,
+    outstanding: u32,
+}
+
+/// The timed device: dies, channels, host queues and the write buffer, in
+/// front of a [`PageFtl`] that it drives.
+#[derive(Debug)]
+pub struct Engine {
+    geometry: Geometry,
+    config: TimingConfig,
+    transfer_ns: u64,
+    gc_low_blocks: u32,
+    now_ns: u64,
+    events: BinaryHeap<Reverse<u128>>,
+    dies: Vec<Die>,
+    channel_free_ns: Vec<u64>,
+    /// When the controller finishes the DISCARD work queued on it.
+    controller_free_ns: u64,
+    jobs: Slab<Job>,
+    requests: Slab<InFlight>,
+    queues: Vec<HostQueue>,
+    next_queue: u32,
+    outstanding: u32,
+    priority_outstanding: u32,
+    /// A SATA DISCARD is executing: nothing else is fetched.
+    discard_blocking: bool,
+    buffer: WriteBuffer,
+    /// Writes waiting for buffer room, in arrival order (request slots).
+    buffer_waiting: VecDeque<u32>,
+    stripes_complete: Vec<StripeFill>,
+    stats: Stats,
+}
+
+impl Engine {
+    /// An idle device at time 0. The configuration must have been validated.
+    pub fn new(geometry: &Geometry, config: &TimingConfig, ftl: &FtlConfig) -> Self {
+        let dies = (0..geometry.dies())
+            .map(|die| Die {
+                channel: geometry.unit_location(UnitId(die)).channel as usize,
+                array_free_ns: 0,
+                busy: false,
+                sensed: None,
+                host_ops: VecDeque::with_capacity(4 * geometry.pages_per_block as usize),
+                gc_ops: VecDeque::with_capacity(2 * geometry.pages_per_block as usize + 1),
+            })
+            .collect();
+        let queue_slots = (config.queues * config.queue_depth) as usize;
+        let merge_stripe = (config.flush == FlushPolicy::StripeMerge).then_some(config.stripe_pages);
+        Self {
+            geometry: *geometry,
+            config: config.clone(),
+            transfer_ns: config.page_transfer_ns(geometry.page_size),
+            gc_low_blocks: config.gc_low_blocks(ftl),
+            now_ns: 0,
+            events: BinaryHeap::with_capacity(4 * geometry.dies() as usize + 2 * queue_slots),
+            dies,
+            channel_free_ns: vec![0; geometry.channels as usize],
+            controller_free_ns: 0,
+            jobs: Slab::with_capacity(2 * queue_slots),
+            requests: Slab::with_capacity(queue_slots),
+            queues: (0..config.queues).map(|_| HostQueue::default()).collect(),
+            next_queue: 0,
+            outstanding: 0,
+            priority_outstanding: 0,
+            discard_blocking: false,
+            buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
+            buffer_waiting: VecDeque::new(),
+            stripes_complete: Vec::new(),
+            stats: Stats::new(geometry.page_size, config.series_interval_ns),
+        }
+    }
+
+    /// Runs `requests` requests from `source` (fewer if it runs dry) and
+    /// returns what was measured. Closed loop keeps every queue full; open
+    /// loop issues each request at its arrival time.
+    pub fn run(
+        mut self,
+        ftl: &mut PageFtl,
+        source: &mut dyn RequestSource,
+        requests: u64,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<TimedReport, FtlError> {
+        ftl.set_recording(true);
+        let result = self.run_loop(ftl, source, requests, observer);
+        ftl.set_recording(false);
+        result?;
+        observer(Progress { phase: Phase::Measure, done: self.stats.completed(), total: requests });
+        Ok(self.stats.report(self.geometry.dies()))
+    }
+
+    fn run_loop(
+        &mut self,
+        ftl: &mut PageFtl,
+        source: &mut dyn RequestSource,
+        requests: u64,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<(), FtlError> {
+        // The device starts idle: dies below the low watermark clean at once.
+        self.wake_idle_dies(ftl)?;
+        let mut issued = 0;
+        let mut next_arrival = None;
+        match self.config.arrival {
+            Arrival::Closed => {
+                for queue in 0..self.config.queues {
+                    for _ in 0..self.config.queue_depth {
+                        if issued < requests {
+                            let Some(timed) = source.next_request() else { break };
+                            issued += 1;
+                            self.arrive(ftl, timed, queue)?;
+                        }
+                    }
+                }
+            }
+            Arrival::Open => {
+                next_arrival = if requests > 0 { source.next_request() } else { None };
+            }
+        }
+        loop {
+            let event_ns = self.events.peek().map(|event| unpack(*event).0);
+            if let Some(timed) = next_arrival.filter(|t| event_ns.is_none_or(|ns| t.arrival.0 < ns)) {
+                self.now_ns = self.now_ns.max(timed.arrival.0);
+                issued += 1;
+                let queue = self.next_queue;
+                self.next_queue = (queue + 1) % self.config.queues;
+                self.arrive(ftl, timed, queue)?;
+                next_arrival = if issued < requests { source.next_request() } else { None };
+                continue;
+            }
+            let Some(event) = self.events.pop() else { break };
+            let (time, kind, index) = unpack(event);
+            self.now_ns = time;
+            match kind {
+                EventKind::JobDone => {
+                    let Some(queue) = self.job_done(ftl, index)? else { continue };
+                    let completed = self.stats.completed();
+                    if completed % PROGRESS_INTERVAL == 0 {
+                        observer(Progress { phase: Phase::Measure, done: completed, total: requests });
+                    }
+                    if completed >= requests {
+                        break;
+                    }
+                    if self.config.arrival == Arrival::Closed && issued < requests {
+                        if let Some(timed) = source.next_request() {
+                            issued += 1;
+                            self.arrive(ftl, timed, queue)?;
+                        }
+                    }
+                    self.dispatch(ftl, queue)?;
+                }
+                EventKind::ReadSensed => self.read_sensed(index),
+                EventKind::DieReady => {
+                    self.dies[index as usize].busy = false;
+                    self.start_next(ftl, index)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ----- host interface -----
+
+    fn arrive(&mut self, ftl: &mut PageFtl, mut timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
+        if self.config.arrival == Arrival::Closed {
+            timed.arrival.0 = self.now_ns;
+        }
+        self.queues[queue as usize].waiting.push_back(timed);
+        self.dispatch(ftl, queue)
+    }
+
+    /// Fetches waiting requests of `queue` into the device while its depth
+    /// allows. On SATA a DISCARD waits for the device to drain and blocks
+    /// everything behind it.
+    fn dispatch(&mut self, ftl: &mut PageFtl, queue: u32) -> Result<(), FtlError> {
+        loop {
+            let host_queue = &self.queues[queue as usize];
+            let Some(head) = host_queue.waiting.front() else { return Ok(()) };
+            if host_queue.outstanding >= self.config.queue_depth {
+                return Ok(());
+            }
+            if self.config.interface == Interface::Sata
+                && (self.discard_blocking || (head.request.op == Op::Trim && self.outstanding > 0))
+            {
+                return Ok(());
+            }
+            let Some(timed) = self.queues[queue as usize].waiting.pop_front() else { return Ok(()) };
+            self.start_request(ftl, timed, queue)?;
+        }
+    }
+
+    fn start_request(&mut self, ftl: &mut PageFtl, timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
+        self.queues[queue as usize].outstanding += 1;
+        self.outstanding += 1;
+        self.priority_outstanding += u32::from(timed.priority);
+        ftl.count_request();
+        let arrival_ns = timed.arrival.0.min(self.now_ns);
+        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue });
+        let request = timed.request;
+        match request.op {
+            Op::Read => {
+                let job = self.new_job(JobKind::Request(slot));
+                for lpn in request.start.0..request.start.0 + request.pages {
+                    ftl.read(Lpn(lpn))?;
+                    self.enqueue_recorded(ftl, job);
+                }
+                self.release(job);
+            }
+            Op::Write => {
+                self.stats.host_pages_written += u64::from(request.pages);
+                if request.pages > self.buffer.capacity() {
+                    let job = self.new_job(JobKind::Request(slot));
+                    self.write_range(ftl, request.start.0, request.pages, request.stream, job)?;
+                    self.release(job);
+                } else {
+                    self.buffer_waiting.push_back(slot);
+                    self.admit_buffered(ftl)?;
+                }
+            }
+            Op::Trim => {
+                ftl.trim(request.start, request.pages)?;
+                if self.config.interface == Interface::Sata {
+                    self.discard_blocking = true;
+                }
+                let cost = self.config.discard_command_ns + self.config.discard_entry_ns * u64::from(request.pages);
+                let done = self.controller_free_ns.max(self.now_ns) + cost;
+                self.controller_free_ns = done;
+                let job = self.new_job(JobKind::Request(slot));
+                self.jobs.get_mut(job).done_ns = done;
+                self.release(job);
+            }
+        }
+        Ok(())
+    }
+
+    /// A job finished. Returns the host queue of the request it completed.
+    fn job_done(&mut self, ftl: &mut PageFtl, job: u32) -> Result<Option<u32>, FtlError> {
+        match self.jobs.remove(job).kind {
+            JobKind::Flush { pages } => {
+                self.buffer.flushed(pages);
+                self.admit_buffered(ftl)?;
+                Ok(None)
+            }
+            JobKind::Request(slot) => {
+                let done = self.requests.remove(slot);
+                let request = done.timed.request;
+                self.stats.complete(request.op, request.pages, done.timed.priority, done.arrival_ns, self.now_ns);
+                self.queues[done.queue as usize].outstanding -= 1;
+                self.outstanding -= 1;
+                if request.op == Op::Trim {
+                    self.discard_blocking = false;
+                }
+                if done.timed.priority {
+                    self.priority_outstanding -= 1;
+                    if self.priority_outstanding == 0 && self.config.priority_aware_gc {
+                        self.wake_idle_dies(ftl)?;
+                    }
+                }
+                if self.config.interface == Interface::Sata {
+                    // A DISCARD at the head may have been waiting for this drain.
+                    self.dispatch(ftl, 0)?;
+                }
+                Ok(Some(done.queue))
+            }
+        }
+    }
+
+    // ----- write buffer and stripes -----
+
+    /// Admits waiting writes, in order, while the buffer has room. An
+    /// admitted write completes at once; its pages go to the flash as the
+    /// flush policy says.
+    fn admit_buffered(&mut self, ftl: &mut PageFtl) -> Result<(), FtlError> {
+        while let Some(&slot) = self.buffer_waiting.front() {
+            let request = self.requests.get(slot).timed.request;
+            if !self.buffer.fits(request.pages) {
+                while let Some(fill) = self.buffer.evict_for(request.pages) {
+                    self.flush_stripe(ftl, &fill, request.stream)?;
+                }
+                return Ok(());
+            }
+            self.buffer_waiting.pop_front();
+            let acknowledged = self.new_job(JobKind::Request(slot));
+            self.release(acknowledged);
+            if self.buffer.merging() {
+                let mut complete = std::mem::take(&mut self.stripes_complete);
+                self.buffer.admit_merging(request.start.0, request.pages, &mut complete);
+                for fill in complete.drain(..) {
+                    self.stats.stripes_merged += 1;
+                    self.flush_stripe(ftl, &fill, request.stream)?;
+                }
+                self.stripes_complete = complete;
+            } else {
+                self.buffer.admit_flushing(request.pages);
+                let job = self.new_job(JobKind::Flush { pages: request.pages });
+                self.write_range(ftl, request.start.0, request.pages, request.stream, job)?;
+                self.release(job);
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_stripe(&mut self, ftl: &mut PageFtl, fill: &StripeFill, stream: StreamId) -> Result<(), FtlError> {
+        let job = self.new_job(JobKind::Flush { pages: fill.pages });
+        let first = fill.stripe * self.config.stripe_pages;
+        self.write_stripe(ftl, first, &|page| fill.contains(page - first), stream, job)?;
+        self.release(job);
+        Ok(())
+    }
+
+    /// Writes `pages` pages from `start`, stripe by stripe.
+    fn write_range(&mut self, ftl: &mut PageFtl, start: u32, pages: u32, stream: StreamId, job: u32) -> Result<(), FtlError> {
+        let stripe_pages = self.config.stripe_pages;
+        if stripe_pages == 1 {
+            for lpn in start..start + pages {
+                ftl.write(Lpn(lpn), stream)?;
+                self.enqueue_recorded(ftl, job);
+            }
+            return Ok(());
+        }
+        let end = start + pages;
+        let mut first = start / stripe_pages * stripe_pages;
+        while first < end {
+            self.write_stripe(ftl, first, &|page| (start..end).contains(&page), stream, job)?;
+            first += stripe_pages;
+        }
+        Ok(())
+    }
+
+    /// Writes one stripe (mapping unit) starting at page `first`: the pages
+    /// `written` selects come from the host; the stripe's other mapped pages
+    /// are read and rewritten with them (read-modify-write, slide 12).
+    fn write_stripe(
+        &mut self,
+        ftl: &mut PageFtl,
+        first: u32,
+        written: &dyn Fn(u32) -> bool,
+        stream: StreamId,
+        job: u32,
+    ) -> Result<(), FtlError> {
+        let end = (first + self.config.stripe_pages).min(self.geometry.logical_pages);
+        for page in first..end {
+            if !written(page) && ftl.lookup(Lpn(page)).is_some() {
+                ftl.read(Lpn(page))?;
+                self.stats.rmw_pages_read += 1;
+                self.enqueue_recorded(ftl, job);
+            }
+        }
+        for page in first..end {
+            let host = written(page);
+            if host || ftl.lookup(Lpn(page)).is_some() {
+                ftl.write(Lpn(page), stream)?;
+                self.stats.rmw_pages_rewritten += u64::from(!host);
+                self.enqueue_recorded(ftl, job);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- jobs -----
+
+    fn new_job(&mut self, kind: JobKind) -> u32 {
+        self.jobs.insert(Job { kind, open_ops: 1, done_ns: self.now_ns })
+    }
+
+    /// Drops the creator's hold on a job.
+    fn release(&mut self, job: u32) {
+        self.finish_op(job, self.now_ns);
+    }
+
+    /// One operation of `job` finishes at `done_ns` (known when it starts).
+    fn finish_op(&mut self, job: u32, done_ns: u64) {
+        if job == NO_JOB {
+            return;
+        }
+        let entry = self.jobs.get_mut(job);
+        entry.done_ns = entry.done_ns.max(done_ns);
+        entry.open_ops -= 1;
+        if entry.open_ops == 0 {
+            let done = entry.done_ns;
+            self.events.push(pack(done, EventKind::JobDone, job));
+        }
+    }
+
+    // ----- dies and channels -----
+
+    /// Queues the flash operations the FTL just performed at their dies.
+    /// Host requests wait for every operation, inline GC included.
+    fn enqueue_recorded(&mut self, ftl: &mut PageFtl, job: u32) {
+        let dies = self.geometry.dies();
+        for op in ftl.drain_recorded() {
+            let die = op.unit.0 % dies;
+            if job != NO_JOB {
+                self.jobs.get_mut(job).open_ops += 1;
+            }
+            let queued = QueuedOp { kind: op.kind, gc: op.gc, job };
+            let entry = &mut self.dies[die as usize];
+            if entry.busy {
+                entry.host_ops.push_back(queued);
+            } else {
+                self.start_op(die, queued);
+            }
+        }
+    }
+
+    /// The die is ready: host operations first, then background GC when
+    /// cleaning is allowed.
+    fn start_next(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
+        if let Some(op) = self.dies[die as usize].host_ops.pop_front() {
+            self.start_op(die, op);
+            return Ok(());
+        }
+        if self.config.priority_aware_gc && self.priority_outstanding > 0 {
+            return Ok(());
+        }
+        if self.dies[die as usize].gc_ops.is_empty() {
+            self.plan_background_gc(ftl, die)?;
+        }
+        if let Some(op) = self.dies[die as usize].gc_ops.pop_front() {
+            self.start_op(die, op);
+        }
+        Ok(())
+    }
+
+    /// One background GC step on the first unit of `die` below the low
+    /// watermark: the FTL reclaims a victim now, the die pays for it as its
+    /// idle time allows.
+    fn plan_background_gc(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
+        let dies = self.geometry.dies();
+        for plane in 0..self.geometry.planes_per_die {
+            let unit = UnitId(die + plane * dies);
+            if ftl.free_blocks(unit) < self.gc_low_blocks && ftl.collect_one(unit)? {
+                let entry = &mut self.dies[die as usize];
+                for op in ftl.drain_recorded() {
+                    entry.gc_ops.push_back(QueuedOp { kind: op.kind, gc: true, job: NO_JOB });
+                }
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    fn wake_idle_dies(&mut self, ftl: &mut PageFtl) -> Result<(), FtlError> {
+        for die in 0..self.geometry.dies() {
+            if !self.dies[die as usize].busy {
+                self.start_next(ftl, die)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_op(&mut self, die: u32, op: QueuedOp) {
+        let now = self.now_ns;
+        let entry = &mut self.dies[die as usize];
+        entry.busy = true;
+        let array_ns = match op.kind {
+            FlashOpKind::Read => self.config.read_ns,
+            FlashOpKind::Program => self.config.program_ns,
+            FlashOpKind::Erase => self.config.erase_ns,
+        };
+        self.stats.die_busy_ns += array_ns;
+        if op.gc {
+            self.stats.gc_die_busy_ns += array_ns;
+        }
+        match op.kind {
+            FlashOpKind::Program => {
+                // Cache program: the page crosses the bus into the register
+                // while the array may still program the previous page.
+                let channel = &mut self.channel_free_ns[entry.channel];
+                let transferred = (*channel).max(now) + self.transfer_ns;
+                *channel = transferred;
+                let array_start = transferred.max(entry.array_free_ns);
+                entry.array_free_ns = array_start + array_ns;
+                let done = entry.array_free_ns;
+                self.events.push(pack(array_start, EventKind::DieReady, die));
+                self.finish_op(op.job, done);
+            }
+            FlashOpKind::Read => {
+                let sensed = entry.array_free_ns.max(now) + array_ns;
+                entry.array_free_ns = sensed;
+                entry.sensed = Some(op);
+                self.events.push(pack(sensed, EventKind::ReadSensed, die));
+            }
+            FlashOpKind::Erase => {
+                let done = entry.array_free_ns.max(now) + array_ns;
+                entry.array_free_ns = done;
+                self.events.push(pack(done, EventKind::DieReady, die));
+                self.finish_op(op.job, done);
+            }
+        }
+    }
+
+    /// A read's page leaves the register over the bus; then the die is ready.
+    fn read_sensed(&mut self, die: u32) {
+        let entry = &mut self.dies[die as usize];
+        let Some(op) = entry.sensed.take() else { return };
+        let channel = &mut self.channel_free_ns[entry.channel];
+        let transferred = (*channel).max(self.now_ns) + self.transfer_ns;
+        *channel = transferred;
+        self.events.push(pack(transferred, EventKind::DieReady, die));
+        self.finish_op(op.job, transferred);
+    }
+}

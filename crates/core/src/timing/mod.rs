@@ -1,0 +1,21 @@
+//! The timing model: a discrete-event simulation of the flash dies, channel
+//! buses, host queues and device write buffer behind the page-mapped FTL.
+//! It turns the FTL's flash operations into throughput and latency, with
+//! garbage collection in the foreground and in idle time, priority-aware
+//! cleaning, and stripe-sized mapping units with write merging. See
+//! docs/timing.md, docs/priority-cleaning.md and docs/stripe-merging.md.
+
+mod config;
+mod engine;
+mod source;
+mod stats;
+mod stripe;
+
+pub use config::{Arrival, FlushPolicy, Interface, TimingConfig, SATA_QUEUE_DEPTH_MAX};
+pub use engine::Engine;
+pub use source::{Arrivals, RequestSource, SequentialMix, SyntheticSource, TimedRequest};
+pub use stats::{LatencyReport, LatencySummary, ThroughputPoint, TimedReport};
+pub use stripe::{StripeFill, WriteBuffer};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! What a timed run measures: per-operation and per-priority latency
+//! histograms (HdrHistogram), throughput overall and as a time series, die
+//! time spent on GC, and the cost of stripe read-modify-writes. Observes the
+//! engine, never steers it.
+
+use crate::host::Op;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Latencies up to an hour of simulated time are recorded exactly to three
+/// significant digits; longer ones saturate.
+const LATENCY_NS_MAX: u64 = 3_600_000_000_000;
+
+/// Summary of one latency distribution, in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+/// One point of the throughput series: what completed inside one interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThroughputPoint {
+    /// End of the interval, seconds of simulated time.
+    pub time_s: f64,
+    pub iops: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+}
+
+/// Latency summaries by operation and by priority class.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatencyReport {
+    pub all: Option<LatencySummary>,
+    pub read: Option<LatencySummary>,
+    pub write: Option<LatencySummary>,
+    pub trim: Option<LatencySummary>,
+    pub priority: Option<LatencySummary>,
+    pub normal: Option<LatencySummary>,
+}
+
+/// Everything a timed run measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TimedReport {
+    /// Simulated time from the start to the last completion.
+    pub simulated_s: f64,
+    pub requests: u64,
+    pub iops: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub latency: LatencyReport,
+    /// Busy array time of all dies over (dies x simulated time).
+    pub die_utilization: f64,
+    /// Share of the dies' busy time spent on garbage collection.
+    pub gc_die_time_share: f64,
+    /// Host pages written (before stripe read-modify-writes).
+    pub host_pages_written: u64,
+    /// Pages read and rewritten by stripe read-modify-writes.
+    pub rmw_pages_read: u64,
+    pub rmw_pages_rewritten: u64,
+    /// Stripes written whole from the merge buffer (no read-modify-write).
+    pub stripes_merged: u64,
+    pub throughput_series: Vec<ThroughputPoint>,
+}
+
+/// Running measurements of the engine.
+#[derive(Debug)]
+pub struct Stats {
+    page_size: u64,
+    all: Histogram<u64>,
+    by_op: [Histogram<u64>; 3],
+    priority: Histogram<u64>,
+    normal: Histogram<u64>,
+    pages_read: u64,
+    pages_written: u64,
+    pub die_busy_ns: u64,
+    pub gc_die_busy_ns: u64,
+    pub rmw_pages_read: u64,
+    pub rmw_pages_rewritten: u64,
+    pub stripes_merged: u64,
+    pub host_pages_written: u64,
+    series: Series,
+    last_completion_ns: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    // The bounds are constants known to be valid.
+    #[allow(clippy::expect_used)]
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
+}
+
+fn op_index(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Trim => 2,
+    }
+}
+
+impl Stats {
+    pub fn new(page_size: u32, series_interval_ns: u64) -> Self {
+        Self {
+            page_size: u64::from(page_size),
+            all: histogram(),
+            by_op: [histogram(), histogram(), histogram()],
+            priority: histogram(),
+            normal: histogram(),
+            pages_read: 0,
+            pages_written: 0,
+            die_busy_ns: 0,
+            gc_die_busy_ns: 0,
+            rmw_pages_read: 0,
+            rmw_pages_rewritten: 0,
+            stripes_merged: 0,
+            host_pages_written: 0,
+            series: Series::new(series_interval_ns),
+            last_completion_ns: 0,
+        }
+    }
+
+    /// Records a request that arrived at `arrival_ns` and completed at `done_ns`.
+    pub fn complete(&mut self, op: Op, pages: u32, priority: bool, arrival_ns: u64, done_ns: u64) {
+        let latency = done_ns.saturating_sub(arrival_ns).max(1);
+        self.all.saturating_record(latency);
+        self.by_op[op_index(op)].saturating_record(latency);
+        if priority { &mut self.priority } else { &mut self.normal }.saturating_record(latency);
+        let pages = u64::from(pages);
+        match op {
+            Op::Read => self.pages_read += pages,
+            Op::Write => self.pages_written += pages,
+            Op::Trim => {}
+        }
+        self.series.complete(done_ns, op, pages * self.page_size);
+        self.last_completion_ns = self.last_completion_ns.max(done_ns);
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.all.len()
+    }
+
+    pub fn report(mut self, dies: u32) -> TimedReport {
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = self.last_completion_ns as f64 / 1e9;
+        let per_second = |count: u64| {
+            #[allow(clippy::cast_precision_loss)]
+            let count = count as f64;
+            if seconds > 0.0 { count / seconds } else { 0.0 }
+        };
+        let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
+        #[allow(clippy::cast_precision_loss)]
+        let die_utilization = if self.last_completion_ns == 0 {
+            0.0
+        } else {
+            self.die_busy_ns as f64 / (f64::from(dies) * self.last_completion_ns as f64)
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let gc_die_time_share =
+            if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
+        self.series.close(self.last_completion_ns);
+        TimedReport {
+            simulated_s: seconds,
+            requests: self.all.len(),
+            iops: per_second(self.all.len()),
+            read_mb_s: megabytes_per_second(self.pages_read),
+            write_mb_s: megabytes_per_second(self.pages_written),
+            latency: LatencyReport {
+                all: summary(&self.all),
+                read: summary(&self.by_op[0]),
+                write: summary(&self.by_op[1]),
+                trim: summary(&self.by_op[2]),
+                priority: summary(&self.priority),
+                normal: summary(&self.normal),
+            },
+            die_utilization,
+            gc_die_time_share,
+            host_pages_written: self.host_pages_written,
+            rmw_pages_read: self.rmw_pages_read,
+            rmw_pages_rewritten: self.rmw_pages_rewritten,
+            stripes_merged: self.stripes_merged,
+            throughput_series: self.series.points,
+        }
+    }
+}
+
+fn summary(histogram: &Histogram<u64>) -> Option<LatencySummary> {
+    #[allow(clippy::cast_precision_loss)]
+    let us = |ns: u64| ns as f64 / 1e3;
+    (!histogram.is_empty()).then(|| LatencySummary {
+        count: histogram.len(),
+        mean_us: histogram.mean() / 1e3,
+        p50_us: us(histogram.value_at_quantile(0.50)),
+        p99_us: us(histogram.value_at_quantile(0.99)),
+        p999_us: us(histogram.value_at_quantile(0.999)),
+        max_us: us(histogram.max()),
+    })
+}
+
+/// Throughput per fixed interval of simulated time. Completions arrive in
+/// time order, so only the current interval is open.
+#[derive(Debug)]
+struct Series {
+    interval_ns: u64,
+    current: u64,
+    requests: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+    points: Vec<ThroughputPoint>,
+}
+
+impl Series {
+    fn new(interval_ns: u64) -> Self {
+        Self { interval_ns, current: 0, requests: 0, read_bytes: 0, write_bytes: 0, points: Vec::new() }
+    }
+
+    fn complete(&mut self, done_ns: u64, op: Op, bytes: u64) {
+        let interval = done_ns / self.interval_ns;
+        while self.current < interval {
+            self.push_point();
+        }
+        self.requests += 1;
+        match op {
+            Op::Read => self.read_bytes += bytes,
+            Op::Write => self.write_bytes += bytes,
+            Op::Trim => {}
+        }
+    }
+
+    /// Closes the last, partial interval if anything completed in it.
+    fn close(&mut self, end_ns: u64) {
+        if self.requests > 0 || end_ns > self.current * self.interval_ns {
+            self.push_point();
+        }
+    }
+
+    fn push_point(&mut self) {
+        #[allow(clippy::cast_precision_loss)]
+        let seconds = self.interval_ns as f64 / 1e9;
+        #[allow(clippy::cast_precision_loss)]
+        self.points.push(ThroughputPoint {
+            time_s: (self.current + 1) as f64 * seconds,
+            iops: self.requests as f64 / seconds,
+            read_mb_s: self.read_bytes as f64 / 1e6 / seconds,
+            write_mb_s: self.write_bytes as f64 / 1e6 / seconds,
+        });
+        self.current += 1;
+        self.requests = 0;
+        self.read_bytes = 0;
+        self.write_bytes = 0;
+    }
+}

@@ -1,0 +1,117 @@
+//! Closed-form and mechanism tests of the timing model.
+
+use super::*;
+use crate::config::ConfigBuilder;
+use crate::device::Geometry;
+use crate::ftl::PageFtl;
+use crate::host::{submit, Op, Request};
+use crate::units::{Lpn, SimNs, StreamId};
+use crate::Config;
+
+/// Requests replayed from a list.
+struct Script(std::vec::IntoIter<TimedRequest>);
+
+impl RequestSource for Script {
+    fn next_request(&mut self) -> Option<TimedRequest> {
+        self.0.next()
+    }
+}
+
+fn script(requests: Vec<TimedRequest>) -> Script {
+    Script(requests.into_iter())
+}
+
+fn at(ns: u64, op: Op, start: u32, pages: u32) -> TimedRequest {
+    TimedRequest { request: Request { op, start: Lpn(start), pages, stream: StreamId(0) }, arrival: SimNs(ns), priority: false }
+}
+
+fn config(overrides: &[&str]) -> (Config, Geometry) {
+    let mut builder = ConfigBuilder::preset("small").expect("preset");
+    for assignment in overrides {
+        builder.set(assignment).expect("override");
+    }
+    builder.build().expect("valid configuration")
+}
+
+fn run(config: &Config, geometry: &Geometry, ftl: &mut PageFtl, source: &mut dyn RequestSource, requests: u64) -> TimedReport {
+    Engine::new(geometry, &config.timing, &config.ftl).run(ftl, source, requests, &mut |_| {}).expect("timed run")
+}
+
+fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
+    (actual - expected).abs() <= tolerance * expected
+}
+
+#[test]
+fn timing_one_outstanding_read_costs_read_plus_transfer() {
+    let (config, geometry) = config(&["timing.queue_depth=1", "timing.channel_bytes_per_s=400000000"]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
+    let reads = (0..64).map(|page| at(0, Op::Read, page, 1)).collect();
+    let report = run(&config, &geometry, &mut ftl, &mut script(reads), 64);
+    let transfer_ns = (4096 * 1_000_000_000u64).div_ceil(400_000_000);
+    #[allow(clippy::cast_precision_loss)]
+    let expected_us = (config.timing.read_ns + transfer_ns) as f64 / 1e3;
+    let read = report.latency.read.expect("reads completed");
+    assert_eq!(read.count, 64);
+    assert!(within(read.p50_us, expected_us, 0.001), "p50 {} us, expected {expected_us} us", read.p50_us);
+    assert!(within(read.max_us, expected_us, 0.001), "max {} us, expected {expected_us} us", read.max_us);
+    assert!(within(report.simulated_s * 1e6, 64.0 * expected_us, 0.001));
+}
+
+/// Sequential 32 KiB writes at queue depth 64 on a fresh device (no GC).
+fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
+    let (config, geometry) =
+        config(&["timing.queue_depth=64", &format!("timing.channel_bytes_per_s={channel_bytes_per_s}")]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    let writes = (0..1200).map(|i| at(0, Op::Write, i * 8, 8)).collect();
+    let report = run(&config, &geometry, &mut ftl, &mut script(writes), 1200);
+    assert_eq!(report.gc_die_time_share, 0.0, "the device must not need GC");
+    let page = f64::from(geometry.page_size);
+    #[allow(clippy::cast_precision_loss)]
+    let dies_bound = f64::from(geometry.dies()) * page / (config.timing.program_ns as f64 / 1e9);
+    #[allow(clippy::cast_precision_loss)]
+    let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
+    (report.write_mb_s, dies_bound.min(channels_bound) / 1e6)
+}
+
+#[test]
+fn timing_sequential_writes_reach_the_die_bound() {
+    let (measured, expected) = sequential_write_mb_s(1_000_000_000);
+    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
+}
+
+#[test]
+fn timing_sequential_writes_reach_the_channel_bound() {
+    let (measured, expected) = sequential_write_mb_s(20_000_000);
+    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
+}
+
+#[test]
+fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
+    // One die; fill it, overwrite until GC runs, then trim everything so the
+    // sealed blocks hold no valid page: background GC is then a bare erase.
+    let base = ["device.channels=1", "device.chips_per_channel=1", "timing.arrival=\"open\""];
+    let read_latency_us = |erase_first: bool| {
+        let low = if erase_first { "timing.gc_low_blocks=40" } else { "timing.gc_low_blocks=2" };
+        let (config, geometry) = config(&[base[0], base[1], base[2], low]);
+        let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+        let logical = geometry.logical_pages;
+        for round in 0..2 {
+            let _ = round;
+            submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("fill");
+        }
+        submit(&mut ftl, &Request { op: Op::Trim, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("trim");
+        submit(&mut ftl, &Request { op: Op::Write, start: Lpn(7), pages: 1, stream: StreamId(0) }).expect("write");
+        let report = run(&config, &geometry, &mut ftl, &mut script(vec![at(1_000, Op::Read, 7, 1)]), 1);
+        (report.latency.read.expect("read").max_us, config.timing)
+    };
+    let (alone_us, timing) = read_latency_us(false);
+    let (behind_us, _) = read_latency_us(true);
+    let transfer_ns = timing.page_transfer_ns(4096);
+    #[allow(clippy::cast_precision_loss)]
+    let alone_expected = (timing.read_ns + transfer_ns) as f64 / 1e3;
+    #[allow(clippy::cast_precision_loss)]
+    let behind_expected = (timing.erase_ns - 1_000 + timing.read_ns + transfer_ns) as f64 / 1e3;
+    assert!(within(alone_us, alone_expected, 0.001), "alone {alone_us} us, expected {alone_expected} us");
+    assert!(within(behind_us, behind_expected, 0.001), "behind {behind_us} us, expected {behind_expected} us");
+}
