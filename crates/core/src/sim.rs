@@ -118,6 +118,7 @@ pub struct Simulation {
     geometry: Geometry,
     ftl: PageFtl,
     workload: Synthetic,
+    lookahead: Lookahead,
     precondition: Option<PreconditionReport>,
     measure_start: Counters,
     series: Vec<WafPoint>,
@@ -129,7 +130,16 @@ impl Simulation {
         let ftl = PageFtl::new(&geometry, &config.ftl, config.seed)?;
         let workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
         let measure_start = ftl.counters().clone();
-        Ok(Self { config: config.clone(), geometry, ftl, workload, precondition: None, measure_start, series: Vec::new() })
+        Ok(Self {
+            config: config.clone(),
+            geometry,
+            ftl,
+            workload,
+            lookahead: Lookahead::default(),
+            precondition: None,
+            measure_start,
+            series: Vec::new(),
+        })
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -158,7 +168,8 @@ impl Simulation {
         let mut series = WafSeries::new(window_pages, self.ftl.counters());
         let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
         for done in 0..total {
-            submit(&mut self.ftl, &self.workload.next_write())?;
+            let request = self.lookahead.next(&self.ftl, || self.workload.next_write());
+            submit(&mut self.ftl, &request)?;
             if let Some(window_waf) = series.observe(self.ftl.counters()) {
                 if steady.observe(window_waf) {
                     break;
@@ -167,6 +178,7 @@ impl Simulation {
             report_progress(observer, Phase::Overwrite, done, total);
         }
         self.measure_start = self.ftl.counters().clone();
+        self.lookahead.clear();
         Ok(self.precondition.insert(PreconditionReport {
             phase: PhaseReport::new(self.ftl.counters().since(&start)),
             steady: steady.reached() || total == 0,
@@ -180,12 +192,14 @@ impl Simulation {
         let window_pages = self.config.metrics.window_pages.unwrap_or_else(|| (requests * request_pages / 100).max(1));
         let mut series = WafSeries::new(window_pages, self.ftl.counters());
         for done in 0..requests {
-            submit(&mut self.ftl, &self.workload.next_request())?;
+            let request = self.lookahead.next(&self.ftl, || self.workload.next_request());
+            submit(&mut self.ftl, &request)?;
             series.observe(self.ftl.counters());
             report_progress(observer, Phase::Measure, done, requests);
         }
         observer(Progress { phase: Phase::Measure, done: requests, total: requests });
         self.series.extend(series.into_points());
+        self.lookahead.clear();
         Ok(())
     }
 
@@ -193,8 +207,10 @@ impl Simulation {
     /// the loop (for benchmarks of the FTL's write path).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         for _ in 0..requests {
-            submit(&mut self.ftl, &self.workload.next_write())?;
+            let request = self.lookahead.next(&self.ftl, || self.workload.next_write());
+            submit(&mut self.ftl, &request)?;
         }
+        self.lookahead.clear();
         Ok(())
     }
 
@@ -246,6 +262,35 @@ fn fill_sequentially(
         first += pages;
     }
     Ok(())
+}
+
+/// Requests generated a few ahead of their submission, so the FTL's cache
+/// lines for them are fetched while earlier requests run. The workload does
+/// not depend on the FTL's state, so generating early changes nothing; what
+/// is left at the end of a phase is discarded, deterministically.
+#[derive(Debug, Default)]
+struct Lookahead {
+    queue: std::collections::VecDeque<Request>,
+}
+
+impl Lookahead {
+    const DEPTH: usize = 16;
+
+    fn next(&mut self, ftl: &PageFtl, mut generate: impl FnMut() -> Request) -> Request {
+        while self.queue.len() <= Self::DEPTH {
+            let request = generate();
+            ftl.prefetch_mapping(request.start);
+            self.queue.push_back(request);
+        }
+        if let Some(halfway) = self.queue.get(Self::DEPTH / 2) {
+            ftl.prefetch_old_page(halfway.start);
+        }
+        self.queue.pop_front().unwrap_or_else(generate)
+    }
+
+    fn clear(&mut self) {
+        self.queue.clear();
+    }
 }
 
 /// Detects a steady state: `windows` consecutive windows whose WAF differs

@@ -43,11 +43,11 @@ impl FlashArray {
         let in_block = self.geometry.page_in_block(page);
         let expected = self.next_page[block];
         if expected >= self.geometry.pages_per_block {
-            return Err(DeviceError::ProgramFullBlock { block: page.0 / self.geometry.pages_per_block });
+            return Err(DeviceError::ProgramFullBlock { block: self.geometry.block_of_page(page).0 });
         }
         if in_block != expected {
             return Err(DeviceError::OutOfOrderProgram {
-                block: page.0 / self.geometry.pages_per_block,
+                block: self.geometry.block_of_page(page).0,
                 page: in_block,
                 expected,
             });
@@ -62,7 +62,7 @@ impl FlashArray {
         let in_block = self.geometry.page_in_block(page);
         if in_block >= self.next_page[block] {
             return Err(DeviceError::ReadUnwritten {
-                block: page.0 / self.geometry.pages_per_block,
+                block: self.geometry.block_of_page(page).0,
                 page: in_block,
             });
         }

@@ -55,6 +55,10 @@ pub struct Geometry {
     pub page_size: u32,
     pub logical_pages: u32,
     pub pe_cycles: u32,
+    /// log2(pages_per_block) when it is a power of two: page-to-block
+    /// arithmetic on the write path then shifts instead of dividing.
+    #[serde(skip)]
+    page_shift: Option<u32>,
 }
 
 /// Where a parallel unit sits in the hardware hierarchy.
@@ -119,6 +123,7 @@ impl Geometry {
             page_size: config.page_size,
             logical_pages,
             pe_cycles: config.pe_cycles,
+            page_shift: config.pages_per_block.is_power_of_two().then(|| config.pages_per_block.trailing_zeros()),
         })
     }
 
@@ -178,12 +183,20 @@ impl Geometry {
         BlockId(unit.0 * self.blocks_per_plane)
     }
 
+    #[inline]
     pub fn block_of_page(&self, page: Ppn) -> BlockId {
-        BlockId(page.0 / self.pages_per_block)
+        match self.page_shift {
+            Some(shift) => BlockId(page.0 >> shift),
+            None => BlockId(page.0 / self.pages_per_block),
+        }
     }
 
+    #[inline]
     pub fn page_in_block(&self, page: Ppn) -> u32 {
-        page.0 % self.pages_per_block
+        match self.page_shift {
+            Some(shift) => page.0 & ((1 << shift) - 1),
+            None => page.0 % self.pages_per_block,
+        }
     }
 
     pub fn page_address(&self, block: BlockId, page_in_block: u32) -> Ppn {

@@ -5,6 +5,7 @@
 
 pub mod analytic;
 mod check;
+mod prefetch;
 mod victim;
 
 pub use victim::VictimPolicy;
@@ -18,6 +19,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use prefetch::prefetch;
 use victim::{BlockView, VictimIndex};
 
 /// Marks an unmapped logical page in L2P and an invalid physical page in P2L.
@@ -304,6 +306,23 @@ impl PageFtl {
         Ok(())
     }
 
+    /// Hint: `lpn` will be accessed soon; fetch its L2P entry into cache.
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: Lpn) {
+        prefetch(&self.l2p, lpn.index());
+    }
+
+    /// Hint: `lpn` will be overwritten soon; fetch the P2L entry of the page
+    /// now holding it. Best issued some time after [`Self::prefetch_mapping`].
+    #[inline]
+    pub fn prefetch_old_page(&self, lpn: Lpn) {
+        if let Some(&ppn) = self.l2p.get(lpn.index()) {
+            if ppn != NONE {
+                prefetch(&self.p2l, ppn as usize);
+            }
+        }
+    }
+
     /// The physical page holding `lpn`, without counting a read.
     pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let ppn = *self.l2p.get(lpn.index())?;
@@ -420,8 +439,17 @@ impl PageFtl {
         };
         let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
         let gc_slot = self.config.streams as usize;
+        /// Pages of look-ahead for the L2P entries GC will update.
+        const COPY_LOOKAHEAD: u32 = 8;
         let first = self.geometry.page_address(victim, 0).0;
-        for ppn in first..first + self.geometry.pages_per_block {
+        let end = first + self.geometry.pages_per_block;
+        for ppn in first..end {
+            if ppn + COPY_LOOKAHEAD < end {
+                let ahead = self.p2l[(ppn + COPY_LOOKAHEAD) as usize];
+                if ahead != NONE {
+                    prefetch(&self.l2p, ahead as usize);
+                }
+            }
             let lpn = self.p2l[ppn as usize];
             if lpn == NONE {
                 continue;
