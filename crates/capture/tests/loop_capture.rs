@@ -1,0 +1,114 @@
+//! Capture on a real loop device: ext4 mounted with `discard` on a small
+//! image in /dev/shm. Needs root, loop devices and tracefs; without them it
+//! prints `SKIPPED: <reason>` and returns. Cleanup is the capture's own
+//! guards' job, so the tests also check nothing was left behind.
+
+use nandlab_capture::{capture, CaptureConfig, CaptureError, Workload};
+use nandlab_trace::{Op, Record, ReadOptions, TraceHeader};
+use std::path::{Path, PathBuf};
+
+fn config(name: &str) -> CaptureConfig {
+    let output = std::env::temp_dir().join(format!("nandlab-capture-test-{}-{name}.nlt", std::process::id()));
+    CaptureConfig {
+        file_system: "ext4".into(),
+        size_bytes: 64 << 20,
+        mount_options: "discard".into(),
+        mkfs_options: Vec::new(),
+        image_dir: image_dir(name),
+        output,
+        buffer_kib_per_cpu: 4096,
+    }
+}
+
+/// Each test's own image directory, so parallel tests see only their own leftovers.
+fn image_dir(name: &str) -> PathBuf {
+    let directory = PathBuf::from(format!("/dev/shm/nandlab-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("/dev/shm is writable");
+    directory
+}
+
+fn skip_reason() -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control".into());
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        return Some("no /dev/shm".into());
+    }
+    None
+}
+
+/// Anything a capture left in its image directory or mounted from it;
+/// removes the (then empty) directory.
+fn leftovers(config: &CaptureConfig) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(&config.image_dir).into_iter().flatten().flatten().map(|entry| entry.path().display().to_string()).collect();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let directory = config.image_dir.display().to_string();
+    found.extend(mounts.lines().filter(|line| line.contains(&directory)).map(str::to_owned));
+    if found.is_empty() {
+        let _ = std::fs::remove_dir(&config.image_dir);
+    }
+    found
+}
+
+fn read_trace(path: &Path) -> (TraceHeader, Vec<Record>) {
+    let reader = nandlab_trace::open(path, None, &ReadOptions::default()).expect("capture wrote a readable trace");
+    let header = reader.header().clone();
+    let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes");
+    (header, records)
+}
+
+#[test]
+fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let config = config("ext4");
+    let script = "dd if=/dev/zero of=victim bs=1M count=4 conv=fsync status=none && \
+                  dd if=/dev/zero of=keeper bs=1M count=2 conv=fsync status=none && rm victim && sync";
+    let report = capture(&config, Workload::Command(vec!["sh".into(), "-c".into(), script.into()]), &mut |line| eprintln!("{line}")).expect("capture runs");
+    assert_eq!(report.exit_code, Some(0));
+    assert_eq!(report.events_lost, 0);
+    let (header, records) = read_trace(&config.output);
+    let _ = std::fs::remove_file(&config.output);
+    assert_eq!(records.len() as u64, report.records);
+    let device_sectors = config.size_bytes / 512;
+    assert!(records.iter().all(|r| r.end().0 <= device_sectors), "every request lies inside the device");
+
+    let count = |op| records.iter().filter(|r| r.op == op).count();
+    assert!(count(Op::Flush) > 0, "fsync and journal commits flush the cache");
+    let data_writes: Vec<&Record> = records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "dd").collect();
+    let written_sectors: u64 = data_writes.iter().map(|r| u64::from(r.len.0)).sum();
+    assert_eq!(written_sectors, 6 << 11, "dd wrote 6 MiB of file data under its own name");
+
+    // The 4 MiB victim's blocks are discarded after rm, where dd wrote them.
+    let discarded: Vec<&Record> = records.iter().filter(|r| r.op == Op::Discard).collect();
+    let discarded_sectors: u64 = discarded.iter().map(|r| u64::from(r.len.0)).sum();
+    assert!(discarded_sectors >= 4 << 11, "at least the victim's 4 MiB are discarded, got {discarded_sectors} sectors");
+    assert!(discarded.iter().any(|d| data_writes.iter().any(|w| w.start < d.end() && d.start < w.end())), "discards hit sectors dd wrote");
+
+    // jbd2 writes are recognisable by name and lie in the journal's extents.
+    assert!(!header.journal.is_empty(), "the ext4 journal was located");
+    let jbd2: Vec<&Record> = records.iter().filter(|r| r.op == Op::Write && r.process.base() == "jbd2").collect();
+    assert!(!jbd2.is_empty(), "jbd2 wrote journal blocks");
+    assert!(jbd2.iter().all(|r| header.is_journal(r.start, r.len)), "every jbd2 write lands in the journal");
+    assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");
+}
+
+#[test]
+fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let config = config("failing");
+    let report = capture(&config, Workload::Command(vec!["sh".into(), "-c".into(), "echo data > f && exit 3".into()]), &mut |_| {}).expect("capture itself works");
+    assert_eq!(report.exit_code, Some(3));
+    let _ = std::fs::remove_file(&config.output);
+    let missing = capture(&config, Workload::Command(vec!["/nonexistent/workload".into()]), &mut |_| {});
+    assert!(matches!(missing, Err(CaptureError::Tool { .. })), "{missing:?}");
+    assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");
+}
