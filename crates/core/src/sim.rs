@@ -8,6 +8,7 @@ use crate::host::{submit, Request};
 use crate::metrics::{Counters, EraseStats, WafPoint, WafSeries};
 use crate::units::{Lpn, StreamId};
 use crate::workload::Synthetic;
+use crate::timing::{Arrival, Arrivals, Engine, RequestSource, SyntheticSource, TimedReport};
 use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
@@ -95,10 +96,25 @@ pub struct Report {
     pub erase_counts: EraseStats,
     pub waf_series: Vec<WafPoint>,
     pub memory_bytes_per_physical_page: f64,
+    /// Throughput and latency of a timed run (`--timing on`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed: Option<TimedReport>,
 }
 
 /// How often (in requests) the observer hears about progress.
 const PROGRESS_INTERVAL: u64 = 1 << 16;
+
+/// Runs a whole simulation with the timing model: preconditioning (if
+/// enabled, in counting mode), then the measured workload in simulated time.
+pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    let mut simulation = Simulation::new(config)?;
+    if config.precondition.enabled {
+        simulation.precondition(observer)?;
+    }
+    let requests = config.workload.total_requests(&simulation.geometry);
+    simulation.measure_timed(requests, observer)?;
+    Ok(simulation.report())
+}
 
 /// Runs a whole simulation in counting mode: preconditioning (if enabled),
 /// then the measured workload.
@@ -122,6 +138,7 @@ pub struct Simulation {
     precondition: Option<PreconditionReport>,
     measure_start: Counters,
     series: Vec<WafPoint>,
+    timed: Option<TimedReport>,
 }
 
 impl Simulation {
@@ -139,6 +156,7 @@ impl Simulation {
             precondition: None,
             measure_start,
             series: Vec::new(),
+            timed: None,
         })
     }
 
@@ -214,6 +232,30 @@ impl Simulation {
         Ok(())
     }
 
+    /// Runs `requests` requests of the configured workload through the
+    /// timing model (`[timing]`), on the FTL as preconditioning left it.
+    pub fn measure_timed(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<&TimedReport, SimError> {
+        let timing = &self.config.timing;
+        let iops = (timing.arrival == Arrival::Open).then_some(timing.arrival_iops);
+        let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
+        let mut source = SyntheticSource::new(&mut self.workload, arrivals);
+        let engine = Engine::new(&self.geometry, timing, &self.config.ftl);
+        let report = engine.run(&mut self.ftl, &mut source, requests, observer)?;
+        Ok(self.timed.insert(report))
+    }
+
+    /// Like [`Self::measure_timed`], with requests from `source`.
+    pub fn measure_timed_from(
+        &mut self,
+        source: &mut dyn RequestSource,
+        requests: u64,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<&TimedReport, SimError> {
+        let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
+        let report = engine.run(&mut self.ftl, source, requests, observer)?;
+        Ok(self.timed.insert(report))
+    }
+
     pub fn report(&self) -> Report {
         let geometry = self.geometry;
         #[allow(clippy::cast_precision_loss)]
@@ -236,6 +278,7 @@ impl Simulation {
             erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),
             waf_series: self.series.clone(),
             memory_bytes_per_physical_page,
+            timed: self.timed.clone(),
         }
     }
 }

@@ -28,10 +28,16 @@ pub trait RequestSource {
 }
 
 /// Poisson arrivals (exponential gaps) at a mean rate, and priority marks.
+/// Priority requests may come in bursts: a burst starts with probability
+/// `priority_fraction` at an arrival and its further requests follow at a
+/// fixed gap, the way one application's synchronous requests do.
 #[derive(Debug, Clone)]
 pub struct Arrivals {
     gap: Option<Exp<f64>>,
     priority_fraction: f64,
+    burst_len: u32,
+    burst_gap_ns: f64,
+    burst_left: u32,
     now_ns: f64,
     rng: Xoshiro256PlusPlus,
 }
@@ -41,34 +47,61 @@ impl Arrivals {
     pub fn new(iops: Option<u64>, priority_fraction: f64, seed: u64) -> Self {
         #[allow(clippy::cast_precision_loss)]
         let gap = iops.and_then(|rate| Exp::new(rate as f64 / 1e9).ok());
-        Self { gap, priority_fraction, now_ns: 0.0, rng: Xoshiro256PlusPlus::seed_from_u64(seed) }
+        Self {
+            gap,
+            priority_fraction,
+            burst_len: 1,
+            burst_gap_ns: 0.0,
+            burst_left: 0,
+            now_ns: 0.0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
+    /// Priority requests come in bursts of `len`, `gap_ns` apart.
+    #[must_use]
+    pub fn with_priority_bursts(mut self, len: u32, gap_ns: u64) -> Self {
+        self.burst_len = len.max(1);
+        #[allow(clippy::cast_precision_loss)]
+        let gap = gap_ns as f64;
+        self.burst_gap_ns = gap;
+        self
     }
 
     /// Arrival time and priority of the next request.
     fn next(&mut self) -> (SimNs, bool) {
+        if self.burst_left > 0 {
+            self.burst_left -= 1;
+            self.now_ns += self.burst_gap_ns;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            return (SimNs(self.now_ns as u64), true);
+        }
         if let Some(gap) = &self.gap {
             self.now_ns += gap.sample(&mut self.rng);
         }
         let priority = self.priority_fraction > 0.0 && self.rng.random::<f64>() < self.priority_fraction;
+        if priority {
+            self.burst_left = self.burst_len - 1;
+        }
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         (SimNs(self.now_ns as u64), priority)
     }
 }
 
 /// The configured synthetic workload with arrival times and priorities.
-#[derive(Debug, Clone)]
-pub struct SyntheticSource {
-    workload: Synthetic,
+#[derive(Debug)]
+pub struct SyntheticSource<'a> {
+    workload: &'a mut Synthetic,
     arrivals: Arrivals,
 }
 
-impl SyntheticSource {
-    pub fn new(workload: Synthetic, arrivals: Arrivals) -> Self {
+impl<'a> SyntheticSource<'a> {
+    pub fn new(workload: &'a mut Synthetic, arrivals: Arrivals) -> Self {
         Self { workload, arrivals }
     }
 }
 
-impl RequestSource for SyntheticSource {
+impl RequestSource for SyntheticSource<'_> {
     fn next_request(&mut self) -> Option<TimedRequest> {
         let request = self.workload.next_request();
         let (arrival, priority) = self.arrivals.next();

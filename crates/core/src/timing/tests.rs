@@ -115,3 +115,69 @@ fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
     assert!(within(alone_us, alone_expected, 0.001), "alone {alone_us} us, expected {alone_expected} us");
     assert!(within(behind_us, behind_expected, 0.001), "behind {behind_us} us, expected {behind_expected} us");
 }
+
+/// A preconditioned `small` device with the given overrides.
+fn preconditioned(overrides: &[&str]) -> crate::Simulation {
+    let (config, _) = config(overrides);
+    let mut simulation = crate::Simulation::new(&config).expect("simulation");
+    simulation.precondition(&mut |_| {}).expect("precondition");
+    simulation
+}
+
+/// Sequential 4-page writes on 16-page stripes: (RMW pages, merged stripes).
+fn sequential_substripe_writes(flush: &str) -> (u64, u64, f64) {
+    let mut simulation = preconditioned(&[
+        "timing.stripe_pages=16",
+        "timing.write_buffer_pages=64",
+        &format!("timing.flush=\"{flush}\""),
+        "timing.queue_depth=4",
+    ]);
+    let geometry = *simulation.geometry();
+    let mut source = SequentialMix::new(&geometry, 4, 1.0, 1.0, Arrivals::new(None, 0.0, 3), 4);
+    let report = simulation.measure_timed_from(&mut source, 2000, &mut |_| {}).expect("timed run");
+    (report.rmw_pages_rewritten, report.stripes_merged, report.write_mb_s)
+}
+
+#[test]
+fn timing_substripe_writes_cost_read_modify_writes_and_merging_removes_them() {
+    let (eager_rmw, eager_merged, eager_mb_s) = sequential_substripe_writes("eager");
+    let (merge_rmw, merge_merged, merge_mb_s) = sequential_substripe_writes("stripe-merge");
+    assert_eq!(eager_rmw, 2000 * 12, "every 4-page write rewrites the other 12 pages of its stripe");
+    assert_eq!(eager_merged, 0);
+    assert_eq!(merge_rmw, 0, "sequential writes complete their stripes in the buffer");
+    assert!(merge_merged >= 2000 / 4 - 4, "{merge_merged} stripes merged");
+    assert!(merge_mb_s > 2.0 * eager_mb_s, "merging: {merge_mb_s:.2} MB/s, eager: {eager_mb_s:.2} MB/s");
+}
+
+/// Priority and normal latency summaries of a random 4 KiB mix, 60 % writes,
+/// open loop, background GC active; priority requests come in bursts of
+/// `BURST`, `BURST_GAP_NS` apart.
+fn priority_latencies(aware: bool, arrival_iops: u64) -> (LatencySummary, LatencySummary) {
+    const BURST: u32 = 4;
+    const BURST_GAP_NS: u64 = 100_000;
+    let (config, geometry) = config(&[
+        "timing.arrival=\"open\"",
+        "timing.gc_low_blocks=8",
+        &format!("timing.priority_aware_gc={aware}"),
+        "workload.read_fraction=0.4",
+    ]);
+    let mut simulation = crate::Simulation::new(&config).expect("simulation");
+    simulation.precondition(&mut |_| {}).expect("precondition");
+    let mut workload = crate::workload::Synthetic::new(&config.workload, &geometry, 5);
+    let arrivals = Arrivals::new(Some(arrival_iops), 0.05, 6).with_priority_bursts(BURST, BURST_GAP_NS);
+    let mut source = SyntheticSource::new(&mut workload, arrivals);
+    let report = simulation.measure_timed_from(&mut source, 40_000, &mut |_| {}).expect("timed run");
+    assert!(report.gc_die_time_share > 0.2, "GC must be active: {}", report.gc_die_time_share);
+    let priority = report.latency.priority.clone().expect("priority requests");
+    let normal = report.latency.normal.clone().expect("normal requests");
+    (priority, normal)
+}
+
+#[test]
+fn timing_priority_aware_cleaning_lowers_priority_p99() {
+    for iops in [3000, 5000] {
+        let (unaware, _) = priority_latencies(false, iops);
+        let (aware, _) = priority_latencies(true, iops);
+        assert!(aware.p99_us < unaware.p99_us, "priority p99: aware {:.1} us, unaware {:.1} us", aware.p99_us, unaware.p99_us);
+    }
+}
