@@ -2,6 +2,8 @@
 //! device in counting mode. Later stages (DISCARD scheduling, admission
 //! control) sit between a workload and [`submit`].
 
+pub mod discard;
+
 use crate::ftl::{FtlError, PageFtl};
 use crate::units::{Lpn, StreamId};
 use serde::{Deserialize, Serialize};
