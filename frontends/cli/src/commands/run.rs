@@ -49,16 +49,37 @@ pub struct RunArgs {
     /// Write the WAF-over-time series as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// `on`: simulate time with the `[timing]` model (throughput, latency
+    /// percentiles, GC share; see docs/timing.md). `off`: count operations only.
+    #[arg(long, value_enum, default_value_t = Timing::Off)]
+    pub timing: Timing,
+    /// With `--timing on`: write the throughput-over-time series as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub timing_csv: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    On,
+    Off,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
-    let report = nandlab_core::run(&config, &mut |update| progress.update(update))?;
+    let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
+    let report = simulate(&config, &mut |update| progress.update(update))?;
     progress.finish();
     let elapsed = started.elapsed();
     print_summary(&report, elapsed)?;
+    if let Some(timed) = &report.timed {
+        print_timed_summary(timed)?;
+    }
+    if let Some(path) = &args.timing_csv {
+        let timed = report.timed.as_ref().context("--timing-csv needs --timing on")?;
+        write_throughput_csv(timed, path)?;
+    }
     if let Some(path) = &args.json {
         let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
@@ -143,6 +164,58 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
         report.memory_bytes_per_physical_page,
         elapsed.as_secs_f64()
     )?;
+    Ok(())
+}
+
+fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "timed      {:.3} s simulated: {:.0} IOPS, read {:.1} MB/s, write {:.1} MB/s",
+        timed.simulated_s, timed.iops, timed.read_mb_s, timed.write_mb_s
+    )?;
+    writeln!(
+        out,
+        "dies       {:.1} % busy, {:.1} % of busy time on GC",
+        100.0 * timed.die_utilization,
+        100.0 * timed.gc_die_time_share
+    )?;
+    if timed.rmw_pages_rewritten > 0 || timed.stripes_merged > 0 {
+        writeln!(
+            out,
+            "stripes    {} RMW pages read, {} rewritten, {} stripes merged",
+            timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged
+        )?;
+    }
+    writeln!(out, "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}", "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us")?;
+    let latency = &timed.latency;
+    let rows = [
+        ("read", &latency.read),
+        ("write", &latency.write),
+        ("trim", &latency.trim),
+        ("priority", &latency.priority),
+        ("all", &latency.all),
+    ];
+    for (label, summary) in rows {
+        if let Some(s) = summary {
+            writeln!(
+                out,
+                "  {label:<10}{:>10}{:>12.1}{:>12.1}{:>12.1}{:>12.1}{:>12.1}",
+                s.count, s.mean_us, s.p50_us, s.p99_us, s.p999_us, s.max_us
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn write_throughput_csv(timed: &nandlab_core::timing::TimedReport, path: &PathBuf) -> anyhow::Result<()> {
+    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    writeln!(out, "time_s,iops,read_mb_s,write_mb_s")?;
+    for point in &timed.throughput_series {
+        writeln!(out, "{:.6},{:.3},{:.6},{:.6}", point.time_s, point.iops, point.read_mb_s, point.write_mb_s)?;
+    }
+    out.flush()?;
     Ok(())
 }
 
