@@ -15,7 +15,7 @@ mod error;
 pub mod fsload;
 mod guards;
 mod journal;
-mod system;
+pub(crate) mod system;
 mod tracing;
 
 pub use crate::error::CaptureError;
