@@ -56,7 +56,7 @@ pub struct PhaseReport {
 }
 
 impl PhaseReport {
-    fn new(counters: Counters) -> Self {
+    pub(crate) fn new(counters: Counters) -> Self {
         let waf = counters.waf();
         Self { counters, waf }
     }
@@ -82,6 +82,20 @@ pub struct DeviceSummary {
     pub over_provisioning: f64,
     pub physical_bytes: u64,
     pub logical_bytes: u64,
+}
+
+impl DeviceSummary {
+    pub fn new(geometry: &Geometry) -> Self {
+        Self {
+            geometry: *geometry,
+            parallel_units: geometry.units(),
+            blocks: geometry.blocks(),
+            physical_pages: geometry.physical_pages(),
+            over_provisioning: geometry.over_provisioning(),
+            physical_bytes: geometry.physical_bytes(),
+            logical_bytes: geometry.logical_bytes(),
+        }
+    }
 }
 
 /// Everything a run produced. Serialized as the JSON output.
@@ -162,6 +176,10 @@ impl Simulation {
 
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
     }
 
     pub fn ftl(&self) -> &PageFtl {
@@ -264,15 +282,7 @@ impl Simulation {
             nandlab_version: env!("CARGO_PKG_VERSION"),
             seed: self.config.seed,
             config: self.config.clone(),
-            device: DeviceSummary {
-                geometry,
-                parallel_units: geometry.units(),
-                blocks: geometry.blocks(),
-                physical_pages: geometry.physical_pages(),
-                over_provisioning: geometry.over_provisioning(),
-                physical_bytes: geometry.physical_bytes(),
-                logical_bytes: geometry.logical_bytes(),
-            },
+            device: DeviceSummary::new(&geometry),
             precondition: self.precondition.clone(),
             measured: PhaseReport::new(self.ftl.counters().since(&self.measure_start)),
             erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),

@@ -212,12 +212,13 @@ impl TimingConfig {
                 ),
             ));
         }
-        if low + ftl.streams + 1 >= geometry.blocks_per_plane {
+        // Streams that are never written hold no open block.
+        if low + 2 >= geometry.blocks_per_plane {
             return Err(ConfigError::new(
                 "timing.gc_low_blocks",
                 format!(
-                    "{low} free blocks + {} streams + GC stream leave no room in a plane of {} blocks",
-                    ftl.streams, geometry.blocks_per_plane
+                    "{low} free blocks + one host stream + the GC stream leave no room in a plane of {} blocks",
+                    geometry.blocks_per_plane
                 ),
             ));
         }

@@ -7,6 +7,7 @@
 
 mod config;
 mod engine;
+pub mod experiments;
 mod source;
 mod stats;
 mod stripe;
