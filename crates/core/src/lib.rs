@@ -13,6 +13,7 @@ pub mod device;
 pub mod ftl;
 pub mod host;
 pub mod metrics;
+pub mod replay;
 pub mod sim;
 pub mod timing;
 pub mod units;

@@ -30,6 +30,8 @@ enum Command {
     Dhrd(commands::dhrd::DhrdArgs),
     /// Telomere admission control: admit or reject a periodic task set.
     Admit(commands::admit::AdmitArgs),
+    /// Replay a block trace on the simulated SSD under a DISCARD policy.
+    Replay(commands::replay::ReplayArgs),
     /// Reproduce a paper experiment into an output folder (data, plots, summary).
     Reproduce(commands::reproduce::ReproduceArgs),
     /// Inspect and convert block I/O traces.
@@ -46,6 +48,7 @@ fn main() -> std::process::ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Dhrd(args) => commands::dhrd::run(args),
         Command::Admit(args) => commands::admit::run(args),
+        Command::Replay(args) => commands::replay::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Trace(args) => commands::trace::run(args),
         Command::Capture(args) => commands::capture::run(args),

@@ -7,6 +7,7 @@ pub use presets::{preset_names, preset_summary, PRESETS};
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;
+use crate::host::discard::DiscardConfig;
 use crate::timing::TimingConfig;
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,9 @@ pub struct Config {
     pub precondition: PreconditionConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
+    /// The DISCARD stage of trace replay.
+    #[serde(default)]
+    pub discard: DiscardConfig,
     /// The timing model (used by timed runs only).
     #[serde(default)]
     pub timing: TimingConfig,
@@ -82,6 +86,7 @@ impl Config {
         self.ftl.validate(&geometry)?;
         self.workload.validate(&geometry, self.ftl.streams)?;
         self.precondition.validate()?;
+        self.discard.validate()?;
         self.timing.validate(&geometry, &self.ftl)?;
         if self.metrics.window_pages == Some(0) {
             return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));

@@ -51,7 +51,8 @@ fn impossible_geometry_is_explained() {
     assert_eq!(build(&["device.logical_pages=16384"]).expect_err("no spare").key, "device.logical_pages");
     assert_eq!(build(&["device.blocks_per_plane=100000000"]).expect_err("too big").key, "device");
     assert_eq!(build(&["ftl.gc_threshold_blocks=1"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
-    assert_eq!(build(&["ftl.streams=70"]).expect_err("streams").key, "ftl.streams");
+    assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
+    assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
 }
 
 #[test]

@@ -35,6 +35,26 @@ pub struct DeviceConfig {
     pub pe_cycles: u32,
 }
 
+impl DeviceConfig {
+    /// The same device with as many blocks per plane as it takes for the
+    /// logical capacity to hold `logical_bytes`, at the same over-provisioning.
+    /// Trace replays use it to scale a preset to the traced device (the
+    /// Delay-D experiments scale `femu-32g` to the capture size).
+    pub fn fitted_to(&self, logical_bytes: u64) -> Result<Self, ConfigError> {
+        let rho = Geometry::from_config(self)?.over_provisioning();
+        let logical_pages = logical_bytes.div_ceil(u64::from(self.page_size));
+        let units = u64::from(self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
+        let blocks = physical_pages.div_ceil(units * u64::from(self.pages_per_block)).max(4);
+        let blocks_per_plane = u32::try_from(blocks)
+            .map_err(|_| ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks")))?;
+        let fitted = Self { blocks_per_plane, over_provisioning: None, logical_pages: Some(logical_pages), ..self.clone() };
+        Geometry::from_config(&fitted)?;
+        Ok(fitted)
+    }
+}
+
 fn one() -> u32 {
     1
 }

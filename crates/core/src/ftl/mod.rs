@@ -79,15 +79,16 @@ impl FtlConfig {
         if self.streams == 0 || self.streams > 255 {
             return Err(ConfigError::new("ftl.streams", "must be between 1 and 255"));
         }
-        // Every stream and the GC stream may hold an open block in each unit.
-        let reserved = self.gc_threshold_blocks + self.streams + 1;
+        // A used stream and the GC stream each hold an open block in every
+        // unit; streams that are never written cost nothing.
+        let reserved = self.gc_threshold_blocks + 2;
         if reserved >= geometry.blocks_per_plane {
             return Err(ConfigError::new(
-                "ftl.streams",
+                "device.blocks_per_plane",
                 format!(
-                    "{} streams + GC stream + {} reserve blocks need {reserved} blocks per plane, \
-                     but a plane has only {}",
-                    self.streams, self.gc_threshold_blocks, geometry.blocks_per_plane
+                    "{} blocks per plane leave nothing to write to: one host stream, the GC stream and \
+                     {} reserve blocks need {reserved}",
+                    geometry.blocks_per_plane, self.gc_threshold_blocks
                 ),
             ));
         }

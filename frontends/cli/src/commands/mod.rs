@@ -5,6 +5,8 @@ pub mod bench;
 pub mod capture;
 pub mod dhrd;
 pub mod presets;
+pub mod replay;
 pub mod reproduce;
+pub mod reproduce_timing;
 pub mod run;
 pub mod trace;
