@@ -38,6 +38,8 @@ enum Command {
     Trace(commands::trace::TraceArgs),
     /// Capture a block trace of a real Linux file system on a loop device.
     Capture(commands::capture::CaptureArgs),
+    /// File-system workloads to run under `capture` (UAV scenarios, Postmark, Filebench-like).
+    Fsload(commands::fsload::FsloadArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -52,6 +54,7 @@ fn main() -> std::process::ExitCode {
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Trace(args) => commands::trace::run(args),
         Command::Capture(args) => commands::capture::run(args),
+        Command::Fsload(args) => commands::fsload::run(args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -4,6 +4,7 @@ pub mod admit;
 pub mod bench;
 pub mod capture;
 pub mod dhrd;
+pub mod fsload;
 pub mod presets;
 pub mod replay;
 pub mod reproduce;
