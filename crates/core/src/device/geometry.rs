@@ -41,7 +41,10 @@ impl DeviceConfig {
     /// Trace replays use it to scale a preset to the traced device (the
     /// Delay-D experiments scale `femu-32g` to the capture size).
     pub fn fitted_to(&self, logical_bytes: u64) -> Result<Self, ConfigError> {
-        let rho = Geometry::from_config(self)?.over_provisioning();
+        let rho = match self.over_provisioning {
+            Some(rho) => rho,
+            None => Geometry::from_config(self)?.over_provisioning(),
+        };
         let logical_pages = logical_bytes.div_ceil(u64::from(self.page_size));
         let units = u64::from(self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
