@@ -26,6 +26,7 @@ use crate::system::{require_tool, run_tool};
 use nandlab_trace::{CaptureInfo, NativeReader, TraceHeader};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -283,20 +284,24 @@ fn wait_for(mut done: impl FnMut() -> bool, tick: &mut dyn FnMut(f64)) {
 
 fn run_command(argv: &[String], mount_point: &Path, interrupts: &Interrupts, tick: &mut dyn FnMut(f64)) -> Result<Option<i32>, CaptureError> {
     let (program, args) = argv.split_first().ok_or_else(|| CaptureError::Argument("no workload command given (put it after `--`)".into()))?;
+    // Its own process group, so an interrupt or a straggler can be ended
+    // as a whole: any process left in the file system keeps it mounted.
     let mut child = Command::new(program)
         .args(args)
         .current_dir(mount_point)
         .env(MOUNT_ENV, mount_point)
+        .process_group(0)
         .spawn()
         .map_err(|error| CaptureError::Tool { step: "starting the workload", command: argv.join(" "), status: "could not start".into(), stderr: error.to_string() })?;
     let started = Instant::now();
     let mut next_status = STATUS_EVERY;
     loop {
         if let Some(exit) = child.try_wait().map_err(|error| CaptureError::io("waiting for the workload in", mount_point, error))? {
+            stop_group(&mut child);
             return Ok(exit.code());
         }
         if interrupts.check().is_err() {
-            stop_child(&mut child);
+            stop_group(&mut child);
             return Err(CaptureError::Interrupted);
         }
         std::thread::sleep(POLL);
@@ -307,18 +312,28 @@ fn run_command(argv: &[String], mount_point: &Path, interrupts: &Interrupts, tic
     }
 }
 
-/// SIGTERM, a grace period, then SIGKILL: the mount cannot go while the
-/// workload still holds files in it.
-fn stop_child(child: &mut Child) {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+/// Ends the workload's process group: SIGTERM, a grace period, SIGKILL.
+/// The mount cannot go while any of them still holds files in it.
+fn stop_group(child: &mut Child) {
+    let group = nix::unistd::Pid::from_raw(-i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let alive = |signal| nix::sys::signal::kill(group, signal).is_ok();
+    if !alive(nix::sys::signal::Signal::SIGTERM) {
+        let _ = child.try_wait();
+        return;
+    }
     let deadline = Instant::now() + CHILD_GRACE;
     while Instant::now() < deadline {
-        if matches!(child.try_wait(), Ok(Some(_))) {
+        let _ = child.try_wait();
+        if !alive_group(group) {
             return;
         }
         std::thread::sleep(POLL);
     }
-    let _ = child.kill();
+    let _ = alive(nix::sys::signal::Signal::SIGKILL);
     let _ = child.wait();
+}
+
+/// Signal 0 probes whether any process of the group is left.
+fn alive_group(group: nix::unistd::Pid) -> bool {
+    nix::sys::signal::kill(group, None).is_ok()
 }
