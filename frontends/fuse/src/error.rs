@@ -1,0 +1,21 @@
+//! Errors of the FUSE front end: mounting, unmounting and the device underneath.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FuseError {
+    #[error(transparent)]
+    Device(#[from] nandlab_dhrd::DhrdError),
+    #[error("mount point {path}: {action} failed: {source}")]
+    Mount {
+        path: PathBuf,
+        action: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("mount point {0} is not an existing directory")]
+    MountPointMissing(PathBuf),
+    #[error("installing the SIGINT/SIGTERM handler failed: {0}")]
+    Signals(#[source] std::io::Error),
+}

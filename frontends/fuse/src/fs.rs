@@ -1,0 +1,312 @@
+//! The FUSE file system: a root directory holding `disk` (the DHRD, opened with FUSE direct I/O so
+//! every read, aligned or not, reaches the RAM image without the page cache: the direct byte read
+//! of section 3.4) and `stats` (a text snapshot of the device statistics, taken at open).
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+};
+use nandlab_dhrd::{Device, DhrdError};
+
+pub(crate) const DISK_INODE: INodeNo = INodeNo(2);
+pub(crate) const STATS_INODE: INodeNo = INodeNo(3);
+pub const DISK_FILE_NAME: &str = "disk";
+pub const STATS_FILE_NAME: &str = "stats";
+
+/// Nothing here changes behind the kernel's back, but the disk's mtime is not tracked: keep it short.
+const ATTR_TTL: Duration = Duration::from_secs(1);
+/// Largest write the kernel may send in one request (needs FUSE max_pages; older kernels cap lower).
+const MAX_WRITE_BYTES: u32 = 1 << 20;
+
+// fallocate(2) mode bits (linux/falloc.h).
+const FALLOC_FL_KEEP_SIZE: i32 = 0x01;
+const FALLOC_FL_PUNCH_HOLE: i32 = 0x02;
+const FALLOC_FL_ZERO_RANGE: i32 = 0x10;
+
+pub(crate) struct DiskFs {
+    device: Arc<Device>,
+    stats_snapshots: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
+    next_handle: AtomicU64,
+    mounted_at: SystemTime,
+    uid: u32,
+    gid: u32,
+}
+
+impl DiskFs {
+    pub(crate) fn new(device: Arc<Device>) -> DiskFs {
+        DiskFs {
+            device,
+            stats_snapshots: Mutex::new(HashMap::new()),
+            next_handle: AtomicU64::new(1),
+            mounted_at: SystemTime::now(),
+            uid: nix::unistd::getuid().as_raw(),
+            gid: nix::unistd::getgid().as_raw(),
+        }
+    }
+
+    fn attr(&self, ino: INodeNo) -> Option<FileAttr> {
+        let (kind, perm, size, nlink) = match ino {
+            INodeNo::ROOT => (FileType::Directory, 0o755, 0, 2),
+            DISK_INODE => (FileType::RegularFile, 0o600, self.device.size_bytes(), 1),
+            STATS_INODE => (FileType::RegularFile, 0o444, 0, 1),
+            _ => return None,
+        };
+        Some(FileAttr {
+            ino,
+            size,
+            blocks: size.div_ceil(512),
+            atime: self.mounted_at,
+            mtime: self.mounted_at,
+            ctime: self.mounted_at,
+            crtime: self.mounted_at,
+            kind,
+            perm,
+            nlink,
+            uid: self.uid,
+            gid: self.gid,
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        })
+    }
+
+    fn snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Vec<u8>>>> {
+        self.stats_snapshots.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn read_disk(&self, offset: u64, size: u32, reply: ReplyData) {
+        let end = offset.saturating_add(u64::from(size)).min(self.device.size_bytes());
+        let Some(len) = end.checked_sub(offset) else {
+            reply.data(&[]);
+            return;
+        };
+        let mut reply = Some(reply);
+        // Reply straight from the RAM image: the only copy is the kernel's, into the reader's buffer.
+        let served = self.device.read_in_place(offset, len as usize, |bytes| {
+            if let Some(reply) = reply.take() {
+                reply.data(bytes);
+            }
+        });
+        if let (Err(err), Some(reply)) = (served, reply) {
+            reply.error(errno_of(&err));
+        }
+    }
+}
+
+fn errno_of(err: &DhrdError) -> Errno {
+    match err {
+        DhrdError::OutOfRange { .. } => Errno::ENOSPC,
+        DhrdError::Backing { source, .. } => {
+            source.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
+        }
+        _ => Errno::EIO,
+    }
+}
+
+impl Filesystem for DiskFs {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        // The kernel may refuse a large max_write; then it keeps its own limit, which is fine.
+        let _ = config.set_max_write(MAX_WRITE_BYTES);
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let ino = match (parent, name.to_str()) {
+            (INodeNo::ROOT, Some(DISK_FILE_NAME)) => DISK_INODE,
+            (INodeNo::ROOT, Some(STATS_FILE_NAME)) => STATS_INODE,
+            _ => return reply.error(Errno::ENOENT),
+        };
+        match self.attr(ino) {
+            Some(attr) => reply.entry(&ATTR_TTL, &attr, Generation(0)),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.attr(ino) {
+            Some(attr) => reply.attr(&ATTR_TTL, &attr),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    /// Only no-op changes are accepted: the disk has a fixed size, permissions are fixed.
+    fn setattr(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        let Some(attr) = self.attr(ino) else {
+            return reply.error(Errno::ENOENT);
+        };
+        if size.is_some_and(|size| size != attr.size) {
+            return reply.error(Errno::EPERM);
+        }
+        reply.attr(&ATTR_TTL, &attr);
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match ino {
+            DISK_INODE => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            STATS_INODE => {
+                let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
+                let text = self.device.stats().to_string().into_bytes();
+                self.snapshots().insert(handle, Arc::new(text));
+                reply.opened(FileHandle(handle), FopenFlags::FOPEN_DIRECT_IO);
+            }
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match ino {
+            DISK_INODE => self.read_disk(offset, size, reply),
+            STATS_INODE => {
+                let Some(text) = self.snapshots().get(&fh.0).cloned() else {
+                    return reply.error(Errno::EBADF);
+                };
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
+                let end = start.saturating_add(size as usize).min(text.len());
+                reply.data(&text[start..end]);
+            }
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        if ino != DISK_INODE {
+            return reply.error(Errno::EBADF);
+        }
+        // A block device accepts the part that fits and reports ENOSPC at the end.
+        let room = self.device.size_bytes().saturating_sub(offset);
+        let len = data.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        if len == 0 && !data.is_empty() {
+            return reply.error(Errno::ENOSPC);
+        }
+        match self.device.write_at(offset, &data[..len]) {
+            Ok(()) => reply.written(len as u32),
+            Err(err) => reply.error(errno_of(&err)),
+        }
+    }
+
+    /// close(2): durable modes have nothing pending; write-back mode syncs so close-to-durable holds.
+    fn flush(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _owner: LockOwner, reply: ReplyEmpty) {
+        self.fsync(_req, ino, _fh, true, reply);
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if ino == STATS_INODE {
+            self.snapshots().remove(&fh.0);
+        }
+        reply.ok();
+    }
+
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        if ino != DISK_INODE {
+            return reply.ok();
+        }
+        match self.device.flush() {
+            Ok(()) => reply.ok(),
+            Err(err) => reply.error(errno_of(&err)),
+        }
+    }
+
+    /// Punch-hole and zero-range are DISCARD / WRITE ZEROES for the loop driver; plain allocation
+    /// inside the fixed size is a no-op.
+    fn fallocate(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        length: u64,
+        mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        if ino != DISK_INODE {
+            return reply.error(Errno::EBADF);
+        }
+        let in_range = offset
+            .checked_add(length)
+            .is_some_and(|end| end <= self.device.size_bytes());
+        let zeroing = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0;
+        let known = mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) == 0;
+        let result = match (known, in_range, zeroing) {
+            (false, _, _) => Err(Errno::EOPNOTSUPP),
+            (true, false, _) => Err(Errno::ENOSPC),
+            (true, true, false) => Ok(()),
+            (true, true, true) => self.device.discard(offset, length).map_err(|err| errno_of(&err)),
+        };
+        match result {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(errno),
+        }
+    }
+
+    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        if ino != INodeNo::ROOT {
+            return reply.error(Errno::ENOTDIR);
+        }
+        let entries = [
+            (INodeNo::ROOT, FileType::Directory, "."),
+            (INodeNo::ROOT, FileType::Directory, ".."),
+            (DISK_INODE, FileType::RegularFile, DISK_FILE_NAME),
+            (STATS_INODE, FileType::RegularFile, STATS_FILE_NAME),
+        ];
+        for (index, (entry_ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
+            if reply.add(*entry_ino, index as u64 + 1, *kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+}
