@@ -294,7 +294,7 @@ impl Simulation {
 }
 
 fn report_progress(observer: &mut dyn FnMut(Progress), phase: Phase, done: u64, total: u64) {
-    if done % PROGRESS_INTERVAL == 0 {
+    if done.is_multiple_of(PROGRESS_INTERVAL) {
         observer(Progress { phase, done, total });
     }
 }

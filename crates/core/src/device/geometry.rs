@@ -111,7 +111,7 @@ impl Geometry {
                 return Err(ConfigError::new(key, "must be at least 1"));
             }
         }
-        if config.page_size % 512 != 0 {
+        if !config.page_size.is_multiple_of(512) {
             return Err(ConfigError::new(
                 "device.page_size",
                 format!("{} bytes is not a multiple of the 512-byte sector", config.page_size),
@@ -267,5 +267,5 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
             ),
         ));
     }
-    Ok(u32::try_from(logical_pages).map_err(|_| ConfigError::new("device.logical_pages", "too large"))?)
+    u32::try_from(logical_pages).map_err(|_| ConfigError::new("device.logical_pages", "too large"))
 }
