@@ -63,7 +63,7 @@ pub(crate) struct Mount {
 }
 
 impl Mount {
-    pub(crate) fn mount(mount: &Path, umount: PathBuf, file_system: &str, options: &str, device: &str, point: &Path) -> Result<Mount, CaptureError> {
+    pub(crate) fn create(mount: &Path, umount: PathBuf, file_system: &str, options: &str, device: &str, point: &Path) -> Result<Mount, CaptureError> {
         std::fs::create_dir_all(point).map_err(|error| CaptureError::io("creating the mount point", point, error))?;
         let point_text = point.to_string_lossy();
         let mut args = vec!["-t", file_system];

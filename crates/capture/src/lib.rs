@@ -11,6 +11,8 @@
 //!
 //! How it works and its limits: docs/capture.md.
 
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod error;
 pub mod fsload;
 mod guards;
@@ -55,13 +57,16 @@ pub struct CaptureConfig {
     pub buffer_kib_per_cpu: u32,
 }
 
+/// A workload function, given the mount point.
+pub type InProcessWorkload = Box<dyn FnOnce(&Path) -> std::io::Result<()> + Send>;
+
 /// What runs in the mounted file system (cwd and `NANDLAB_MNT` = mount point).
 pub enum Workload {
     /// An external command, e.g. `nandlab fsload uav-single`.
     Command(Vec<String>),
     /// A function run on a thread named `nandlab-fsload` (its name is the
     /// `comm` of the requests it issues).
-    InProcess(Box<dyn FnOnce(&Path) -> std::io::Result<()> + Send>),
+    InProcess(InProcessWorkload),
 }
 
 impl Workload {
@@ -189,7 +194,7 @@ pub fn capture(config: &CaptureConfig, workload: Workload, status: &mut dyn FnMu
     let mkfs_args = mkfs_arguments(config, &loop_device.device);
     run_tool("making the file system", &tools.mkfs, &mkfs_args.iter().map(String::as_str).collect::<Vec<_>>())?;
     let journal = journal::ext_journal(&config.file_system, &loop_device.device)?;
-    let mut mount = Mount::mount(&tools.mount, tools.umount.clone(), &config.file_system, &config.mount_options, &loop_device.device, &work.path.join("mnt"))?;
+    let mut mount = Mount::create(&tools.mount, tools.umount.clone(), &config.file_system, &config.mount_options, &loop_device.device, &work.path.join("mnt"))?;
     interrupts.check()?;
 
     let instance = tracing::TraceInstance::create(&tracefs, &tag, tracing::kernel_dev_t(Path::new(&loop_device.device))?, config.buffer_kib_per_cpu)?;

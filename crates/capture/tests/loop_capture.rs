@@ -3,6 +3,8 @@
 //! prints `SKIPPED: <reason>` and returns. Cleanup is the capture's own
 //! guards' job, so the tests also check nothing was left behind.
 
+#![allow(clippy::unwrap_used)]
+
 use nandlab_capture::{capture, CaptureConfig, CaptureError, Workload};
 use nandlab_trace::{Op, Record, ReadOptions, TraceHeader};
 use std::path::{Path, PathBuf};

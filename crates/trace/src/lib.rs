@@ -7,6 +7,8 @@
 //!
 //! The file formats are documented in docs/trace-format.md.
 
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
 mod blkparse;
 mod csv;
 mod error;
@@ -143,7 +145,7 @@ pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Resul
         Some(format) => format,
         None => detect(path, &mut input)?,
     };
-    Ok(reader_for(format, input, path, options)?)
+    reader_for(format, input, path, options)
 }
 
 fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
@@ -196,7 +198,7 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
     if first.starts_with(b"fio version 3 iolog") {
         return Ok(Format::FioV3);
     }
-    let mut data_lines = lines.filter(|line| !line.starts_with(b"#")).peekable();
+    let data_lines = lines.filter(|line| !line.starts_with(b"#"));
     let looks_like = |line: &[u8]| -> Option<Format> {
         if memchr::memmem::find(line, b": block_").is_some() {
             return Some(Format::Tracefs);
@@ -213,7 +215,7 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
         }
     };
     let mut examined = 0;
-    while let Some(line) = data_lines.next() {
+    for line in data_lines {
         examined += 1;
         if let Some(format) = looks_like(line) {
             return Ok(format);

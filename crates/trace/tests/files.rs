@@ -2,8 +2,10 @@
 //! error positions (file and line), and conversions that keep what the
 //! target format can say.
 
+#![allow(clippy::unwrap_used)]
+
 use nandlab_trace::{create, open, Format, Op, ReadOptions, Record, TraceError, TraceHeader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn scratch_file(name: &str, content: &[u8]) -> PathBuf {
     let directory = std::env::temp_dir().join(format!("nandlab-trace-test-{}", std::process::id()));
@@ -13,7 +15,7 @@ fn scratch_file(name: &str, content: &[u8]) -> PathBuf {
     path
 }
 
-fn read_all(path: &PathBuf, format: Option<Format>) -> Result<Vec<Record>, TraceError> {
+fn read_all(path: &Path, format: Option<Format>) -> Result<Vec<Record>, TraceError> {
     open(path, format, &ReadOptions::default())?.collect()
 }
 
@@ -74,7 +76,7 @@ fn conversions_round_trip_through_every_writable_format() {
         let got: Vec<(Op, u64, u32)> = back.iter().map(|r| (r.op, r.start.0, r.len.0)).collect();
         assert_eq!(got, kept, "{format}");
         assert_eq!(summary.written as usize, kept.len(), "{format}");
-        let microseconds = |rs: &[Record]| rs.iter().map(|r| r.timestamp.0 / 1000).last();
+        let microseconds = |rs: &[Record]| rs.last().map(|r| r.timestamp.0 / 1000);
         if format != Format::Msr {
             assert_eq!(microseconds(&back), microseconds(&records), "{format} keeps timing");
         }

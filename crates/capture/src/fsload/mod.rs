@@ -132,7 +132,7 @@ impl FileOps {
 /// Reports progress every tenth of `total` steps.
 pub(crate) fn report_every_tenth(progress: Progress<'_>, what: &str, done: u64, total: u64) {
     let step = (total / 10).max(1);
-    if done % step == 0 || done == total {
+    if done.is_multiple_of(step) || done == total {
         progress(&format!("{what}: {done}/{total}"));
     }
 }

@@ -100,14 +100,13 @@ pub fn single_erase(ops: &FileOps, config: &UavConfig, progress: Progress<'_>) -
         stored.push_back(serial);
     }
     progress(&format!("single-erase: {} images stored", config.files));
-    let mut next = config.files;
     for replacement in 0..config.replacements {
         if let Some(oldest) = stored.pop_front() {
             ops.delete(&image_name(oldest))?;
         }
-        ops.create(&image_name(next), config.file_bytes)?;
-        stored.push_back(next);
-        next += 1;
+        let serial = config.files + replacement;
+        ops.create(&image_name(serial), config.file_bytes)?;
+        stored.push_back(serial);
         report_every_tenth(progress, "single-erase replacements", replacement + 1, config.replacements);
     }
     ops.sync_all();

@@ -142,8 +142,8 @@ fn synthetic_records(count: u64, seed: u64) -> impl Iterator<Item = Record> {
         let (op, start, len) = match random % 16 {
             0 => (Op::Flush, 0, 0),
             1 => (Op::Discard, (random >> 8) % (1 << 24), 2048),
-            2..=4 => (Op::Read, (random >> 8) % (1 << 24) & !7, 8),
-            _ => (Op::Write, next_sector, 8 << (random >> 40) % 7),
+            2..=4 => (Op::Read, ((random >> 8) % (1 << 24)) & !7, 8),
+            _ => (Op::Write, next_sector, 8 << ((random >> 40) % 7)),
         };
         if op == Op::Write {
             next_sector = (next_sector + u64::from(len)) % (1 << 24);
