@@ -88,7 +88,6 @@ pub fn replay(
     }
     let mut replayer = Replayer::new(&config)?;
     let mut progress = ProgressReporter::new();
-    let total = header.device_size_bytes.unwrap_or(0);
     let mut done: u64 = 0;
     let mut commits = CommitDetector::default();
     for record in &mut trace {
@@ -96,7 +95,7 @@ pub fn replay(
         replayer.apply(&host_event(&record, &header, &mut commits))?;
         done += 1;
         if done % 65_536 == 0 {
-            progress.update(Progress { phase: Phase::Measure, done, total: total.max(done) });
+            progress.update(Progress { phase: Phase::Measure, done, total: 0 });
         }
     }
     progress.finish();

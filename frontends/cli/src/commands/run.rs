@@ -261,8 +261,17 @@ impl ProgressReporter {
         if self.phase != Some(progress.phase) {
             self.phase = Some(progress.phase);
             self.bar.set_message(progress.phase.label());
+            if progress.total == 0 {
+                // The length is unknown (a streamed trace): count instead.
+                self.bar.set_style(
+                    ProgressStyle::with_template("{msg:40} {spinner} {human_pos} requests, {per_sec}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+            }
         }
-        self.bar.set_length(progress.total);
+        if progress.total > 0 {
+            self.bar.set_length(progress.total);
+        }
         self.bar.set_position(progress.done);
     }
 
