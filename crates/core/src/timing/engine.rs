@@ -191,8 +191,15 @@ pub struct Engine {
     /// Writes waiting for buffer room, in arrival order (request slots).
     buffer_waiting: VecDeque<u32>,
     stripes_complete: Vec<StripeFill>,
+    /// Requests taken from the source ahead of time, so their mapping entries
+    /// are in cache when they are dispatched.
+    ahead: VecDeque<TimedRequest>,
     stats: Stats,
 }
+
+/// Requests fetched ahead of dispatch; the FTL prefetches the L2P entry of
+/// each when it is fetched and the P2L entry of the old page halfway.
+const LOOKAHEAD: usize = 16;
 
 impl Engine {
     /// An idle device at time 0. The configuration must have been validated.
@@ -229,6 +236,7 @@ impl Engine {
             buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
+            ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
         }
     }
@@ -267,7 +275,7 @@ impl Engine {
                 for queue in 0..self.config.queues {
                     for _ in 0..self.config.queue_depth {
                         if issued < requests {
-                            let Some(timed) = source.next_request() else { break };
+                            let Some(timed) = self.next_request(ftl, source) else { break };
                             issued += 1;
                             self.arrive(ftl, timed, queue)?;
                         }
@@ -275,7 +283,7 @@ impl Engine {
                 }
             }
             Arrival::Open => {
-                next_arrival = if requests > 0 { source.next_request() } else { None };
+                next_arrival = if requests > 0 { self.next_request(ftl, source) } else { None };
             }
         }
         loop {
@@ -286,7 +294,7 @@ impl Engine {
                 let queue = self.next_queue;
                 self.next_queue = (queue + 1) % self.config.queues;
                 self.arrive(ftl, timed, queue)?;
-                next_arrival = if issued < requests { source.next_request() } else { None };
+                next_arrival = if issued < requests { self.next_request(ftl, source) } else { None };
                 continue;
             }
             let Some(event) = self.events.pop() else { break };
@@ -296,14 +304,14 @@ impl Engine {
                 EventKind::JobDone => {
                     let Some(queue) = self.job_done(ftl, index)? else { continue };
                     let completed = self.stats.completed();
-                    if completed % PROGRESS_INTERVAL == 0 {
+                    if completed.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase: Phase::Measure, done: completed, total: requests });
                     }
                     if completed >= requests {
                         break;
                     }
                     if self.config.arrival == Arrival::Closed && issued < requests {
-                        if let Some(timed) = source.next_request() {
+                        if let Some(timed) = self.next_request(ftl, source) {
                             issued += 1;
                             self.arrive(ftl, timed, queue)?;
                         }
@@ -321,6 +329,18 @@ impl Engine {
     }
 
     // ----- host interface -----
+
+    fn next_request(&mut self, ftl: &PageFtl, source: &mut dyn RequestSource) -> Option<TimedRequest> {
+        while self.ahead.len() <= LOOKAHEAD {
+            let Some(timed) = source.next_request() else { break };
+            ftl.prefetch_mapping(timed.request.start);
+            self.ahead.push_back(timed);
+        }
+        if let Some(halfway) = self.ahead.get(LOOKAHEAD / 2) {
+            ftl.prefetch_old_page(halfway.request.start);
+        }
+        self.ahead.pop_front()
+    }
 
     fn arrive(&mut self, ftl: &mut PageFtl, mut timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
         if self.config.arrival == Arrival::Closed {
@@ -549,7 +569,7 @@ impl Engine {
     /// Host requests wait for every operation, inline GC included.
     fn enqueue_recorded(&mut self, ftl: &mut PageFtl, job: u32) {
         let dies = self.geometry.dies();
-        for op in ftl.drain_recorded() {
+        for &op in ftl.recorded() {
             let die = op.unit.0 % dies;
             if job != NO_JOB {
                 self.jobs.get_mut(job).open_ops += 1;
@@ -562,6 +582,7 @@ impl Engine {
                 self.start_op(die, queued);
             }
         }
+        ftl.clear_recorded();
     }
 
     /// The die is ready: host operations first, then background GC when
@@ -592,9 +613,8 @@ impl Engine {
             let unit = UnitId(die + plane * dies);
             if ftl.free_blocks(unit) < self.gc_low_blocks && ftl.collect_one(unit)? {
                 let entry = &mut self.dies[die as usize];
-                for op in ftl.drain_recorded() {
-                    entry.gc_ops.push_back(QueuedOp { kind: op.kind, gc: true, job: NO_JOB });
-                }
+                entry.gc_ops.extend(ftl.recorded().iter().map(|op| QueuedOp { kind: op.kind, gc: true, job: NO_JOB }));
+                ftl.clear_recorded();
                 return Ok(());
             }
         }

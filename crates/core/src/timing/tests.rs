@@ -181,3 +181,67 @@ fn timing_priority_aware_cleaning_lowers_priority_p99() {
         assert!(aware.p99_us < unaware.p99_us, "priority p99: aware {:.1} us, unaware {:.1} us", aware.p99_us, unaware.p99_us);
     }
 }
+
+/// Latency (us) of a read that arrives right after a DISCARD, behind four
+/// reads, on a one-die device.
+fn read_after_discard_us(interface: &str) -> f64 {
+    let (config, geometry) = config(&[
+        "device.channels=1",
+        "device.chips_per_channel=1",
+        "timing.arrival=\"open\"",
+        "timing.discard_command_ns=200000",
+        &format!("timing.interface=\"{interface}\""),
+    ]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
+    let mut requests: Vec<_> = (0..4).map(|page| at(0, Op::Read, page, 1)).collect();
+    requests.push(at(1_000, Op::Trim, 32, 8));
+    requests.push(at(2_000, Op::Read, 10, 1));
+    let report = run(&config, &geometry, &mut ftl, &mut script(requests), 6);
+    report.latency.read.expect("reads").max_us
+}
+
+#[test]
+fn timing_sata_discard_waits_for_the_queue_and_blocks_what_follows() {
+    // Each read holds the die for sensing (40 us) and its transfer (20 us).
+    let read_us = 40.0 + 20.0;
+    let nvme = read_after_discard_us("nvme");
+    let sata = read_after_discard_us("sata");
+    assert!(within(nvme, 5.0 * read_us - 2.0, 0.001), "NVMe: the read queues only behind the 4 reads: {nvme} us");
+    let expected = 4.0 * read_us + 200.0 + read_us - 2.0;
+    assert!(within(sata, expected, 0.001), "SATA: drain, DISCARD, then the read: {sata} us, expected {expected} us");
+}
+
+/// Write latency summary of sparse open-loop 4 KiB writes.
+fn sparse_write_latency(buffer_pages: u32) -> LatencySummary {
+    let (config, geometry) =
+        config(&["timing.arrival=\"open\"", &format!("timing.write_buffer_pages={buffer_pages}")]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    let writes = (0..100).map(|i| at(u64::from(i) * 1_000_000, Op::Write, i, 1)).collect();
+    run(&config, &geometry, &mut ftl, &mut script(writes), 100).latency.write.expect("writes")
+}
+
+#[test]
+fn timing_write_buffer_acknowledges_before_the_program() {
+    let through = sparse_write_latency(0);
+    let buffered = sparse_write_latency(64);
+    // Write-through: transfer (20 us) then program (200 us).
+    assert!(within(through.p50_us, 220.0, 0.001), "write-through {} us", through.p50_us);
+    assert!(buffered.max_us < 1.0, "buffered writes complete on admission: {} us", buffered.max_us);
+}
+
+#[test]
+fn timing_config_errors_name_the_key() {
+    let error = |overrides: &[&str]| {
+        let mut builder = ConfigBuilder::preset("small").expect("preset");
+        for assignment in overrides {
+            builder.set(assignment).expect("override");
+        }
+        builder.build().expect_err("invalid configuration")
+    };
+    assert_eq!(error(&["timing.interface=\"sata\"", "timing.queue_depth=64"]).key, "timing.queue_depth");
+    assert_eq!(error(&["timing.program_ns=0"]).key, "timing.program_ns");
+    assert_eq!(error(&["timing.gc_low_blocks=1"]).key, "timing.gc_low_blocks");
+    assert_eq!(error(&["timing.flush=\"stripe-merge\"", "timing.stripe_pages=16"]).key, "timing.write_buffer_pages");
+    assert!(error(&["timing.read_us=40"]).reason.contains("read_us"), "unknown keys are refused");
+}
