@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+use nandlab_capture::fsload::uav::{self, UavConfig};
+use nandlab_capture::fsload::FileOps;
 use nandlab_capture::{capture, CaptureConfig, CaptureError, Workload};
 use nandlab_trace::{Op, Record, ReadOptions, TraceHeader};
 use std::path::{Path, PathBuf};
@@ -112,5 +114,25 @@ fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
     let _ = std::fs::remove_file(&config.output);
     let missing = capture(&config, Workload::Command(vec!["/nonexistent/workload".into()]), &mut |_| {});
     assert!(matches!(missing, Err(CaptureError::Tool { .. })), "{missing:?}");
+    assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");
+}
+
+#[test]
+fn an_in_process_single_erase_is_traced_under_the_workload_thread_name() {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let config = config("single-erase");
+    let scenario = UavConfig { files: 8, file_bytes: 256 << 10, rounds: 1, replacements: 16, prefill_fraction: 0.5 };
+    let workload = Workload::InProcess(Box::new(move |root: &Path| uav::single_erase(&FileOps::new(root, 1, true), &scenario, &mut |_| {})));
+    let report = capture(&config, workload, &mut |_| {}).expect("capture runs");
+    assert_eq!(report.exit_code, Some(0));
+    let (_, records) = read_trace(&config.output);
+    let _ = std::fs::remove_file(&config.output);
+    let image_writes: u64 = records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "nandlab-fsload").map(|r| u64::from(r.len.0)).sum();
+    assert!(image_writes >= 24 * 512, "the 24 fsync'ed 256 KiB images are written by the workload thread, got {image_writes} sectors");
+    let discarded: u64 = records.iter().filter(|r| r.op == Op::Discard).map(|r| u64::from(r.len.0)).sum();
+    assert!(discarded >= 16 * 512, "the 16 replaced images are discarded, got {discarded} sectors");
     assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");
 }
