@@ -1,0 +1,415 @@
+//! Storage admission control (Section 4): how many flash blocks a task set
+//! needs when every block holds only data that expires together, so that GC
+//! is only a block erasure.
+//!
+//! - SiP (Section 4.1): each task gets its own blocks, eq. (5)-(7), or
+//!   eq. (8)-(10) without the w_i < g·P assumption;
+//! - SharP (Section 4.2): tasks with similar data lifetime share blocks,
+//!   eq. (12)-(14) or eq. (15)-(16), partitioned by Algorithm 1;
+//! - eq. (11): the task set is admitted if the blocks needed fit in S_blocks·λ.
+//!
+//! The result is a [`StoragePlan`]: partitions of tasks, the blocks each
+//! partition needs and its data lifetime, the input an FTL placement policy
+//! uses to give every partition its own blocks.
+
+use crate::{AdmissionError, DeviceParams, Task};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Block allocation algorithm of Section 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// Single Task Placement: one partition per task.
+    Sip,
+    /// Shared Task Placement: Algorithm 1's partitions.
+    Sharp,
+}
+
+impl Placement {
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sip => "SiP",
+            Self::Sharp => "SharP",
+        }
+    }
+}
+
+/// Which form of the block equations to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteSizeModel {
+    /// Assume w_i < g·P: eq. (5)-(7) and (12)-(14).
+    SmallWrites,
+    /// No assumption on w_i: eq. (8)-(10) and (15)-(16). Whole stripes of g
+    /// blocks written in one period are counted apart (K′), the remainder
+    /// w_i mod g·P is placed like a small write. Equals `SmallWrites` when
+    /// w_i < g·P.
+    #[default]
+    General,
+}
+
+/// The pages a task writes while a block erasure is in progress, the
+/// `w_i · ⌈t_e / T_i^w⌉` term of eq. (6), (7), (10), (13) and (16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EraseAllowance {
+    /// ⌈w_i · t_e / T_i^w⌉: the pages written at the task's rate during one
+    /// erasure. This is the form that reproduces the worked example of
+    /// Section 4.2 (opt1 = 20, opt2 = 19, H([τ0, τ1]) = 11).
+    #[default]
+    Prorated,
+    /// w_i · ⌈t_e / T_i^w⌉ as printed: a whole period's pages for every
+    /// started period. It gives H([τ0, τ1]) = 12 and opt1 = 21, opt2 = 20 in
+    /// Section 4.2's example, so the paper's numbers were not computed this way.
+    PerPeriod,
+}
+
+/// Parameters of the block equations: P, g, t_e, S_chips and the two modelling choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageModel {
+    /// g: pages per read/write request, striped over g chips.
+    pub granularity: u64,
+    pub pages_per_block: u64,
+    pub chips: u64,
+    pub erase: Duration,
+    pub write_size: WriteSizeModel,
+    pub erase_allowance: EraseAllowance,
+}
+
+impl StorageModel {
+    pub fn new(device: &DeviceParams, granularity: u64) -> Result<Self, AdmissionError> {
+        if granularity == 0 {
+            return Err(AdmissionError::InvalidParameter { name: "granularity", reason: "must be at least 1 page".to_owned() });
+        }
+        Ok(Self {
+            granularity,
+            pages_per_block: device.pages_per_block,
+            chips: device.chips(),
+            erase: device.erase,
+            write_size: WriteSizeModel::default(),
+            erase_allowance: EraseAllowance::default(),
+        })
+    }
+
+    /// Chips a request is striped over: g, but never more than S_chips
+    /// (Section 6.1.3: "there will not be any throughput or storage cost
+    /// increase for g > 64" on the 64-chip drive).
+    #[must_use]
+    pub fn stripe_width(&self) -> u64 {
+        self.granularity.min(self.chips)
+    }
+
+    /// g·P: pages in one stripe of blocks.
+    fn stripe_pages(&self) -> u64 {
+        self.stripe_width() * self.pages_per_block
+    }
+
+    /// Pages per period placed in partially filled blocks: w_i, or
+    /// w_i mod g·P without the w_i < g·P assumption (eq. 8, 15).
+    #[must_use]
+    pub fn partial_pages(&self, task: &Task) -> u64 {
+        match self.write_size {
+            WriteSizeModel::SmallWrites => task.write_pages(),
+            WriteSizeModel::General => task.write_pages() % self.stripe_pages(),
+        }
+    }
+
+    /// K(τ_i), the most valid pages the task keeps in partial blocks:
+    /// eq. (5) K = w_i·(l_i^w + 1), or eq. (8) with w_i mod g·P.
+    #[must_use]
+    pub fn valid_pages(&self, task: &Task) -> u64 {
+        self.partial_pages(task).saturating_mul(task.lifetime_periods.saturating_add(1))
+    }
+
+    /// K′(τ_i), eq. (9): blocks holding whole stripes, g·⌊w_i / g·P⌋·(l_i^w + 1).
+    /// The paper prints ⌈·⌉, which would charge g·(l+1) blocks to every task
+    /// with w_i < g·P and break the reduction of eq. (10) to eq. (7); a whole
+    /// stripe exists only ⌊·⌋ times per period.
+    #[must_use]
+    pub fn full_stripe_blocks(&self, task: &Task) -> u64 {
+        match self.write_size {
+            WriteSizeModel::SmallWrites => 0,
+            WriteSizeModel::General => {
+                let stripes = task.write_pages() / self.stripe_pages();
+                (self.stripe_width() * stripes).saturating_mul(task.lifetime_periods.saturating_add(1))
+            }
+        }
+    }
+
+    /// The erase term of eq. (6)/(7)/(10)/(13)/(16), see [`EraseAllowance`].
+    #[must_use]
+    pub fn erase_pages(&self, task: &Task) -> u64 {
+        let Some(write) = task.write else { return 0 };
+        let period_ns = write.period.as_nanos().max(1);
+        let erase_ns = self.erase.as_nanos();
+        let pages = match self.erase_allowance {
+            EraseAllowance::Prorated => (u128::from(write.pages) * erase_ns).div_ceil(period_ns),
+            EraseAllowance::PerPeriod => u128::from(write.pages) * erase_ns.div_ceil(period_ns),
+        };
+        u64::try_from(pages).unwrap_or(u64::MAX)
+    }
+
+    /// H_g(τ_i): blocks a task needs on its own. Eq. (7)
+    /// g·(⌈(K + erase) / g·P⌉ + 1), plus K′ in eq. (10). With g = 1 this is
+    /// eq. (6). A task without partially filled blocks needs no "+1" stripe.
+    #[must_use]
+    pub fn task_blocks(&self, task: &Task) -> u64 {
+        let full = self.full_stripe_blocks(task);
+        if self.partial_pages(task) == 0 {
+            return full;
+        }
+        let pages = self.valid_pages(task).saturating_add(self.erase_pages(task));
+        self.stripe_width() * (pages.div_ceil(self.stripe_pages()) + 1) + full
+    }
+
+    /// Q(τ_i, set), eq. (12) / (15): the task's share of the set's write rate
+    /// into partially filled blocks.
+    #[must_use]
+    pub fn share(&self, task: &Task, set: &[&Task]) -> f64 {
+        let total: f64 = set.iter().map(|member| self.partial_rate(member)).sum();
+        if total > 0.0 {
+            self.partial_rate(task) / total
+        } else {
+            0.0
+        }
+    }
+
+    /// J(τ_j, set), eq. (13): blocks τ_j needs while sharing blocks with the
+    /// set, g·(⌈(K + erase) / (g·P·Q)⌉ + 1). Eq. (16) adds K′(τ_j); see
+    /// [`StorageModel::partition_blocks`] for how a partition counts K′.
+    #[must_use]
+    pub fn shared_task_blocks(&self, task: &Task, set: &[&Task]) -> u64 {
+        let share = self.share(task, set);
+        if share <= 0.0 {
+            return self.full_stripe_blocks(task);
+        }
+        let pages = self.valid_pages(task).saturating_add(self.erase_pages(task));
+        #[allow(clippy::cast_precision_loss)]
+        let stripes = ceil_tolerant(pages as f64 / (self.stripe_pages() as f64 * share));
+        self.stripe_width() * (stripes + 1) + self.full_stripe_blocks(task)
+    }
+
+    /// H_g(set), eq. (14): max_j J(τ_j, set) for the partially filled blocks,
+    /// plus the whole-stripe blocks K′ of every member (eq. 16 prints K′(τ_i)
+    /// of one task; each member's whole stripes occupy their own blocks, so the
+    /// partition needs all of them). For one task this is eq. (7)/(10)
+    /// (footnote 2).
+    #[must_use]
+    pub fn partition_blocks(&self, set: &[&Task]) -> u64 {
+        let mut load = PartitionLoad::default();
+        for task in set {
+            load.add(self, task);
+        }
+        load.blocks(self)
+    }
+
+    /// w_i mod g·P / T_i^w in pages per second: the rate of eq. (12)/(15).
+    fn partial_rate(&self, task: &Task) -> f64 {
+        task.write.map_or(0.0, |write| {
+            #[allow(clippy::cast_precision_loss)]
+            let pages = self.partial_pages(task) as f64;
+            pages / write.period.as_secs_f64()
+        })
+    }
+
+    /// How long the partition must hold one unit of τ_j's write rate:
+    /// (K + erase) / rate. Then J(τ_j) = g·(⌈R·residence_j / g·P⌉ + 1) with R
+    /// the partition's total rate, because Q_j = rate_j / R.
+    fn residence_seconds(&self, task: &Task) -> f64 {
+        let rate = self.partial_rate(task);
+        #[allow(clippy::cast_precision_loss)]
+        let pages = self.valid_pages(task).saturating_add(self.erase_pages(task)) as f64;
+        if rate > 0.0 {
+            pages / rate
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Ceiling that treats values within 1e-9 (relative) of an integer as that
+/// integer, so that e.g. 8 / (8 · 7/7) is 1 and not 2 after rounding error.
+fn ceil_tolerant(value: f64) -> u64 {
+    let nearest = value.round();
+    let rounded = if (value - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) { nearest } else { value.ceil() };
+    // Block counts are far below 2^53; the cast saturates on overflow.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let blocks = rounded.max(0.0) as u64;
+    blocks
+}
+
+/// Running totals that give eq. (14) for a growing partition in O(1) per task.
+#[derive(Debug, Clone, Copy, Default)]
+struct PartitionLoad {
+    partial_rate: f64,
+    longest_residence_seconds: f64,
+    full_stripe_blocks: u64,
+    has_partial: bool,
+}
+
+impl PartitionLoad {
+    fn of(model: &StorageModel, tasks: &[&Task]) -> Self {
+        let mut load = Self::default();
+        for task in tasks {
+            load.add(model, task);
+        }
+        load
+    }
+
+    fn add(&mut self, model: &StorageModel, task: &Task) {
+        self.full_stripe_blocks = self.full_stripe_blocks.saturating_add(model.full_stripe_blocks(task));
+        if model.partial_pages(task) > 0 {
+            self.has_partial = true;
+            self.partial_rate += model.partial_rate(task);
+            self.longest_residence_seconds = self.longest_residence_seconds.max(model.residence_seconds(task));
+        }
+    }
+
+    fn with(mut self, model: &StorageModel, task: &Task) -> Self {
+        self.add(model, task);
+        self
+    }
+
+    fn blocks(&self, model: &StorageModel) -> u64 {
+        if !self.has_partial {
+            return self.full_stripe_blocks;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let stripes = ceil_tolerant(self.partial_rate * self.longest_residence_seconds / model.stripe_pages() as f64);
+        model.stripe_width() * (stripes + 1) + self.full_stripe_blocks
+    }
+}
+
+/// One group of tasks sharing blocks (one task under SiP).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Indices into the task slice the plan was made for.
+    pub tasks: Vec<usize>,
+    /// Blocks reserved for the partition (H_g of eq. 7/10/14/16).
+    pub blocks: u64,
+    /// Chips each write of the partition is striped over (g capped at S_chips).
+    pub stripe_width: u64,
+    /// The longest T^w·(l^w + 1) among the members: a block written now is
+    /// erasable after at most this long.
+    pub longest_data_lifetime: Duration,
+    /// Total write rate of the members, pages per second.
+    pub write_pages_per_second: f64,
+}
+
+/// The outcome of storage admission for a task set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoragePlan {
+    pub placement: Placement,
+    pub partitions: Vec<Partition>,
+    /// D of eq. (11): blocks the partitions need together.
+    pub blocks_needed: u64,
+    /// ⌊S_blocks·λ⌋, the right-hand side of eq. (11).
+    pub blocks_available: u64,
+}
+
+impl StoragePlan {
+    /// Eq. (11): D ≤ S_blocks·λ.
+    #[must_use]
+    pub fn fits(&self) -> bool {
+        self.blocks_needed <= self.blocks_available
+    }
+
+    /// The partition holding task `task` (tasks that never write have none).
+    #[must_use]
+    pub fn partition_of(&self, task: usize) -> Option<usize> {
+        self.partitions.iter().position(|partition| partition.tasks.contains(&task))
+    }
+}
+
+/// ⌊S_blocks·λ⌋ for eq. (11).
+#[must_use]
+pub fn blocks_available(device: &DeviceParams, utilization: f64) -> u64 {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let blocks = (device.blocks() as f64 * utilization + 1e-9).floor().max(0.0) as u64;
+    blocks
+}
+
+/// Plans the task set with `placement` and checks eq. (11) against
+/// `blocks_available`. Tasks that do not write need no blocks.
+#[must_use]
+pub fn plan(model: &StorageModel, tasks: &[Task], placement: Placement, blocks_available: u64) -> StoragePlan {
+    let writers: Vec<usize> = (0..tasks.len()).filter(|&index| tasks[index].write_pages() > 0).collect();
+    let groups = match placement {
+        Placement::Sip => writers.into_iter().map(|index| vec![index]).collect(),
+        Placement::Sharp => sharp_partitions(model, tasks, writers),
+    };
+    let partitions: Vec<Partition> = groups.into_iter().map(|group| partition(model, tasks, group)).collect();
+    let blocks_needed = partitions.iter().map(|partition| partition.blocks).sum();
+    StoragePlan { placement, partitions, blocks_needed, blocks_available }
+}
+
+fn partition(model: &StorageModel, tasks: &[Task], members: Vec<usize>) -> Partition {
+    let refs: Vec<&Task> = members.iter().map(|&index| &tasks[index]).collect();
+    Partition {
+        blocks: model.partition_blocks(&refs),
+        stripe_width: model.stripe_width(),
+        longest_data_lifetime: refs.iter().map(|task| task.data_lifetime()).max().unwrap_or_default(),
+        write_pages_per_second: refs.iter().map(|task| task.write_pages_per_second()).sum(),
+        tasks: members,
+    }
+}
+
+/// Algorithm 1 (TelomereSharP). Tasks are sorted by T^w·(l^w + 1); for each
+/// task τ1 with successor τ2 it compares
+/// opt1 = H(current + τ1) + H(τ2), opt2 = H(current) + H([τ1, τ2]) and
+/// opt3 = H(current) + H(τ1) + H(τ2), preferring opt1, then opt2, on ties.
+/// Line 27 prints `opt1 = H(tasks[idx : tlen − 1])`, which leaves the last
+/// task out of the comparison; we compare the remaining partition with and
+/// without the last task, as line 28 and lines 29-33 intend.
+fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>) -> Vec<Vec<usize>> {
+    order.sort_by_key(|&index| tasks[index].data_lifetime());
+    let count = order.len();
+    let single = |position: usize| model.partition_blocks(&[&tasks[order[position]]]);
+    let mut partitions = Vec::new();
+    let mut push = |range: std::ops::Range<usize>| {
+        if !range.is_empty() {
+            partitions.push(order[range].to_vec());
+        }
+    };
+    let (mut start, mut next) = (0, 0);
+    let mut current = PartitionLoad::default();
+    while next + 1 < count {
+        let (first, second) = (&tasks[order[next]], &tasks[order[next + 1]]);
+        let current_blocks = current.blocks(model);
+        let pair = PartitionLoad::of(model, &[first, second]).blocks(model);
+        let opt1 = current.with(model, first).blocks(model) + single(next + 1);
+        let opt2 = current_blocks + pair;
+        let opt3 = current_blocks + single(next) + single(next + 1);
+        let best = opt1.min(opt2).min(opt3);
+        if opt1 == best {
+            current.add(model, first);
+            next += 1;
+        } else if opt2 == best {
+            push(start..next);
+            start = next;
+            current = PartitionLoad::of(model, &[first]);
+            next += 1;
+        } else {
+            push(start..next);
+            push(next..next + 1);
+            start = next + 1;
+            current = PartitionLoad::of(model, &[second]);
+            next += 2;
+        }
+    }
+    if count > 0 {
+        let rest: Vec<&Task> = order[start..].iter().map(|&index| &tasks[index]).collect();
+        let (without_last, last) = rest.split_at(rest.len() - 1);
+        let together = model.partition_blocks(&rest);
+        let apart = model.partition_blocks(without_last) + model.partition_blocks(last);
+        if together < apart {
+            push(start..count);
+        } else {
+            push(start..count - 1);
+            push(count - 1..count);
+        }
+    }
+    partitions
+}
