@@ -1,0 +1,202 @@
+//! Issue check: crash consistency under SIGKILL of the real daemon (`nandlab-dhrd-fuse`).
+//!
+//! A writer issues random writes (random sizes and offsets, unaligned) through DIR/disk and logs
+//! each acknowledged one into a reference image; a killer thread sends SIGKILL at a random moment;
+//! the next daemon start (which clears the stale mount itself and re-initializes from the backing
+//! store, clearing the stale mount the dead daemon left, with a throttled copier so writes and kills also land during initialization) must read
+//! back every acknowledged write exactly. Only the bytes of the one write in flight at the kill are
+//! uncertain; they are adopted from the device after the check.
+
+mod support;
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use support::fuse_unavailable;
+
+const KILLS: usize = 50;
+const SIZE_BYTES: u64 = 32 << 20;
+const WRITE_BYTES_MAX: usize = 300_000;
+
+/// The daemon child; SIGKILLed and its mount detached if the test fails midway.
+struct Daemon {
+    child: Child,
+    mountpoint: PathBuf,
+    /// After a deliberate SIGKILL the stale mount is left for the next daemon to clear.
+    leave_stale_mount: bool,
+}
+
+impl Daemon {
+    fn start(backing: &Path, mountpoint: &Path) -> Daemon {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"))
+            .args(["--backing", backing.to_str().expect("utf-8 path")])
+            .args(["--size", &SIZE_BYTES.to_string()])
+            .args(["--mount", mountpoint.to_str().expect("utf-8 path")])
+            .args(["--chunk", "256KiB", "--copy-rate", "200MiB", "--progress-ms", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn nandlab-dhrd-fuse");
+        let stdout = child.stdout.take().expect("daemon stdout");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("read ready line");
+        assert!(line.starts_with("dhrd: serving"), "daemon did not come up: {line:?}");
+        Daemon {
+            child,
+            mountpoint: mountpoint.to_path_buf(),
+            leave_stale_mount: false,
+        }
+    }
+
+    fn disk(&self) -> File {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(self.mountpoint.join("disk"))
+            .expect("open DIR/disk")
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if self.leave_stale_mount {
+            return;
+        }
+        let _ = nix::mount::umount2(&self.mountpoint, nix::mount::MntFlags::MNT_DETACH);
+    }
+}
+
+/// The writer's log: what every acknowledged write put on the disk.
+struct Reference {
+    image: Vec<u8>,
+    /// The write in flight when the daemon died: it may have landed, partly or not at all.
+    uncertain: Option<(usize, usize)>,
+}
+
+impl Reference {
+    /// Checks every byte outside the uncertain range, then adopts what the device has there.
+    fn verify(&mut self, disk: &File, round: usize) {
+        let mut actual = vec![0u8; self.image.len()];
+        for (index, piece) in actual.chunks_mut(1 << 20).enumerate() {
+            disk.read_exact_at(piece, (index as u64) << 20).expect("read back");
+        }
+        let (hole_start, hole_end) = self.uncertain.map_or((0, 0), |(at, len)| (at, at + len));
+        let mismatch = (0..self.image.len())
+            .find(|&i| (i < hole_start || i >= hole_end) && actual[i] != self.image[i]);
+        assert!(
+            mismatch.is_none(),
+            "round {round}: acknowledged data lost at byte {mismatch:?} (in-flight write {:?})",
+            self.uncertain
+        );
+        self.image[hole_start..hole_end].copy_from_slice(&actual[hole_start..hole_end]);
+        self.uncertain = None;
+    }
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_of_the_daemon() {
+    if let Some(reason) = fuse_unavailable() {
+        eprintln!("SKIPPED: {reason}");
+        return;
+    }
+    let seed = 0xC4A5_4DE5_u64;
+    eprintln!("seed {seed:#x}");
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let backing = dir.path().join("backing.img");
+    let mountpoint = dir.path().join("mnt");
+    std::fs::create_dir(&mountpoint).expect("mkdir");
+    let mut reference = Reference {
+        image: vec![0u8; SIZE_BYTES as usize],
+        uncertain: None,
+    };
+    let started = Instant::now();
+    let mut acknowledged = 0usize;
+    let mut killed_during_init = 0usize;
+
+    for round in 0..KILLS {
+        let mut daemon = Daemon::start(&backing, &mountpoint);
+        let disk = daemon.disk();
+        let init_running = init_running(&mountpoint);
+        killed_during_init += usize::from(init_running);
+        let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+        let kill_after = Duration::from_millis(rng.random_range(10..100));
+        let killed = Arc::new(AtomicBool::new(false));
+        let killer = {
+            let killed = Arc::clone(&killed);
+            thread::spawn(move || {
+                thread::sleep(kill_after);
+                nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("SIGKILL");
+                killed.store(true, Ordering::Release);
+            })
+        };
+        // Writes only after the check, so the check itself never races the kill.
+        loop {
+            let len = rng.random_range(1..WRITE_BYTES_MAX);
+            let at = rng.random_range(0..SIZE_BYTES as usize - len);
+            let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            reference.uncertain = Some((at, len));
+            match disk.write_all_at(&data, at as u64) {
+                Ok(()) => {
+                    reference.image[at..at + len].copy_from_slice(&data);
+                    reference.uncertain = None;
+                    acknowledged += 1;
+                }
+                Err(_) => break,
+            }
+            if rng.random_range(0..8) == 0 && disk.sync_data().is_err() {
+                break;
+            }
+        }
+        killer.join().expect("killer thread");
+        assert!(killed.load(Ordering::Acquire));
+        drop(disk);
+        let _ = daemon.child.wait();
+        daemon.leave_stale_mount = true;
+        drop(daemon);
+
+        // Restart from the backing store alone and check before anything else is written.
+        let daemon = Daemon::start(&backing, &mountpoint);
+        reference.verify(&daemon.disk(), round);
+        drop(daemon); // SIGKILL again: the next round recovers from this kill too
+    }
+
+    let mut daemon = Daemon::start(&backing, &mountpoint);
+    reference.verify(&daemon.disk(), KILLS);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let status = daemon.child.wait().expect("wait");
+    assert!(status.success(), "clean shutdown failed: {status}");
+    let on_disk = std::fs::read(&backing).expect("read backing file");
+    assert!(on_disk == reference.image, "backing file differs after clean shutdown");
+    eprintln!(
+        "crash test: {} SIGKILLs during writes ({killed_during_init} during initialization) + {} \
+         SIGKILLs after verification, {acknowledged} acknowledged writes checked, {:.1} s",
+        KILLS,
+        KILLS,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// True when the stats file says the copier is still running.
+fn init_running(mountpoint: &Path) -> bool {
+    std::fs::read_to_string(mountpoint.join("stats"))
+        .map(|stats| stats.contains("init_finished_after_ms running"))
+        .unwrap_or(false)
+}
