@@ -59,8 +59,9 @@ impl TraceInstance {
         std::fs::create_dir(&directory).map_err(|error| CaptureError::Kernel { what: "create a tracefs instance", detail: format!("mkdir {}: {error}", directory.display()) })?;
         let instance = TraceInstance { directory };
         instance.set("buffer_size_kb", &buffer_kib_per_cpu.to_string())?;
-        // Timestamps from one clock across CPUs, so the merged stream is in order.
-        instance.set("trace_clock", "mono")?;
+        // Timestamps from one clock across CPUs, so the merged stream is in
+        // order. Kernels without `mono` keep their default (`local`).
+        let _ = instance.set("trace_clock", "mono");
         instance.set(&format!("events/{EVENT}/filter"), &format!("dev == {dev_t}"))?;
         instance.set(&format!("events/{EVENT}/enable"), "1")?;
         Ok(instance)
