@@ -6,6 +6,7 @@
 //! Mechanism, durability modes and measurements: docs/dhrd.md.
 
 mod aligned;
+pub mod bench;
 mod backing;
 mod chunk;
 mod config;
