@@ -3,6 +3,7 @@
 
 mod flash;
 mod geometry;
+pub mod wear;
 
 pub use flash::{DeviceError, FlashArray};
 pub use geometry::{DeviceConfig, Geometry, UnitLocation, PHYSICAL_PAGES_MAX};

@@ -6,12 +6,15 @@
 pub mod analytic;
 mod check;
 mod prefetch;
+pub mod telomere;
 mod victim;
+pub mod wao_gc;
 
 pub use victim::VictimPolicy;
 
 
 use crate::config::ConfigError;
+use crate::device::wear::{take_free_block, WearLeveling, WearModel};
 use crate::device::{DeviceError, FlashArray, Geometry};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, StreamId, UnitId};
@@ -108,6 +111,10 @@ pub enum FreeBlockOrder {
     Fifo,
     /// The free block with the fewest erases (dynamic wear-leveling).
     LeastWorn,
+    /// The free block with the lowest RBER under the wear model set with
+    /// [`PageFtl::set_wear_model`] (Telomere Section 6.2's RBER-balancing);
+    /// without a model, the fewest erases.
+    LowestRber,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,6 +128,10 @@ pub enum FtlError {
     OutOfSpace { unit: u32 },
     #[error("flash rule violated: {0}")]
     Device(#[from] DeviceError),
+    #[error("partition {partition} needs more than the {blocks} blocks admission control reserved for it")]
+    PartitionFull { partition: u32, blocks: u32 },
+    #[error("task {task} belongs to no partition: admission control did not admit it")]
+    UnadmittedTask { task: u64 },
 }
 
 /// A flash operation the FTL performed, recorded for the timing model when
@@ -167,6 +178,8 @@ pub struct PageFtl {
     rng: Xoshiro256PlusPlus,
     /// Flash operations since the last drain, when recording is on.
     recorded: Option<Vec<FlashOp>>,
+    /// Per-block RBER parameters for `FreeBlockOrder::LowestRber`.
+    wear: Option<WearModel>,
 }
 
 impl PageFtl {
@@ -196,7 +209,13 @@ impl PageFtl {
             counters: Counters::new(config.streams as usize),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             recorded: None,
+            wear: None,
         })
+    }
+
+    /// Sets the per-block RBER model that `FreeBlockOrder::LowestRber` ranks by.
+    pub fn set_wear_model(&mut self, model: WearModel) {
+        self.wear = Some(model);
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -414,6 +433,15 @@ impl PageFtl {
                 let erase_counts = self.flash.erase_counts();
                 let slot = free.iter().enumerate().min_by_key(|(_, &b)| erase_counts[b as usize]).map(|(i, _)| i);
                 slot.and_then(|i| free.swap_remove_back(i))
+            }
+            FreeBlockOrder::LowestRber => {
+                let erase_counts = self.flash.erase_counts();
+                let wear = self.wear.as_ref();
+                let rber = |block: u32| {
+                    let erases = erase_counts[block as usize];
+                    wear.map_or(f64::from(erases), |model| model.rber(BlockId(block), erases))
+                };
+                take_free_block(free, WearLeveling::RberBalancing, rber, None)
             }
         }
         .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;

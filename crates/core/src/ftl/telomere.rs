@@ -1,0 +1,435 @@
+//! Telomere's lifetime-aware placement (Missimer, Athanassoulis and West, ACM
+//! TECS 2022, Sections 3-4 and 6.3) as an FTL over the [`FlashArray`].
+//!
+//! Every partition of the task set (one task under SiP, a group of tasks with
+//! similar lifetimes under SharP) writes to blocks of its own, striped over
+//! `stripe_width` chips. A block carries the latest expiry time of the data
+//! in it; once that time has passed and the block is full, every page in it
+//! is invalid and the block is erased — garbage collection is "simply a block
+//! erasure" and never copies a page. A partition may hold at most the blocks
+//! admission control reserved for it (H_g of eq. (7)/(14)); asking for more
+//! is an error, which is how a run checks the admission bounds. Expired data
+//! are no longer readable.
+
+use crate::device::wear::{take_free_block, Hotness, WearLeveling, WearModel};
+use crate::device::{FlashArray, Geometry};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::metrics::Counters;
+use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
+use crate::workload::periodic::PeriodicSink;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+const NONE: u32 = u32::MAX;
+
+/// A partition as admission control planned it (plain data, so the core does
+/// not depend on the admission crate; the CLI converts its plans).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionSpec {
+    /// Indices of the member tasks.
+    pub tasks: Vec<usize>,
+    /// Blocks reserved for the partition.
+    pub blocks: u32,
+    /// Chips each write job is striped over (g, at most the device's units).
+    pub stripe_width: u32,
+    /// The longest T^w · (l^w + 1) among the members: the shorter, the hotter
+    /// the partition's blocks (health binning puts it in healthier blocks).
+    pub data_lifetime: SimNs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TelomereError {
+    #[error("partition {partition} has stripe width {width}; it must be between 1 and the {units} parallel units")]
+    StripeWidth { partition: usize, width: u32, units: u32 },
+    #[error("partition {partition} reserves {blocks} blocks, fewer than its stripe width {width}")]
+    TooFewBlocks { partition: usize, blocks: u32, width: u32 },
+    #[error("task {task} is in partitions {first} and {second}")]
+    TaskTwice { task: usize, first: usize, second: usize },
+    #[error("the partitions reserve {reserved} blocks, the device has {blocks}")]
+    OverReserved { reserved: u64, blocks: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Open,
+    Sealed,
+}
+
+#[derive(Debug, Clone)]
+struct Partition {
+    budget: u32,
+    held: u32,
+    /// The chips the partition stripes over, and its next lane among them.
+    units: Vec<UnitId>,
+    next_lane: usize,
+    open: Vec<u32>,
+    hotness: Hotness,
+}
+
+/// Telomere's FTL: page-mapped reads, partitioned lifetime-aware writes.
+#[derive(Debug, Clone)]
+pub struct TelomereFtl {
+    geometry: Geometry,
+    flash: FlashArray,
+    l2p: Vec<u32>,
+    /// Expiry of the data each logical page maps to, in ns.
+    lpn_expires: Vec<u64>,
+    block_expires: Vec<u64>,
+    state: Vec<BlockState>,
+    owner: Vec<u32>,
+    /// Sealed blocks by expiry: erased once their time has passed.
+    sealed: BinaryHeap<Reverse<(u64, u32)>>,
+    free: Vec<VecDeque<u32>>,
+    partitions: Vec<Partition>,
+    task_partition: Vec<Option<usize>>,
+    wear_leveling: WearLeveling,
+    wear: Option<WearModel>,
+    now: SimNs,
+    counters: Counters,
+    expired_reads: u64,
+    recorded: Option<Vec<FlashOp>>,
+}
+
+impl TelomereFtl {
+    /// Partition `p`'s stripe starts at chip `p · width mod units`, so
+    /// partitions spread over the chips.
+    pub fn new(
+        geometry: &Geometry,
+        partitions: &[PartitionSpec],
+        wear_leveling: WearLeveling,
+    ) -> Result<Self, TelomereError> {
+        let units = geometry.units();
+        let blocks = geometry.blocks();
+        let reserved: u64 = partitions.iter().map(|p| u64::from(p.blocks)).sum();
+        if reserved > u64::from(blocks) {
+            return Err(TelomereError::OverReserved { reserved, blocks });
+        }
+        let mut task_partition: Vec<Option<usize>> = Vec::new();
+        let mut by_lifetime: Vec<usize> = (0..partitions.len()).collect();
+        by_lifetime.sort_by_key(|&i| (partitions[i].data_lifetime, i));
+        let mut built = Vec::with_capacity(partitions.len());
+        let mut first_unit = 0;
+        for (index, spec) in partitions.iter().enumerate() {
+            if spec.stripe_width == 0 || spec.stripe_width > units {
+                return Err(TelomereError::StripeWidth { partition: index, width: spec.stripe_width, units });
+            }
+            if spec.blocks < spec.stripe_width {
+                return Err(TelomereError::TooFewBlocks { partition: index, blocks: spec.blocks, width: spec.stripe_width });
+            }
+            for &task in &spec.tasks {
+                if task_partition.len() <= task {
+                    task_partition.resize(task + 1, None);
+                }
+                if let Some(first) = task_partition[task] {
+                    return Err(TelomereError::TaskTwice { task, first, second: index });
+                }
+                task_partition[task] = Some(index);
+            }
+            let stripe = (0..spec.stripe_width).map(|lane| UnitId((first_unit + lane) % units)).collect();
+            first_unit = (first_unit + spec.stripe_width) % units;
+            let rank = by_lifetime.iter().position(|&i| i == index).unwrap_or(0);
+            built.push(Partition {
+                budget: spec.blocks,
+                held: 0,
+                units: stripe,
+                next_lane: 0,
+                open: vec![NONE; spec.stripe_width as usize],
+                hotness: Hotness { rank: u32::try_from(rank).unwrap_or(u32::MAX), of: u32::try_from(partitions.len()).unwrap_or(u32::MAX) },
+            });
+        }
+        let free = (0..units)
+            .map(|unit| {
+                let first = geometry.first_block_of_unit(UnitId(unit)).0;
+                (first..first + geometry.blocks_per_plane).collect()
+            })
+            .collect();
+        Ok(Self {
+            geometry: *geometry,
+            flash: FlashArray::new(geometry),
+            l2p: vec![NONE; geometry.logical_pages as usize],
+            lpn_expires: vec![0; geometry.logical_pages as usize],
+            block_expires: vec![0; blocks as usize],
+            state: vec![BlockState::Free; blocks as usize],
+            owner: vec![NONE; blocks as usize],
+            sealed: BinaryHeap::new(),
+            free,
+            partitions: built,
+            task_partition,
+            wear_leveling,
+            wear: None,
+            now: SimNs(0),
+            counters: Counters::new(1),
+            expired_reads: 0,
+            recorded: None,
+        })
+    }
+
+    /// The RBER model free blocks are ranked by (RBER-balancing, health binning).
+    pub fn set_wear_model(&mut self, model: WearModel) {
+        self.wear = Some(model);
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
+    }
+
+    /// Reads of data that had expired.
+    pub fn expired_reads(&self) -> u64 {
+        self.expired_reads
+    }
+
+    /// Blocks partition `partition` holds now (open and sealed).
+    pub fn blocks_held(&self, partition: usize) -> Option<u32> {
+        self.partitions.get(partition).map(|p| p.held)
+    }
+
+    /// Moves time to `now` and erases every full block whose data all expired.
+    pub fn advance(&mut self, now: SimNs) {
+        self.now = self.now.max(now);
+        while let Some(&Reverse((expires, block))) = self.sealed.peek() {
+            if expires > self.now.0 {
+                break;
+            }
+            self.sealed.pop();
+            self.erase(BlockId(block));
+        }
+    }
+
+    /// Writes one page of `task`'s data, valid until `expires`.
+    pub fn write(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<Ppn, FtlError> {
+        self.check_lpn(lpn)?;
+        let partition = self
+            .task_partition
+            .get(task)
+            .copied()
+            .flatten()
+            .ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
+        let lane = self.partitions[partition].next_lane;
+        let p = &mut self.partitions[partition];
+        p.next_lane = (lane + 1) % p.units.len();
+        let unit = p.units[lane];
+        let block = match p.open[lane] {
+            NONE => self.open_block(partition, unit)?,
+            block => BlockId(block),
+        };
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
+        self.flash.program(ppn)?;
+        self.record(FlashOpKind::Program, unit, false);
+        self.l2p[lpn.index()] = ppn.0;
+        self.lpn_expires[lpn.index()] = expires.0;
+        let block_expires = &mut self.block_expires[block.index()];
+        *block_expires = (*block_expires).max(expires.0);
+        self.counters.host_pages_written += 1;
+        self.counters.flash_pages_programmed += 1;
+        if self.flash.is_full(block) {
+            self.state[block.index()] = BlockState::Sealed;
+            self.sealed.push(Reverse((self.block_expires[block.index()], block.0)));
+            self.partitions[partition].open[lane] = NONE;
+        } else {
+            self.partitions[partition].open[lane] = block.0;
+        }
+        Ok(ppn)
+    }
+
+    /// Reads one page: `None` when it was never written or its data expired.
+    pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
+        self.check_lpn(lpn)?;
+        let ppn = self.l2p[lpn.index()];
+        if ppn == NONE {
+            self.counters.unmapped_reads += 1;
+            return Ok(None);
+        }
+        if self.lpn_expires[lpn.index()] <= self.now.0 {
+            self.expired_reads += 1;
+            self.counters.unmapped_reads += 1;
+            return Ok(None);
+        }
+        self.flash.read(Ppn(ppn))?;
+        let unit = self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn)));
+        self.record(FlashOpKind::Read, unit, false);
+        self.counters.host_pages_read += 1;
+        self.counters.flash_pages_read += 1;
+        Ok(Some(Ppn(ppn)))
+    }
+
+    fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
+        if lpn.0 >= self.geometry.logical_pages {
+            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
+        }
+        Ok(())
+    }
+
+    fn open_block(&mut self, partition: usize, unit: UnitId) -> Result<BlockId, FtlError> {
+        let p = &self.partitions[partition];
+        if p.held >= p.budget {
+            return Err(FtlError::PartitionFull { partition: u32::try_from(partition).unwrap_or(u32::MAX), blocks: p.budget });
+        }
+        let hotness = (self.wear_leveling == WearLeveling::HealthBinning).then_some(p.hotness);
+        let erase_counts = self.flash.erase_counts();
+        let wear = self.wear.as_ref();
+        let rber = |block: u32| {
+            let erases = erase_counts[block as usize];
+            wear.map_or(f64::from(erases), |model| model.rber(BlockId(block), erases))
+        };
+        let block = take_free_block(&mut self.free[unit.index()], self.wear_leveling, rber, hotness)
+            .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        self.partitions[partition].held += 1;
+        self.state[block as usize] = BlockState::Open;
+        self.owner[block as usize] = u32::try_from(partition).unwrap_or(NONE);
+        Ok(BlockId(block))
+    }
+
+    fn erase(&mut self, block: BlockId) {
+        let unit = self.geometry.unit_of_block(block);
+        self.flash.erase(block);
+        self.record(FlashOpKind::Erase, unit, true);
+        self.counters.erases += 1;
+        if let Some(p) = self.partitions.get_mut(self.owner[block.index()] as usize) {
+            p.held -= 1;
+        }
+        self.owner[block.index()] = NONE;
+        self.block_expires[block.index()] = 0;
+        self.state[block.index()] = BlockState::Free;
+        self.free[unit.index()].push_back(block.0);
+    }
+
+    fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
+        if let Some(ops) = &mut self.recorded {
+            ops.push(FlashOp { kind, unit, gc });
+        }
+    }
+}
+
+impl PeriodicSink for TelomereFtl {
+    fn advance(&mut self, now: SimNs) -> Result<(), FtlError> {
+        TelomereFtl::advance(self, now);
+        Ok(())
+    }
+
+    fn write_page(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<(), FtlError> {
+        self.write(lpn, task, expires).map(drop)
+    }
+
+    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError> {
+        self.read(lpn).map(|page| page.is_some())
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.recorded = on.then(Vec::new);
+    }
+
+    fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
+        if let Some(ops) = &mut self.recorded {
+            into.append(ops);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceConfig;
+    use crate::workload::periodic::{apply_job, PeriodicTask, PeriodicWorkload};
+
+    fn ms(value: u64) -> SimNs {
+        SimNs(value * 1_000_000)
+    }
+
+    /// One chip of 8-page blocks, as in Figures 5 and 6.
+    fn eight_page_chip(blocks: u32) -> Geometry {
+        let config = DeviceConfig {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: blocks,
+            pages_per_block: 8,
+            page_size: 4096,
+            over_provisioning: None,
+            logical_pages: Some(u64::from(blocks - 1) * 8),
+            pe_cycles: 3000,
+        };
+        Geometry::from_config(&config).expect("valid geometry")
+    }
+
+    fn figure_5_tasks() -> Vec<PeriodicTask> {
+        let task = |write_pages, period, lifetime_periods| PeriodicTask {
+            read_pages: 0,
+            read_period: SimNs(0),
+            write_pages,
+            write_period: ms(period),
+            lifetime_periods,
+        };
+        vec![task(1, 2, 3), task(2, 3, 2)]
+    }
+
+    fn partition(task: usize, blocks: u32) -> PartitionSpec {
+        PartitionSpec { tasks: vec![task], blocks, stripe_width: 1, data_lifetime: ms(8) }
+    }
+
+    fn run(ftl: &mut TelomereFtl, tasks: Vec<PeriodicTask>, until: SimNs) -> Result<(), FtlError> {
+        let mut workload = PeriodicWorkload::new(tasks, 64, SimNs(0)).expect("fits");
+        while let Some(job) = workload.next_job().filter(|job| job.release < until) {
+            apply_job(ftl, &job)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn sip_figure_5_runs_in_two_blocks_per_task_without_copies() {
+        // Figure 5: SiP needs 2 blocks for each task (4 in all).
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2), partition(1, 2)], WearLeveling::Fifo)
+            .expect("valid plan");
+        run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("admitted set fits its blocks");
+        assert_eq!(ftl.counters().gc_page_copies, 0);
+        assert!(ftl.counters().erases > 1000, "blocks are erased as they expire");
+        assert!(ftl.blocks_held(0).is_some_and(|held| held <= 2));
+    }
+
+    #[test]
+    fn a_partition_beyond_its_reservation_is_an_error() {
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 1), partition(1, 2)], WearLeveling::Fifo)
+            .expect("valid plan");
+        let error = run(&mut ftl, figure_5_tasks(), ms(1_000)).expect_err("one block cannot hold τ1");
+        assert_eq!(error, FtlError::PartitionFull { partition: 0, blocks: 1 });
+    }
+
+    #[test]
+    fn sharp_figure_6_shares_three_blocks() {
+        let shared = PartitionSpec { tasks: vec![0, 1], blocks: 3, stripe_width: 1, data_lifetime: ms(9) };
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[shared], WearLeveling::Fifo).expect("valid plan");
+        run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("Figure 6: three shared blocks suffice");
+        assert_eq!(ftl.counters().gc_page_copies, 0);
+    }
+
+    #[test]
+    fn expired_data_is_unreadable() {
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], WearLeveling::Fifo).expect("valid");
+        ftl.advance(ms(0));
+        ftl.write(Lpn(0), 0, ms(8)).expect("room");
+        ftl.advance(ms(7));
+        assert!(ftl.read(Lpn(0)).expect("in range").is_some());
+        ftl.advance(ms(8));
+        assert_eq!(ftl.read(Lpn(0)).expect("in range"), None);
+        assert_eq!(ftl.expired_reads(), 1);
+    }
+
+    #[test]
+    fn bad_plans_are_refused() {
+        let geometry = eight_page_chip(8);
+        let wide = PartitionSpec { stripe_width: 2, ..partition(0, 4) };
+        assert!(matches!(TelomereFtl::new(&geometry, &[wide], WearLeveling::Fifo), Err(TelomereError::StripeWidth { .. })));
+        let twice = [partition(0, 2), partition(0, 2)];
+        assert!(matches!(TelomereFtl::new(&geometry, &twice, WearLeveling::Fifo), Err(TelomereError::TaskTwice { .. })));
+        assert!(matches!(
+            TelomereFtl::new(&geometry, &[partition(0, 9)], WearLeveling::Fifo),
+            Err(TelomereError::OverReserved { .. })
+        ));
+    }
+}

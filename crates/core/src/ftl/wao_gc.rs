@@ -1,0 +1,344 @@
+//! WAO-GC (Zhang et al., RTAS'15), the real-time baseline of Telomere
+//! Sections 6.1.5 and 6.3: a page-mapped FTL whose garbage collection is cut
+//! into partial steps, one after each host page write, so a write waits for
+//! at most one step: copying at most `copies_per_step` valid pages, or
+//! erasing the victim. Collection starts only when a chip runs short of free
+//! blocks (over-provisioning delays it). Copies go to the same open block as
+//! host writes — the constraint that makes health binning impossible for it
+//! (Section 6.2).
+//!
+//! A step fits in the time of an erase: `copies_per_step` = ⌊t_e / (t_r +
+//! t_w)⌋ (3 with Telomere's 0.2/0.7/2.7 ms). Reclaiming a greedy victim with
+//! v ≤ λ·P valid pages takes ⌈v/α⌉ + 1 steps, and the P − v pages it frees
+//! must cover the host pages written meanwhile; that gives WAO-GC's bound
+//! λ ≤ α(P − 1)/((α + 1)P) (0.74 on the 1 TB drive), see
+//! [`WaoGcConfig::utilization_bound`].
+
+use crate::device::{FlashArray, Geometry};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::metrics::Counters;
+use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
+use crate::workload::periodic::PeriodicSink;
+use std::collections::VecDeque;
+
+const NONE: u32 = u32::MAX;
+
+/// WAO-GC's two knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaoGcConfig {
+    /// α: valid pages one partial step may copy.
+    pub copies_per_step: u32,
+    /// Collection runs in a chip while it has fewer free blocks than this
+    /// (at least 2: the open block may fill while a victim is half copied).
+    pub trigger_free_blocks: u32,
+}
+
+impl WaoGcConfig {
+    /// α = ⌊t_e / (t_r + t_w)⌋, at least 1: a step is no longer than an erase.
+    pub fn from_latencies(read: SimNs, program: SimNs, erase: SimNs, trigger_free_blocks: u32) -> Self {
+        let copy = (read.0 + program.0).max(1);
+        let copies = u32::try_from(erase.0 / copy).unwrap_or(u32::MAX).max(1);
+        Self { copies_per_step: copies, trigger_free_blocks: trigger_free_blocks.max(2) }
+    }
+
+    /// The largest logical/physical ratio at which a write never waits for
+    /// more than one step: α(P − 1)/((α + 1)P).
+    pub fn utilization_bound(&self, pages_per_block: u32) -> f64 {
+        let alpha = f64::from(self.copies_per_step);
+        let pages = f64::from(pages_per_block);
+        alpha * (pages - 1.0) / ((alpha + 1.0) * pages)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockState {
+    Free,
+    Open,
+    Sealed,
+    Victim,
+}
+
+/// Per-chip collection state.
+#[derive(Debug, Clone)]
+struct Chip {
+    free: VecDeque<u32>,
+    open: u32,
+    /// The block being reclaimed and the next page of it to look at.
+    victim: Option<(BlockId, u32)>,
+}
+
+/// Counts of partial collection steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StepStats {
+    pub steps: u64,
+    pub copy_steps: u64,
+    pub erase_steps: u64,
+    pub max_copies_in_step: u32,
+}
+
+/// The WAO-GC FTL.
+#[derive(Debug, Clone)]
+pub struct WaoGcFtl {
+    geometry: Geometry,
+    config: WaoGcConfig,
+    flash: FlashArray,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    valid: Vec<u32>,
+    state: Vec<BlockState>,
+    chips: Vec<Chip>,
+    next_unit: u32,
+    counters: Counters,
+    steps: StepStats,
+    recorded: Option<Vec<FlashOp>>,
+}
+
+impl WaoGcFtl {
+    pub fn new(geometry: &Geometry, config: WaoGcConfig) -> Self {
+        let chips = (0..geometry.units())
+            .map(|unit| {
+                let first = geometry.first_block_of_unit(UnitId(unit)).0;
+                Chip { free: (first..first + geometry.blocks_per_plane).collect(), open: NONE, victim: None }
+            })
+            .collect();
+        let blocks = geometry.blocks() as usize;
+        Self {
+            geometry: *geometry,
+            config,
+            flash: FlashArray::new(geometry),
+            l2p: vec![NONE; geometry.logical_pages as usize],
+            p2l: vec![NONE; geometry.physical_pages() as usize],
+            valid: vec![0; blocks],
+            state: vec![BlockState::Free; blocks],
+            chips,
+            next_unit: 0,
+            counters: Counters::new(1),
+            steps: StepStats::default(),
+            recorded: None,
+        }
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn steps(&self) -> StepStats {
+        self.steps
+    }
+
+    /// Writes one page, then runs at most one partial collection step in the
+    /// chip written.
+    pub fn write(&mut self, lpn: Lpn) -> Result<Ppn, FtlError> {
+        self.check_lpn(lpn)?;
+        let old = self.l2p[lpn.index()];
+        if old != NONE {
+            self.invalidate(Ppn(old));
+        }
+        let unit = UnitId(self.next_unit);
+        self.next_unit = (self.next_unit + 1) % self.geometry.units();
+        let ppn = self.program(unit, lpn, false)?;
+        self.counters.host_pages_written += 1;
+        self.partial_step(unit)?;
+        Ok(ppn)
+    }
+
+    pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
+        self.check_lpn(lpn)?;
+        let ppn = self.l2p[lpn.index()];
+        if ppn == NONE {
+            self.counters.unmapped_reads += 1;
+            return Ok(None);
+        }
+        self.flash.read(Ppn(ppn))?;
+        let unit = self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn)));
+        self.record(FlashOpKind::Read, unit, false);
+        self.counters.host_pages_read += 1;
+        self.counters.flash_pages_read += 1;
+        Ok(Some(Ppn(ppn)))
+    }
+
+    fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
+        if lpn.0 >= self.geometry.logical_pages {
+            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
+        }
+        Ok(())
+    }
+
+    fn invalidate(&mut self, ppn: Ppn) {
+        self.p2l[ppn.index()] = NONE;
+        self.valid[self.geometry.block_of_page(ppn).index()] -= 1;
+    }
+
+    /// Programs `lpn` into the chip's open block, shared by host and GC writes.
+    fn program(&mut self, unit: UnitId, lpn: Lpn, gc: bool) -> Result<Ppn, FtlError> {
+        let chip = &mut self.chips[unit.index()];
+        if chip.open == NONE {
+            chip.open = chip.free.pop_front().ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+            self.state[chip.open as usize] = BlockState::Open;
+        }
+        let block = BlockId(chip.open);
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
+        self.flash.program(ppn)?;
+        self.record(FlashOpKind::Program, unit, gc);
+        self.counters.flash_pages_programmed += 1;
+        self.l2p[lpn.index()] = ppn.0;
+        self.p2l[ppn.index()] = lpn.0;
+        self.valid[block.index()] += 1;
+        if self.flash.is_full(block) {
+            self.state[block.index()] = BlockState::Sealed;
+            self.chips[unit.index()].open = NONE;
+        }
+        Ok(ppn)
+    }
+
+    /// One partial step: copy up to α valid pages of the victim, or erase it
+    /// once it has none. Starts a reclamation when the chip runs short.
+    fn partial_step(&mut self, unit: UnitId) -> Result<(), FtlError> {
+        if self.chips[unit.index()].victim.is_none() {
+            if self.chips[unit.index()].free.len() >= self.config.trigger_free_blocks as usize {
+                return Ok(());
+            }
+            let Some(victim) = self.greedy_victim(unit) else { return Ok(()) };
+            self.state[victim.index()] = BlockState::Victim;
+            self.chips[unit.index()].victim = Some((victim, 0));
+        }
+        let Some((victim, mut cursor)) = self.chips[unit.index()].victim else { return Ok(()) };
+        self.steps.steps += 1;
+        let pages = self.geometry.pages_per_block;
+        let mut copies = 0;
+        while copies < self.config.copies_per_step && cursor < pages {
+            let ppn = self.geometry.page_address(victim, cursor);
+            cursor += 1;
+            let lpn = self.p2l[ppn.index()];
+            if lpn == NONE {
+                continue;
+            }
+            self.invalidate(ppn);
+            self.record(FlashOpKind::Read, unit, true);
+            self.counters.flash_pages_read += 1;
+            self.program(unit, Lpn(lpn), true)?;
+            self.counters.gc_page_copies += 1;
+            copies += 1;
+        }
+        if copies > 0 {
+            self.steps.copy_steps += 1;
+            self.steps.max_copies_in_step = self.steps.max_copies_in_step.max(copies);
+            self.chips[unit.index()].victim = Some((victim, cursor));
+            return Ok(());
+        }
+        self.flash.erase(victim);
+        self.record(FlashOpKind::Erase, unit, true);
+        self.counters.erases += 1;
+        self.steps.erase_steps += 1;
+        self.state[victim.index()] = BlockState::Free;
+        let chip = &mut self.chips[unit.index()];
+        chip.free.push_back(victim.0);
+        chip.victim = None;
+        Ok(())
+    }
+
+    fn greedy_victim(&self, unit: UnitId) -> Option<BlockId> {
+        let first = self.geometry.first_block_of_unit(unit).0;
+        (first..first + self.geometry.blocks_per_plane)
+            .filter(|&block| self.state[block as usize] == BlockState::Sealed)
+            .filter(|&block| self.valid[block as usize] < self.geometry.pages_per_block)
+            .min_by_key(|&block| (self.valid[block as usize], block))
+            .map(BlockId)
+    }
+
+    fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
+        if let Some(ops) = &mut self.recorded {
+            ops.push(FlashOp { kind, unit, gc });
+        }
+    }
+}
+
+impl PeriodicSink for WaoGcFtl {
+    fn advance(&mut self, _now: SimNs) -> Result<(), FtlError> {
+        Ok(())
+    }
+
+    fn write_page(&mut self, lpn: Lpn, _task: usize, _expires: SimNs) -> Result<(), FtlError> {
+        self.write(lpn).map(drop)
+    }
+
+    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError> {
+        self.read(lpn).map(|page| page.is_some())
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.recorded = on.then(Vec::new);
+    }
+
+    fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
+        if let Some(ops) = &mut self.recorded {
+            into.append(ops);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceConfig;
+    use rand::{RngExt, SeedableRng};
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    fn geometry(utilization: f64) -> Geometry {
+        let pages_per_block = 64u32;
+        let blocks_per_plane = 32u32;
+        let physical = f64::from(4 * blocks_per_plane * pages_per_block);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let logical_pages = (physical * utilization) as u64;
+        let config = DeviceConfig {
+            channels: 4,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane,
+            pages_per_block,
+            page_size: 4096,
+            over_provisioning: None,
+            logical_pages: Some(logical_pages),
+            pe_cycles: 3000,
+        };
+        Geometry::from_config(&config).expect("valid geometry")
+    }
+
+    fn telomere_latencies() -> WaoGcConfig {
+        WaoGcConfig::from_latencies(SimNs(200_000), SimNs(700_000), SimNs(2_700_000), 2)
+    }
+
+    #[test]
+    fn alpha_and_bound_match_the_paper_drive() {
+        let config = telomere_latencies();
+        assert_eq!(config.copies_per_step, 3);
+        // Telomere Section 6.1.5: "the upper bound of λ for WAO-GC is 0.74" (P = 128).
+        assert!((config.utilization_bound(128) - 0.744).abs() < 1e-3);
+    }
+
+    #[test]
+    fn every_write_waits_for_at_most_one_bounded_step() {
+        let config = telomere_latencies();
+        let geometry = geometry(config.utilization_bound(64) - 0.02);
+        let seed = 11;
+        eprintln!("seed {seed}");
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut ftl = WaoGcFtl::new(&geometry, config);
+        ftl.set_recording(true);
+        let mut ops = Vec::new();
+        for i in 0..400_000u32 {
+            let lpn = if i < geometry.logical_pages { i } else { rng.random_range(0..geometry.logical_pages) };
+            ftl.write(Lpn(lpn)).expect("below the bound a chip never runs out");
+            ops.clear();
+            ftl.drain_ops(&mut ops);
+            let count = |kind| ops.iter().filter(|op| op.kind == kind && op.gc).count();
+            let (copies, erases) = (count(FlashOpKind::Program), count(FlashOpKind::Erase));
+            assert!(copies <= 3 && erases <= 1 && (copies == 0 || erases == 0), "write {i}: {copies} copies, {erases} erases");
+        }
+        let steps = ftl.steps();
+        assert!(steps.erase_steps > 1000 && steps.copy_steps > 1000, "{steps:?}");
+        assert_eq!(steps.max_copies_in_step, 3);
+        assert_eq!(ftl.counters().gc_page_copies, ftl.counters().flash_pages_programmed - ftl.counters().host_pages_written);
+    }
+}
