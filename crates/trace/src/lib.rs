@@ -38,6 +38,7 @@ use std::path::Path;
 pub const LINUX_SECTOR_BYTES: u32 = 512;
 const IO_BUFFER_BYTES: usize = 1 << 20;
 const DETECT_LINES: usize = 32;
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// A streaming source of records. Iteration stops after the first error.
 pub trait TraceRead: Iterator<Item = Result<Record, TraceError>> {
@@ -138,9 +139,19 @@ pub struct ReadOptions {
 }
 
 /// Opens a trace for streaming; `format: None` detects it from the content.
+/// A gzip-compressed file (as public trace repositories ship them) is
+/// decompressed on the fly, whatever its name.
 pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let file = File::open(path).map_err(|source| TraceError::io(path, source))?;
-    let mut input = BufReader::with_capacity(IO_BUFFER_BYTES, file);
+    let mut raw = BufReader::with_capacity(IO_BUFFER_BYTES, file);
+    if raw.fill_buf().map_err(|source| TraceError::io(path, source))?.starts_with(&GZIP_MAGIC) {
+        let decompressed = BufReader::with_capacity(IO_BUFFER_BYTES, flate2::bufread::MultiGzDecoder::new(raw));
+        return open_buffered(decompressed, path, format, options);
+    }
+    open_buffered(raw, path, format, options)
+}
+
+fn open_buffered<R: BufRead + Send + 'static>(mut input: R, path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let format = match format {
         Some(format) => format,
         None => detect(path, &mut input)?,
