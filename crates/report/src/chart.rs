@@ -101,6 +101,31 @@ impl Axis {
     }
 }
 
+/// Where the legend box sits inside the plotting area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Legend {
+    #[default]
+    UpperRight,
+    UpperLeft,
+    MiddleLeft,
+    MiddleRight,
+    LowerLeft,
+    LowerRight,
+}
+
+impl Legend {
+    fn position(self) -> SeriesLabelPosition {
+        match self {
+            Self::UpperRight => SeriesLabelPosition::UpperRight,
+            Self::UpperLeft => SeriesLabelPosition::UpperLeft,
+            Self::MiddleLeft => SeriesLabelPosition::MiddleLeft,
+            Self::MiddleRight => SeriesLabelPosition::MiddleRight,
+            Self::LowerLeft => SeriesLabelPosition::LowerLeft,
+            Self::LowerRight => SeriesLabelPosition::LowerRight,
+        }
+    }
+}
+
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
@@ -174,18 +199,25 @@ pub struct Chart {
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
+    pub legend: Legend,
     pub size: (u32, u32),
 }
 
 impl Chart {
     #[must_use]
     pub fn new(title: &str, x: Axis, y: Axis) -> Self {
-        Self { title: title.to_owned(), x, y, series: Vec::new(), size: SIZE_DEFAULT }
+        Self { title: title.to_owned(), x, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
     pub fn with(mut self, series: Series) -> Self {
         self.series.push(series);
+        self
+    }
+
+    #[must_use]
+    pub fn legend(mut self, legend: Legend) -> Self {
+        self.legend = legend;
         self
     }
 
@@ -270,7 +302,7 @@ impl Chart {
                 .configure_series_labels()
                 .border_style(BLACK)
                 .background_style(WHITE.mix(0.85))
-                .position(SeriesLabelPosition::UpperRight)
+                .position(self.legend.position())
                 .draw()
                 .map_err(|error| error.to_string())?;
         }
@@ -300,18 +332,25 @@ pub struct BarChart {
     pub groups: Vec<String>,
     pub y: Axis,
     pub series: Vec<BarSeries>,
+    pub legend: Legend,
     pub size: (u32, u32),
 }
 
 impl BarChart {
     #[must_use]
     pub fn new(title: &str, groups: Vec<String>, y: Axis) -> Self {
-        Self { title: title.to_owned(), groups, y, series: Vec::new(), size: SIZE_DEFAULT }
+        Self { title: title.to_owned(), groups, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
     pub fn with(mut self, series: BarSeries) -> Self {
         self.series.push(series);
+        self
+    }
+
+    #[must_use]
+    pub fn legend(mut self, legend: Legend) -> Self {
+        self.legend = legend;
         self
     }
 
@@ -329,6 +368,12 @@ impl BarChart {
         }
         let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
         let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
+        // Bars grow from 0: no margin below a non-negative axis.
+        let y_low = if self.y.range.is_none() && y_low < 0.0 && self.series.iter().flat_map(|series| &series.values).all(|value| !(*value < 0.0)) {
+            0.0
+        } else {
+            y_low
+        };
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
@@ -379,7 +424,7 @@ impl BarChart {
             .configure_series_labels()
             .border_style(BLACK)
             .background_style(WHITE.mix(0.85))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(self.legend.position())
             .draw()
             .map_err(|error| error.to_string())?;
         let label_style = ("sans-serif", 15).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));

@@ -1,8 +1,174 @@
-//! `nandlab admit` (being built; owned by its issue's work).
+//! `nandlab admit`: Telomere admission control for a task-set file. Admits the
+//! tasks one by one in file order (as successive `open()` calls) and prints,
+//! per task, admitted or rejected and why, the partitions with their blocks,
+//! and the storage and throughput utilization. `--json` writes it all.
 
-#[derive(clap::Args)]
-pub struct AdmitArgs {}
+use anyhow::Context as _;
+use nandlab_admission::policy::{admit_in_order, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection, StorageCheck, ThroughputCheck};
+use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
+use nandlab_admission::{DeviceParams, TaskSet};
+use std::path::PathBuf;
 
-pub fn run(_args: AdmitArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`nandlab admit` is not available yet")
+#[derive(clap::Args, Debug)]
+pub struct AdmitArgs {
+    /// Task-set TOML file (`[[task]]` tables; see docs/telomere.md).
+    pub tasks: PathBuf,
+    /// Device parameters: `1tb` (Section 6.1.1) or `cosmos` (Section 6.3).
+    #[arg(long, default_value = "1tb")]
+    pub device: String,
+    /// Telomere block placement.
+    #[arg(long, value_enum, default_value_t = PlacementArg::Sharp)]
+    pub placement: PlacementArg,
+    /// Admission policy: Telomere, or a baseline of Section 6.1.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Telomere)]
+    pub policy: PolicyArg,
+    /// Read/write granularity g in pages.
+    #[arg(long, default_value_t = 1)]
+    pub granularity: u64,
+    /// Over-provisioning α; the device utilization is λ = 1/(1+α), eq. (2).
+    #[arg(long, default_value_t = 0.10)]
+    pub over_provisioning: f64,
+    /// Block equations: `general` (eq. 8-10, 15-16) or `small-writes` (w < g·P, eq. 5-7, 12-14).
+    #[arg(long, value_enum, default_value_t = EquationsArg::General)]
+    pub equations: EquationsArg,
+    /// Erase term: `prorated` ⌈w·t_e/T⌉ (matches Section 4.2's example) or `per-period` w·⌈t_e/T⌉ as printed.
+    #[arg(long, value_enum, default_value_t = EraseArg::Prorated)]
+    pub erase_term: EraseArg,
+    /// Also write the full report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum PlacementArg {
+    Sip,
+    Sharp,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum PolicyArg {
+    Telomere,
+    WaoGc,
+    MultilogRandom,
+    MultilogZipf,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum EquationsArg {
+    General,
+    SmallWrites,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum EraseArg {
+    Prorated,
+    PerPeriod,
+}
+
+pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
+    let device = DeviceParams::preset(&args.device).with_context(|| format!("unknown device {:?} (expected `1tb` or `cosmos`)", args.device))?;
+    let set = TaskSet::load(&args.tasks)?;
+    let mut context = AdmissionContext::new(device, args.granularity, AdmissionContext::utilization_for_over_provisioning(args.over_provisioning))?;
+    context.storage.write_size = match args.equations {
+        EquationsArg::General => WriteSizeModel::General,
+        EquationsArg::SmallWrites => WriteSizeModel::SmallWrites,
+    };
+    context.storage.erase_allowance = match args.erase_term {
+        EraseArg::Prorated => EraseAllowance::Prorated,
+        EraseArg::PerPeriod => EraseAllowance::PerPeriod,
+    };
+    let policy = policy(args.policy, args.placement, args.over_provisioning)?;
+    let report = admit_in_order(&policy, &context, &set.tasks);
+    print_report(&context, &set, &report);
+    if let Some(path) = &args.json {
+        let json = serde_json::json!({ "tasks_file": args.tasks, "context": context, "tasks": set.tasks, "report": report });
+        std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn policy(policy: PolicyArg, placement: PlacementArg, over_provisioning: f64) -> anyhow::Result<Policy> {
+    let multilog = |workload| {
+        multilog_waf(over_provisioning, workload)
+            .map(|waf| Policy::MultiLogOracle { waf })
+            .with_context(|| format!("Table 2 gives MultiLog-Oracle's WAF only for α = 0.10, 0.30, 0.75, not {over_provisioning}"))
+    };
+    Ok(match policy {
+        PolicyArg::Telomere => Policy::Telomere {
+            placement: match placement {
+                PlacementArg::Sip => Placement::Sip,
+                PlacementArg::Sharp => Placement::Sharp,
+            },
+        },
+        PolicyArg::WaoGc => Policy::WaoGc,
+        PolicyArg::MultilogRandom => multilog(MultiLogWorkload::Random)?,
+        PolicyArg::MultilogZipf => multilog(MultiLogWorkload::Zipf8020)?,
+    })
+}
+
+fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionReport) {
+    println!(
+        "{} on {} ({} chips, {} blocks of {} pages), g = {}, λ = {:.4}",
+        report.policy.name(),
+        context.device.name,
+        context.device.chips(),
+        context.device.blocks(),
+        context.device.pages_per_block,
+        context.storage.granularity,
+        context.utilization
+    );
+    println!("\n{:<12} {:>8} {:>12} {:>8} {:>12} {:>10}  decision", "task", "r_i", "T^r [ms]", "w_i", "T^w [ms]", "l^w");
+    for (task, decision) in set.tasks.iter().zip(&report.decisions) {
+        let job = |job: Option<nandlab_admission::Periodic>| job.map_or(("-".to_owned(), "-".to_owned()), |job| (job.pages.to_string(), format!("{:.3}", job.period.as_secs_f64() * 1e3)));
+        let ((read_pages, read_period), (write_pages, write_period)) = (job(task.read), job(task.write));
+        let outcome = match decision.rejection {
+            None => "admitted".to_owned(),
+            Some(Rejection::Storage) => format!("rejected: storage ({})", storage_text(&decision.verdict.storage)),
+            Some(Rejection::Throughput) => format!("rejected: throughput (load {:.4} > 1)", decision.verdict.throughput.load()),
+        };
+        println!("{:<12} {read_pages:>8} {read_period:>12} {write_pages:>8} {write_period:>12} {:>10}  {outcome}", task.name, task.lifetime_periods);
+    }
+    println!("\nadmitted {} of {} tasks", report.admitted.len(), set.tasks.len());
+    if let StorageCheck::Blocks(plan) = &report.verdict.storage {
+        println!("\n{} partitions ({}):", plan.partitions.len(), plan.placement.name());
+        for (index, partition) in plan.partitions.iter().enumerate() {
+            let names: Vec<&str> = partition.tasks.iter().map(|&member| set.tasks[report.admitted[member]].name.as_str()).collect();
+            println!(
+                "  P{index}: {:>8} blocks, stripe {:>3}, longest data lifetime {:>10.3} s, {:>10.1} pages/s  [{}]",
+                partition.blocks,
+                partition.stripe_width,
+                partition.longest_data_lifetime.as_secs_f64(),
+                partition.write_pages_per_second,
+                names.join(", ")
+            );
+        }
+    }
+    println!("\nstorage:    {}", storage_text(&report.verdict.storage));
+    match &report.verdict.throughput {
+        ThroughputCheck::Edf(edf) => println!(
+            "throughput: EDF eq. (20) load {:.4} = blocking {:.4} + read {:.4} + write {:.4} + GC {:.4}",
+            edf.total(),
+            edf.blocking,
+            edf.read,
+            edf.write,
+            edf.gc
+        ),
+        ThroughputCheck::BankReservation { load } => println!("throughput: bank reservation load {load:.4} (average, not a deadline guarantee)"),
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn storage_text(storage: &StorageCheck) -> String {
+    match storage {
+        StorageCheck::Blocks(plan) => format!(
+            "{} of {} blocks (eq. 11), {:.2} %",
+            plan.blocks_needed,
+            plan.blocks_available,
+            100.0 * plan.blocks_needed as f64 / plan.blocks_available.max(1) as f64
+        ),
+        StorageCheck::Pages { pages_needed, pages_available } => format!(
+            "{pages_needed} of {pages_available} pages (eq. 24), {:.2} %",
+            100.0 * *pages_needed as f64 / (*pages_available).max(1) as f64
+        ),
+    }
 }

@@ -1,8 +1,89 @@
-//! `nandlab reproduce` (being built; owned by its issue's work).
+//! `nandlab reproduce NAME --out DIR`: the registry of paper experiments. Each
+//! entry is a name, a one-line description and a function writing data,
+//! plots and a `summary.md` into the output folder through `nandlab-report`.
+//! `nandlab reproduce list` prints the registry. To add an experiment, add one
+//! line to [`EXPERIMENTS`].
 
-#[derive(clap::Args)]
-pub struct ReproduceArgs {}
+mod telomere;
 
-pub fn run(_args: ReproduceArgs) -> anyhow::Result<()> {
-    anyhow::bail!("`nandlab reproduce` is not available yet")
+use anyhow::Context as _;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct ReproduceArgs {
+    /// Experiment name, or `list` to print the available experiments.
+    pub name: String,
+    /// Output folder for data (CSV/JSON), plots (SVG) and summary.md.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seed of every random choice of the experiment (printed and recorded).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Run at the paper's full scale instead of the quick default.
+    #[arg(long)]
+    pub paper_scale: bool,
+    /// Random task sets (or repetitions) per point, overriding the scale's default.
+    #[arg(long)]
+    pub samples: Option<usize>,
+}
+
+/// What every experiment receives.
+pub struct ExperimentArgs {
+    pub out: PathBuf,
+    pub seed: u64,
+    pub paper_scale: bool,
+    pub samples: Option<usize>,
+}
+
+struct Experiment {
+    name: &'static str,
+    description: &'static str,
+    run: fn(&ExperimentArgs) -> anyhow::Result<()>,
+}
+
+const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "telomere-fig7",
+        description: "Telomere Fig. 7: storage/throughput utilization at 100 % schedulable vs granularity",
+        run: telomere::figure_7,
+    },
+    Experiment {
+        name: "telomere-fig8",
+        description: "Telomere Fig. 8: storage/throughput utilization at 100 % schedulable vs number of tasks",
+        run: telomere::figure_8,
+    },
+    Experiment {
+        name: "telomere-fig9",
+        description: "Telomere Fig. 9: Telomere SiP/SharP vs WAO-GC vs MultiLog-Oracle at α = 0.10, 0.30, 0.75",
+        run: telomere::figure_9,
+    },
+    Experiment {
+        name: "priority-cleaning",
+        description: "Priority-aware cleaning (Rajimwale et al., slide 19)",
+        run: |args| super::reproduce_timing::priority_cleaning(&args.out, args.seed),
+    },
+    Experiment {
+        name: "stripe-merging",
+        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15)",
+        run: |args| super::reproduce_timing::stripe_merging(&args.out, args.seed),
+    },
+];
+
+pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
+    if args.name == "list" {
+        let width = EXPERIMENTS.iter().map(|experiment| experiment.name.len()).max().unwrap_or(0);
+        for experiment in EXPERIMENTS {
+            println!("{:<width$}  {}", experiment.name, experiment.description);
+        }
+        return Ok(());
+    }
+    let experiment = EXPERIMENTS.iter().find(|experiment| experiment.name == args.name).with_context(|| {
+        let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+        format!("unknown experiment {:?}; available: {}", args.name, names.join(", "))
+    })?;
+    let out = args.out.context("--out DIR is required")?;
+    let started = std::time::Instant::now();
+    (experiment.run)(&ExperimentArgs { out: out.clone(), seed: args.seed, paper_scale: args.paper_scale, samples: args.samples })?;
+    eprintln!("{}: done in {:.1} s, results in {}", experiment.name, started.elapsed().as_secs_f64(), out.display());
+    Ok(())
 }
