@@ -117,10 +117,6 @@ impl Format {
             _ => None,
         }
     }
-
-    pub fn is_writable(self) -> bool {
-        matches!(self, Format::Native | Format::Msr | Format::FioV2 | Format::FioV3)
-    }
 }
 
 impl fmt::Display for Format {
