@@ -8,6 +8,7 @@ pub use presets::{preset_names, preset_summary, PRESETS};
 use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;
 use crate::host::discard::DiscardConfig;
+use crate::host::pblk::PblkConfig;
 use crate::timing::TimingConfig;
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,9 @@ pub struct Config {
     /// The timing model (used by timed runs only).
     #[serde(default)]
     pub timing: TimingConfig,
+    /// The host-level FTL of the open-channel mode, validated when that mode runs.
+    #[serde(default)]
+    pub pblk: PblkConfig,
 }
 
 fn default_seed() -> u64 {

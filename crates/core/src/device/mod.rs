@@ -3,6 +3,7 @@
 
 mod flash;
 mod geometry;
+pub mod open_channel;
 pub mod wear;
 
 pub use flash::{DeviceError, FlashArray};

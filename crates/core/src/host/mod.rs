@@ -2,7 +2,9 @@
 //! device in counting mode. Later stages (DISCARD scheduling, admission
 //! control) sit between a workload and [`submit`].
 
+pub mod classify;
 pub mod discard;
+pub mod pblk;
 
 use crate::ftl::{FtlError, PageFtl};
 use crate::units::{Lpn, StreamId};

@@ -1,0 +1,149 @@
+//! pblk lines: one chunk of every parallel unit, written round-robin in
+//! `ws_min`-page units (pblk's `pblk_line`), their layout (start metadata,
+//! data, end metadata holding the LBA list) and the GC victim policies.
+
+use crate::host::classify::ClassId;
+use crate::units::UnitId;
+use serde::{Deserialize, Serialize};
+
+/// Marks an empty P2L slot (padding, metadata, or never written).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Where the pages of a line go, identical for every line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LineLayout {
+    pub pus: u32,
+    pub pages_per_chunk: u32,
+    pub ws_min: u32,
+    /// Pages of one line: `pus * pages_per_chunk`.
+    pub line_pages: u32,
+    /// smeta: one write unit at the start of the line (pblk `smeta`).
+    pub smeta_pages: u32,
+    /// emeta: the line's LBA list (8 bytes per page) at its end, in whole units.
+    pub emeta_pages: u32,
+}
+
+impl LineLayout {
+    pub fn new(pus: u32, pages_per_chunk: u32, ws_min: u32, page_bytes: u32) -> Self {
+        let line_pages = pus * pages_per_chunk;
+        let lba_list_pages = (u64::from(line_pages) * 8).div_ceil(u64::from(page_bytes));
+        let emeta_pages = u32::try_from(lba_list_pages).unwrap_or(line_pages).div_ceil(ws_min) * ws_min;
+        Self { pus, pages_per_chunk, ws_min, line_pages, smeta_pages: ws_min, emeta_pages }
+    }
+
+    /// First line-relative index past the data region.
+    pub fn data_end(&self) -> u32 {
+        self.line_pages - self.emeta_pages
+    }
+
+    pub fn data_pages(&self) -> u32 {
+        self.data_end() - self.smeta_pages
+    }
+
+    /// PU and chunk page of line-relative page `index`: consecutive units go
+    /// to consecutive PUs, so a line stripes across the whole device.
+    pub fn locate(&self, index: u32) -> (UnitId, u32) {
+        let unit = index / self.ws_min;
+        let pu = unit % self.pus;
+        let page = (unit / self.pus) * self.ws_min + index % self.ws_min;
+        (UnitId(pu), page)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LineState {
+    Free,
+    Open,
+    Closed,
+}
+
+/// One line: its placement class, write cursor, valid count and P2L (the
+/// LBA list pblk keeps in emeta and GC reads back).
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub state: LineState,
+    pub class: ClassId,
+    /// Next line-relative page to write.
+    pub next: u32,
+    pub valid: u32,
+    pub p2l: Vec<u32>,
+    /// One bit per classifier class whose pages the line has held since its
+    /// last erase: with separation at most one bit is ever set.
+    pub labels: u8,
+    /// When the line was closed, in lines closed so far (its age for cost-benefit).
+    pub closed_seq: u64,
+}
+
+impl Line {
+    pub fn new(layout: &LineLayout) -> Self {
+        Self { state: LineState::Free, class: ClassId(0), next: 0, valid: 0, p2l: vec![NONE; layout.line_pages as usize], labels: 0, closed_seq: 0 }
+    }
+
+    pub fn is_mixed(&self) -> bool {
+        self.labels.count_ones() > 1
+    }
+}
+
+/// Which closed line GC reclaims (`pblk.victim`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LineVictim {
+    /// Fewest valid pages (pblk's GC lists pick from the emptiest group).
+    #[default]
+    Greedy,
+    /// Largest (1 - u) * age / 2u, Rosenblum and Ousterhout's LFS cleaner.
+    CostBenefit,
+}
+
+impl LineVictim {
+    /// The victim among `lines` (index, line) or `None` when no closed line
+    /// has an invalid page to gain.
+    pub fn select(self, lines: &[Line], layout: &LineLayout, closed_so_far: u64) -> Option<u32> {
+        let data_pages = f64::from(layout.data_pages());
+        let candidates = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| line.state == LineState::Closed && line.valid < layout.data_pages());
+        let index = match self {
+            LineVictim::Greedy => candidates.min_by_key(|(index, line)| (line.valid, *index)).map(|(index, _)| index),
+            LineVictim::CostBenefit => candidates
+                .map(|(index, line)| {
+                    let utilization = f64::from(line.valid) / data_pages;
+                    #[allow(clippy::cast_precision_loss)]
+                    let age = (closed_so_far - line.closed_seq + 1) as f64;
+                    (index, (1.0 - utilization) * age / (2.0 * utilization).max(f64::MIN_POSITIVE))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|(index, _)| index),
+        };
+        index.and_then(|index| u32::try_from(index).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_stripes_units_round_robin_and_reserves_metadata() {
+        let layout = LineLayout::new(4, 64, 4, 4096);
+        assert_eq!(layout.line_pages, 256);
+        assert_eq!((layout.smeta_pages, layout.emeta_pages), (4, 4));
+        assert_eq!(layout.locate(0), (UnitId(0), 0));
+        assert_eq!(layout.locate(5), (UnitId(1), 1));
+        assert_eq!(layout.locate(16), (UnitId(0), 4));
+        assert_eq!(layout.locate(255), (UnitId(3), 63));
+    }
+
+    #[test]
+    fn victim_policies() {
+        let layout = LineLayout::new(4, 64, 4, 4096);
+        let closed = |valid, closed_seq| Line { state: LineState::Closed, valid, closed_seq, ..Line::new(&layout) };
+        let lines = vec![closed(100, 9), closed(50, 8), closed(60, 0), closed(layout.data_pages(), 0)];
+        assert_eq!(LineVictim::Greedy.select(&lines, &layout, 10), Some(1));
+        // Line 2 is a little fuller but much older.
+        assert_eq!(LineVictim::CostBenefit.select(&lines, &layout, 10), Some(2));
+        assert_eq!(LineVictim::Greedy.select(&lines[3..], &layout, 10), None);
+    }
+}
