@@ -7,7 +7,7 @@
 
 use nandlab_capture::fsload::uav::{self, UavConfig};
 use nandlab_capture::fsload::FileOps;
-use nandlab_capture::{capture, CaptureConfig, CaptureError, Workload};
+use nandlab_capture::{capture, CaptureConfig, CaptureError, CaptureReport, Workload};
 use nandlab_trace::{Op, Record, ReadOptions, TraceHeader};
 use std::path::{Path, PathBuf};
 
@@ -57,40 +57,55 @@ fn leftovers(config: &CaptureConfig) -> Vec<String> {
     found
 }
 
-fn read_trace(path: &Path) -> (TraceHeader, Vec<Record>) {
-    let reader = nandlab_trace::open(path, None, &ReadOptions::default()).expect("capture wrote a readable trace");
+/// Runs one capture in the test's own image directory; `None`, after
+/// printing why, when the machine cannot capture.
+fn run(name: &str, workload: Workload) -> Option<(CaptureConfig, Result<CaptureReport, CaptureError>)> {
+    if let Some(reason) = skip_reason() {
+        eprintln!("SKIPPED: {reason}");
+        return None;
+    }
+    let config = config(name);
+    let result = capture(&config, workload, &mut |line| eprintln!("{line}"));
+    Some((config, result))
+}
+
+fn shell(script: &str) -> Workload {
+    Workload::Command(vec!["sh".into(), "-c".into(), script.into()])
+}
+
+/// The trace a successful capture wrote (the file is removed).
+fn read_trace(config: &CaptureConfig, report: &CaptureReport) -> (TraceHeader, Vec<Record>) {
+    let reader = nandlab_trace::open(&config.output, None, &ReadOptions::default()).expect("capture wrote a readable trace");
     let header = reader.header().clone();
     let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes");
+    let _ = std::fs::remove_file(&config.output);
+    assert_eq!(records.len() as u64, report.records);
     (header, records)
+}
+
+fn sectors<'a>(records: impl Iterator<Item = &'a Record>) -> u64 {
+    records.map(|r| u64::from(r.len.0)).sum()
 }
 
 #[test]
 fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIPPED: {reason}");
-        return;
-    }
-    let config = config("ext4");
     let script = "dd if=/dev/zero of=victim bs=1M count=4 conv=fsync status=none && \
                   dd if=/dev/zero of=keeper bs=1M count=2 conv=fsync status=none && rm victim && sync";
-    let report = capture(&config, Workload::Command(vec!["sh".into(), "-c".into(), script.into()]), &mut |line| eprintln!("{line}")).expect("capture runs");
+    let Some((config, result)) = run("ext4", shell(script)) else { return };
+    let report = result.expect("capture runs");
     assert_eq!(report.exit_code, Some(0));
     assert_eq!(report.events_lost, 0);
-    let (header, records) = read_trace(&config.output);
-    let _ = std::fs::remove_file(&config.output);
-    assert_eq!(records.len() as u64, report.records);
+    let (header, records) = read_trace(&config, &report);
     let device_sectors = config.size_bytes / 512;
     assert!(records.iter().all(|r| r.end().0 <= device_sectors), "every request lies inside the device");
+    assert!(records.iter().any(|r| r.op == Op::Flush), "fsync and journal commits flush the cache");
 
-    let count = |op| records.iter().filter(|r| r.op == op).count();
-    assert!(count(Op::Flush) > 0, "fsync and journal commits flush the cache");
     let data_writes: Vec<&Record> = records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "dd").collect();
-    let written_sectors: u64 = data_writes.iter().map(|r| u64::from(r.len.0)).sum();
-    assert_eq!(written_sectors, 6 << 11, "dd wrote 6 MiB of file data under its own name");
+    assert_eq!(sectors(data_writes.iter().copied()), 6 << 11, "dd wrote 6 MiB of file data under its own name");
 
     // The 4 MiB victim's blocks are discarded after rm, where dd wrote them.
     let discarded: Vec<&Record> = records.iter().filter(|r| r.op == Op::Discard).collect();
-    let discarded_sectors: u64 = discarded.iter().map(|r| u64::from(r.len.0)).sum();
+    let discarded_sectors = sectors(discarded.iter().copied());
     assert!(discarded_sectors >= 4 << 11, "at least the victim's 4 MiB are discarded, got {discarded_sectors} sectors");
     assert!(discarded.iter().any(|d| data_writes.iter().any(|w| w.start < d.end() && d.start < w.end())), "discards hit sectors dd wrote");
 
@@ -104,12 +119,8 @@ fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
 
 #[test]
 fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIPPED: {reason}");
-        return;
-    }
-    let config = config("failing");
-    let report = capture(&config, Workload::Command(vec!["sh".into(), "-c".into(), "echo data > f && exit 3".into()]), &mut |_| {}).expect("capture itself works");
+    let Some((config, result)) = run("failing", shell("echo data > f && exit 3")) else { return };
+    let report = result.expect("capture itself works");
     assert_eq!(report.exit_code, Some(3));
     let _ = std::fs::remove_file(&config.output);
     let missing = capture(&config, Workload::Command(vec!["/nonexistent/workload".into()]), &mut |_| {});
@@ -119,20 +130,15 @@ fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
 
 #[test]
 fn an_in_process_single_erase_is_traced_under_the_workload_thread_name() {
-    if let Some(reason) = skip_reason() {
-        eprintln!("SKIPPED: {reason}");
-        return;
-    }
-    let config = config("single-erase");
     let scenario = UavConfig { files: 8, file_bytes: 256 << 10, rounds: 1, replacements: 16, prefill_fraction: 0.5 };
     let workload = Workload::InProcess(Box::new(move |root: &Path| uav::single_erase(&FileOps::new(root, 1, true), &scenario, &mut |_| {})));
-    let report = capture(&config, workload, &mut |_| {}).expect("capture runs");
+    let Some((config, result)) = run("single-erase", workload) else { return };
+    let report = result.expect("capture runs");
     assert_eq!(report.exit_code, Some(0));
-    let (_, records) = read_trace(&config.output);
-    let _ = std::fs::remove_file(&config.output);
-    let image_writes: u64 = records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "nandlab-fsload").map(|r| u64::from(r.len.0)).sum();
+    let (_, records) = read_trace(&config, &report);
+    let image_writes = sectors(records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "nandlab-fsload"));
     assert!(image_writes >= 24 * 512, "the 24 fsync'ed 256 KiB images are written by the workload thread, got {image_writes} sectors");
-    let discarded: u64 = records.iter().filter(|r| r.op == Op::Discard).map(|r| u64::from(r.len.0)).sum();
+    let discarded = sectors(records.iter().filter(|r| r.op == Op::Discard));
     assert!(discarded >= 16 * 512, "the 16 replaced images are discarded, got {discarded} sectors");
     assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");
 }

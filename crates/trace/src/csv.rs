@@ -34,85 +34,86 @@ fn is_preamble(line: &[u8], title: &[u8]) -> bool {
     trimmed.is_empty() || trimmed.len() >= title.len() && trimmed[..title.len()].eq_ignore_ascii_case(title)
 }
 
-pub(crate) struct MsrParser {
+/// Which of the two CSV layouts a parser reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CsvDialect {
+    Msr,
+    Umass,
+}
+
+pub(crate) struct CsvParser {
+    dialect: CsvDialect,
     devices: DeviceLock,
 }
 
-impl MsrParser {
-    pub(crate) fn new(device: Option<&str>) -> MsrParser {
-        MsrParser { devices: DeviceLock::new(device) }
+impl CsvParser {
+    pub(crate) fn new(dialect: CsvDialect, device: Option<&str>) -> CsvParser {
+        CsvParser { dialect, devices: DeviceLock::new(device) }
     }
 }
 
-impl LineParser for MsrParser {
+impl LineParser for CsvParser {
     fn parse(&mut self, line: &[u8]) -> Result<Option<Record>, String> {
-        if is_preamble(line, b"timestamp") {
-            return Ok(None);
+        match self.dialect {
+            CsvDialect::Msr if is_preamble(line, b"timestamp") => Ok(None),
+            CsvDialect::Umass if is_preamble(line, b"asu") => Ok(None),
+            CsvDialect::Msr => parse_msr(line, &mut self.devices),
+            CsvDialect::Umass => parse_umass(line, &mut self.devices),
         }
-        let mut columns = csv_fields(line);
-        let ticks = parse_u64(field(&mut columns, "Timestamp")?, "the Timestamp (100 ns ticks)")?;
-        let host = field(&mut columns, "Hostname")?;
-        let disk = field(&mut columns, "DiskNumber")?;
-        parse_u64(disk, "the DiskNumber")?;
-        let kind = field(&mut columns, "Type")?;
-        let op = if kind.eq_ignore_ascii_case(b"read") {
-            Op::Read
-        } else if kind.eq_ignore_ascii_case(b"write") {
-            Op::Write
-        } else {
-            return Err(format!("Type must be Read or Write, found `{}`", show(kind)));
-        };
-        let offset = parse_u64(field(&mut columns, "Offset")?, "the Offset (bytes)")?;
-        let size = parse_u64(field(&mut columns, "Size")?, "the Size (bytes)")?;
-        parse_u64(field(&mut columns, "ResponseTime")?, "the ResponseTime")?;
-        if let Some(extra) = columns.next() {
-            return Err(format!("unexpected 8th column `{}`: MSR lines have 7", show(extra)));
-        }
-        let mut device = host.to_vec();
-        device.push(b',');
-        device.extend_from_slice(disk);
-        if !self.devices.admit(&device)? {
-            return Ok(None);
-        }
-        let (start, len) = byte_range_to_sectors(offset, size)?;
-        let timestamp = ticks.checked_mul(MSR_TICK_NS).ok_or("Timestamp is too large")?;
-        Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::from_bytes(host), stream: None }))
     }
 }
 
-pub(crate) struct UmassParser {
-    devices: DeviceLock,
+/// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`
+fn parse_msr(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, String> {
+    let mut columns = csv_fields(line);
+    let ticks = parse_u64(field(&mut columns, "Timestamp")?, "the Timestamp (100 ns ticks)")?;
+    let host = field(&mut columns, "Hostname")?;
+    let disk = field(&mut columns, "DiskNumber")?;
+    parse_u64(disk, "the DiskNumber")?;
+    let kind = field(&mut columns, "Type")?;
+    let op = if kind.eq_ignore_ascii_case(b"read") {
+        Op::Read
+    } else if kind.eq_ignore_ascii_case(b"write") {
+        Op::Write
+    } else {
+        return Err(format!("Type must be Read or Write, found `{}`", show(kind)));
+    };
+    let offset = parse_u64(field(&mut columns, "Offset")?, "the Offset (bytes)")?;
+    let size = parse_u64(field(&mut columns, "Size")?, "the Size (bytes)")?;
+    parse_u64(field(&mut columns, "ResponseTime")?, "the ResponseTime")?;
+    if let Some(extra) = columns.next() {
+        return Err(format!("unexpected 8th column `{}`: MSR lines have 7", show(extra)));
+    }
+    let mut device = host.to_vec();
+    device.push(b',');
+    device.extend_from_slice(disk);
+    if !devices.admit(&device)? {
+        return Ok(None);
+    }
+    let (start, len) = byte_range_to_sectors(offset, size)?;
+    let timestamp = ticks.checked_mul(MSR_TICK_NS).ok_or("Timestamp is too large")?;
+    Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::from_bytes(host), stream: None }))
 }
 
-impl UmassParser {
-    pub(crate) fn new(device: Option<&str>) -> UmassParser {
-        UmassParser { devices: DeviceLock::new(device) }
+/// `ASU,LBA,Size,Opcode,Timestamp[,…]`
+fn parse_umass(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, String> {
+    let mut columns = csv_fields(line);
+    let asu = field(&mut columns, "ASU")?;
+    parse_u64(asu, "the ASU")?;
+    let lba = parse_u64(field(&mut columns, "LBA")?, "the LBA (512-byte sectors)")?;
+    let size = parse_u64(field(&mut columns, "Size")?, "the Size (bytes)")?;
+    let op = match field(&mut columns, "Opcode")? {
+        b"r" | b"R" => Op::Read,
+        b"w" | b"W" => Op::Write,
+        other => return Err(format!("Opcode must be r or w, found `{}`", show(other))),
+    };
+    let timestamp = parse_seconds_ns(field(&mut columns, "Timestamp")?, "the Timestamp (seconds)")?;
+    if !devices.admit(asu)? {
+        return Ok(None);
     }
-}
-
-impl LineParser for UmassParser {
-    fn parse(&mut self, line: &[u8]) -> Result<Option<Record>, String> {
-        if is_preamble(line, b"asu") {
-            return Ok(None);
-        }
-        let mut columns = csv_fields(line);
-        let asu = field(&mut columns, "ASU")?;
-        parse_u64(asu, "the ASU")?;
-        let lba = parse_u64(field(&mut columns, "LBA")?, "the LBA (512-byte sectors)")?;
-        let size = parse_u64(field(&mut columns, "Size")?, "the Size (bytes)")?;
-        let op = match field(&mut columns, "Opcode")? {
-            b"r" | b"R" => Op::Read,
-            b"w" | b"W" => Op::Write,
-            other => return Err(format!("Opcode must be r or w, found `{}`", show(other))),
-        };
-        let timestamp = parse_seconds_ns(field(&mut columns, "Timestamp")?, "the Timestamp (seconds)")?;
-        if !self.devices.admit(asu)? {
-            return Ok(None);
-        }
-        let offset = lba.checked_mul(u64::from(crate::LINUX_SECTOR_BYTES)).ok_or("LBA is too large")?;
-        let (start, len) = byte_range_to_sectors(offset, size)?;
-        Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::default(), stream: None }))
-    }
+    let offset = lba.checked_mul(u64::from(crate::LINUX_SECTOR_BYTES)).ok_or("LBA is too large")?;
+    let (start, len) = byte_range_to_sectors(offset, size)?;
+    Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::default(), stream: None }))
 }
 
 /// Writes MSR Cambridge CSV. Timestamps start at tick 0 (the original
@@ -167,7 +168,7 @@ mod tests {
 
     #[test]
     fn msr_lines_parse() {
-        let mut parser = MsrParser::new(None);
+        let mut parser = CsvParser::new(CsvDialect::Msr, None);
         assert_eq!(parser.parse(b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), Ok(None));
         let record = parser.parse(b"128166372003061629,hm,1,Read,3154132992,32768,155547").expect("valid").expect("record");
         assert_eq!((record.op, record.start, record.len), (Op::Read, Sector(6_160_416), SectorCount(64)));
@@ -177,7 +178,7 @@ mod tests {
 
     #[test]
     fn msr_malformed_lines_say_what_is_wrong() {
-        let mut parser = MsrParser::new(None);
+        let mut parser = CsvParser::new(CsvDialect::Msr, None);
         assert!(parser.parse(b"128166372003061629,hm,1,Trim,3154132992,32768,155547").unwrap_err().contains("Type"));
         assert!(parser.parse(b"128166372003061629,hm,1,Read,3154132992").unwrap_err().contains("Size"));
         assert!(parser.parse(b"12816637200306162x,hm,1,Read,0,512,1").unwrap_err().contains("Timestamp"));
@@ -187,7 +188,7 @@ mod tests {
 
     #[test]
     fn umass_lines_parse() {
-        let mut parser = UmassParser::new(None);
+        let mut parser = CsvParser::new(CsvDialect::Umass, None);
         let record = parser.parse(b"0,20941264,8192,W,0.551706").expect("valid").expect("record");
         assert_eq!((record.op, record.start, record.len), (Op::Write, Sector(20_941_264), SectorCount(16)));
         assert_eq!(record.timestamp, TimestampNs(551_706_000));
@@ -197,7 +198,7 @@ mod tests {
 
     #[test]
     fn umass_malformed_lines_say_what_is_wrong() {
-        let mut parser = UmassParser::new(None);
+        let mut parser = CsvParser::new(CsvDialect::Umass, None);
         assert!(parser.parse(b"0,20941264,8192,x,0.5").unwrap_err().contains("Opcode"));
         assert!(parser.parse(b"0,20941264,8192,w").unwrap_err().contains("Timestamp"));
         assert!(parser.parse(b"0,-5,8192,w,0.5").unwrap_err().contains("LBA"));

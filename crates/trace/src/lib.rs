@@ -162,8 +162,8 @@ fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path
         Format::Native => Box::new(NativeReader::new(input, path_buf)?),
         Format::Tracefs => Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name())),
         Format::Blkparse => Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name())),
-        Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::MsrParser::new(device), format.name())),
-        Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::UmassParser::new(device), format.name())),
+        Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Msr, device), format.name())),
+        Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Umass, device), format.name())),
         Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
     })
 }
