@@ -19,6 +19,12 @@ pub struct DeviceParams {
     pub read: Duration,
     pub write: Duration,
     pub erase: Duration,
+    /// Sustained read and write bandwidth of one chip, bytes per second
+    /// (Section 6.1.1 quotes 100 MB/s and 41.4 MB/s from [16]; with the
+    /// 1.4 GB/s "block erasure bandwidth", 4 MB per 2.7 ms, these are per-chip
+    /// figures). B^R_max and B^W_max of eq. (21)-(22) are S_chips times these.
+    pub chip_read_bytes_per_second: u64,
+    pub chip_write_bytes_per_second: u64,
 }
 
 impl DeviceParams {
@@ -36,23 +42,30 @@ impl DeviceParams {
             read: Duration::from_micros(200),
             write: Duration::from_micros(700),
             erase: Duration::from_micros(2700),
+            chip_read_bytes_per_second: 100_000_000,
+            chip_write_bytes_per_second: 41_400_000,
         }
     }
 
     /// The OpenSSD Cosmos board of Section 6.3 as run for Table 3: 256 pages of
     /// 8 KB per block and 21 blocks per chip. The paper gives neither the chip
     /// count nor the latencies; like the `cosmos` preset of nandlab-core we use
-    /// 4 channels × 8 ways and the 1 TB drive's latencies.
+    /// 4 channels × 8 ways and the 1 TB drive's latencies, and chip bandwidths
+    /// of one page per read or program time.
     #[must_use]
     pub fn cosmos() -> Self {
+        let page_size_bytes = 8 * 1024;
+        let base = Self::telomere_1tb();
         Self {
+            chip_read_bytes_per_second: bytes_per_second(page_size_bytes, base.read),
+            chip_write_bytes_per_second: bytes_per_second(page_size_bytes, base.write),
             name: "cosmos".to_owned(),
             channels: 4,
             chips_per_channel: 8,
             blocks_per_chip: 21,
             pages_per_block: 256,
-            page_size_bytes: 8 * 1024,
-            ..Self::telomere_1tb()
+            page_size_bytes,
+            ..base
         }
     }
 
@@ -84,22 +97,27 @@ impl DeviceParams {
         self.blocks() * self.pages_per_block
     }
 
-    /// Peak read bandwidth B^R_max with every chip reading: S_chips / t_r.
+    /// B^R_max of eq. (21) in pages per second: every chip reading.
     #[must_use]
     pub fn read_pages_per_second(&self) -> f64 {
-        chips_f64(self) / self.read.as_secs_f64()
+        self.pages_per_second(self.chip_read_bytes_per_second)
     }
 
-    /// Peak write bandwidth B^W_max with every chip programming: S_chips / t_w.
+    /// B^W_max of eq. (22) in pages per second: every chip programming.
     #[must_use]
     pub fn write_pages_per_second(&self) -> f64 {
-        chips_f64(self) / self.write.as_secs_f64()
+        self.pages_per_second(self.chip_write_bytes_per_second)
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn pages_per_second(&self, chip_bytes_per_second: u64) -> f64 {
+        self.chips() as f64 * chip_bytes_per_second as f64 / self.page_size_bytes.max(1) as f64
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
-fn chips_f64(device: &DeviceParams) -> f64 {
-    device.chips() as f64
+/// One page per `latency`, in bytes per second.
+fn bytes_per_second(page_size_bytes: u64, latency: Duration) -> u64 {
+    u64::try_from(u128::from(page_size_bytes) * 1_000_000_000 / latency.as_nanos().max(1)).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

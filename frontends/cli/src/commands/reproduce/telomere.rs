@@ -128,7 +128,8 @@ fn method_paragraph(summary: &mut Summary, args: &ExperimentArgs) {
         "1 TB drive of Section 6.1.1 (64 chips, 262,144 blocks of 128 × 32 KB pages; t_r/t_w/t_e = 0.2/0.7/2.7 ms). \
          For each utilization u = 1 %, 2 %, … {} task sets are generated (UUniFast, eq. 21-23) with U^s = U^b = u; \
          every task reads and writes one g-page request per period, at most half of the read and write bandwidth \
-         (B^R_max = 64 / t_r, B^W_max = 64 / t_w). A line shows the largest u up to which every task set passes the \
+         (B^R_max = 64 × 100 MB/s, B^W_max = 64 × 41.4 MB/s: Section 6.1.1's per-chip figures). Eq. (19)'s \
+         C^g = ⌈t_e / S_chips⌉ is rounded up to whole milliseconds, the paper's time unit. A line shows the largest u up to which every task set passes the \
          storage test (eq. 11 or 24) or the throughput test (eq. 20 or bank reservation). Storage cost = λ − storage \
          utilization, in percentage points of the device. Seed {}.",
         task_sets(args),
