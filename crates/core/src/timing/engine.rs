@@ -373,7 +373,9 @@ impl Engine {
     fn start_request(&mut self, ftl: &mut PageFtl, timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
         self.queues[queue as usize].outstanding += 1;
         self.outstanding += 1;
-        self.priority_outstanding += u32::from(timed.priority);
+        if timed.priority {
+            self.priority_outstanding += 1;
+        }
         ftl.count_request();
         let arrival_ns = timed.arrival.0.min(self.now_ns);
         let slot = self.requests.insert(InFlight { timed, arrival_ns, queue });
@@ -531,7 +533,9 @@ impl Engine {
             let host = written(page);
             if host || ftl.lookup(Lpn(page)).is_some() {
                 ftl.write(Lpn(page), stream)?;
-                self.stats.rmw_pages_rewritten += u64::from(!host);
+                if !host {
+                    self.stats.rmw_pages_rewritten += 1;
+                }
                 self.enqueue_recorded(ftl, job);
             }
         }

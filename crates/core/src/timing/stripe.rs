@@ -12,29 +12,33 @@ pub struct StripeFill {
     pub stripe: u32,
     /// When the stripe entered the buffer (tells stale eviction entries apart).
     admitted: u64,
-    /// Bit `i` set: page `i` of the stripe is buffered.
-    pub present: Vec<u64>,
+    /// `present[i]`: page `i` of the stripe is buffered. (Not a bitmap on
+    /// purpose: rustc 1.95 at opt-level >= 2 without overflow checks
+    /// miscompiled the bitmap version, losing the `pages` count; see
+    /// docs/stripe-merging.md.)
+    pub present: Vec<bool>,
     pub pages: u32,
 }
 
 impl StripeFill {
     fn new(stripe: u32, admitted: u64, stripe_pages: u32) -> Self {
-        Self { stripe, admitted, present: vec![0; stripe_pages.div_ceil(64) as usize], pages: 0 }
+        Self { stripe, admitted, present: vec![false; stripe_pages as usize], pages: 0 }
     }
 
     pub fn contains(&self, page_in_stripe: u32) -> bool {
-        self.present[(page_in_stripe / 64) as usize] & (1 << (page_in_stripe % 64)) != 0
+        self.present[page_in_stripe as usize]
     }
 
     /// Marks a page buffered; false if it already was (an overwrite that
     /// coalesces in the buffer).
     fn insert(&mut self, page_in_stripe: u32) -> bool {
-        let word = &mut self.present[(page_in_stripe / 64) as usize];
-        let bit = 1 << (page_in_stripe % 64);
-        let new = *word & bit == 0;
-        *word |= bit;
-        self.pages += u32::from(new);
-        new
+        let slot = &mut self.present[page_in_stripe as usize];
+        if *slot {
+            return false;
+        }
+        *slot = true;
+        self.pages += 1;
+        true
     }
 }
 
