@@ -129,6 +129,46 @@ impl FileOps {
     }
 }
 
+/// Stands in for the kernel's periodic write-back while a workload runs.
+/// Linux writes dirty pages back after `dirty_expire_centisecs` (30 s); a
+/// workload that creates and deletes small files without fsync (Postmark,
+/// Filebench's fileserver and webserver) finishes long before on a modern
+/// machine, and its data would never reach the device — a trace of nothing.
+/// The pacer calls `syncfs` on the file system every `interval`, as a
+/// write-back clock scaled to the workload's speed. Stops when dropped.
+pub struct WritebackPacer {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WritebackPacer {
+    /// `None` for a zero interval (write-back left to the kernel).
+    pub fn start(root: &Path, interval: std::time::Duration) -> std::io::Result<Option<WritebackPacer>> {
+        if interval.is_zero() {
+            return Ok(None);
+        }
+        let directory = File::open(root).map_err(|error| with_path(error, "opening", root))?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let thread = std::thread::Builder::new().name("nandlab-wb".into()).spawn(move || {
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(interval);
+                let _ = nix::unistd::syncfs(&directory);
+            }
+        })?;
+        Ok(Some(WritebackPacer { stop, thread: Some(thread) }))
+    }
+}
+
+impl Drop for WritebackPacer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Reports progress every tenth of `total` steps.
 pub(crate) fn report_every_tenth(progress: Progress<'_>, what: &str, done: u64, total: u64) {
     let step = (total / 10).max(1);
@@ -158,6 +198,10 @@ mod tests {
         assert_eq!(ops.read_whole("a", 4096).expect("read"), 3 * CHUNK_BYTES as u64 + 15);
         ops.delete("a").expect("delete");
         assert!(ops.delete("a").unwrap_err().to_string().contains("deleting"));
+        let pacer = WritebackPacer::start(&root, std::time::Duration::from_millis(5)).expect("starts");
+        assert!(pacer.is_some());
+        drop(pacer);
+        assert!(WritebackPacer::start(&root, std::time::Duration::ZERO).expect("no-op").is_none());
         let _ = std::fs::remove_dir_all(root);
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Context;
 use nandlab_capture::fsload::filebench::{FilebenchConfig, Personality};
 use nandlab_capture::fsload::postmark::{Engine, PostmarkConfig};
 use nandlab_capture::fsload::uav::{self, UavConfig};
-use nandlab_capture::fsload::FileOps;
+use nandlab_capture::fsload::{FileOps, WritebackPacer};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -20,6 +20,10 @@ pub struct FsloadArgs {
     /// Seed of every random choice.
     #[arg(long, global = true, default_value_t = 1)]
     seed: u64,
+    /// syncfs every this many ms while the workload runs, standing in for the kernel's 30 s
+    /// write-back on a workload that finishes in seconds (0: leave write-back to the kernel).
+    #[arg(long, global = true, default_value_t = 100)]
+    writeback_ms: u64,
 }
 
 #[derive(clap::Subcommand)]
@@ -99,7 +103,8 @@ pub fn run(args: FsloadArgs) -> anyhow::Result<()> {
         None => std::env::var_os(nandlab_capture::MOUNT_ENV).map(PathBuf::from).unwrap_or(std::env::current_dir()?),
     };
     let mut progress = |line: &str| eprintln!("fsload: {line}");
-    eprintln!("fsload: working in {}, seed {}", dir.display(), args.seed);
+    eprintln!("fsload: working in {}, seed {}, syncfs every {} ms", dir.display(), args.seed, args.writeback_ms);
+    let _pacer = WritebackPacer::start(&dir, std::time::Duration::from_millis(args.writeback_ms))?;
     match args.workload {
         FsloadWorkload::UavBatch(uav_args) => {
             let (ops, config) = uav_setup(&dir, args.seed, &uav_args)?;
