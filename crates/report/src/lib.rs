@@ -9,8 +9,40 @@
 //!   font libraries are needed): line plots with several named series, scatter,
 //!   step and CDF plots, linear or log axes, and grouped bars ([`BarChart`]).
 //!
-//! The crate is generic: it knows nothing about any particular paper. See
-//! `docs/reporting.md` for a worked example.
+//! The crate is generic: it knows nothing about any particular paper.
+//! `docs/reporting.md` documents the API.
+//!
+//! ```
+//! use nandlab_report::{Axis, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
+//!
+//! #[derive(serde::Serialize)]
+//! struct Row {
+//!     granularity: u64,
+//!     throughput_percent: f64,
+//! }
+//!
+//! let rows = [Row { granularity: 1, throughput_percent: 1.0 }, Row { granularity: 64, throughput_percent: 86.0 }];
+//! let dir = OutputDir::create(std::env::temp_dir().join("nandlab-report-doctest"))?;
+//! dir.write_csv("throughput.csv", &rows)?;
+//! let points = rows.iter().map(|row| (row.granularity as f64, row.throughput_percent)).collect();
+//! let chart = Chart::new("Throughput vs granularity", Axis::new("granularity").unit("pages").log(), Axis::new("throughput").unit("%"))
+//!     .with(Series::new("measured", Mark::LinePoints, points))
+//!     .legend(Legend::LowerRight);
+//! dir.write_chart("throughput.svg", &chart)?;
+//! let mut summary = Summary::new("Throughput vs granularity");
+//! summary
+//!     .paragraph("What was run, on which device, with which seed.")
+//!     .image("throughput", "throughput.svg")
+//!     .comparisons(&[Comparison {
+//!         quantity: "throughput at g = 64".into(),
+//!         paper: "83 %".into(),
+//!         measured: "86 %".into(),
+//!         note: "why it differs".into(),
+//!     }]);
+//! let path = dir.write_summary(&summary)?;
+//! assert!(std::fs::read_to_string(path)?.contains("| throughput at g = 64 | 83 % | 86 % | why it differs |"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod chart;
 mod error;
