@@ -41,6 +41,12 @@ fn skip_reason() -> Option<String> {
     if !Path::new("/dev/shm").is_dir() {
         return Some("no /dev/shm".into());
     }
+    if !std::fs::read_to_string("/proc/filesystems").unwrap_or_default().contains("tracefs") {
+        return Some("the kernel has no tracefs".into());
+    }
+    if !["/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"].iter().any(|tool| Path::new(tool).exists()) {
+        return Some("mkfs.ext4 is not installed (e2fsprogs)".into());
+    }
     None
 }
 
