@@ -3,7 +3,10 @@
 //!
 //! Every partition of the task set (one task under SiP, a group of tasks with
 //! similar lifetimes under SharP) writes to blocks of its own, striped over
-//! `stripe_width` chips. A block carries the latest expiry time of the data
+//! `stripe_width` open blocks; a new block comes from the chip with the most
+//! free blocks among those the partition's other open blocks are not on
+//! ("the flash page write request could occur on any available flash chip",
+//! Section 6.3). A block carries the latest expiry time of the data
 //! in it; once that time has passed and the block is full, every page in it
 //! is invalid and the block is erased — garbage collection is "simply a block
 //! erasure" and never copies a page. A partition may hold at most the blocks
@@ -61,10 +64,9 @@ enum BlockState {
 struct Partition {
     budget: u32,
     held: u32,
-    /// The chips the partition stripes over, and its next lane among them.
-    units: Vec<UnitId>,
-    next_lane: usize,
+    /// Open block per lane of the stripe, and the lane written next.
     open: Vec<u32>,
+    next_lane: usize,
     hotness: Hotness,
 }
 
@@ -93,8 +95,6 @@ pub struct TelomereFtl {
 }
 
 impl TelomereFtl {
-    /// Partition `p`'s stripe starts at chip `p · width mod units`, so
-    /// partitions spread over the chips.
     pub fn new(
         geometry: &Geometry,
         partitions: &[PartitionSpec],
@@ -110,7 +110,6 @@ impl TelomereFtl {
         let mut by_lifetime: Vec<usize> = (0..partitions.len()).collect();
         by_lifetime.sort_by_key(|&i| (partitions[i].data_lifetime, i));
         let mut built = Vec::with_capacity(partitions.len());
-        let mut first_unit = 0;
         for (index, spec) in partitions.iter().enumerate() {
             if spec.stripe_width == 0 || spec.stripe_width > units {
                 return Err(TelomereError::StripeWidth { partition: index, width: spec.stripe_width, units });
@@ -127,15 +126,12 @@ impl TelomereFtl {
                 }
                 task_partition[task] = Some(index);
             }
-            let stripe = (0..spec.stripe_width).map(|lane| UnitId((first_unit + lane) % units)).collect();
-            first_unit = (first_unit + spec.stripe_width) % units;
             let rank = by_lifetime.iter().position(|&i| i == index).unwrap_or(0);
             built.push(Partition {
                 budget: spec.blocks,
                 held: 0,
-                units: stripe,
-                next_lane: 0,
                 open: vec![NONE; spec.stripe_width as usize],
+                next_lane: 0,
                 hotness: Hotness { rank: u32::try_from(rank).unwrap_or(u32::MAX), of: u32::try_from(partitions.len()).unwrap_or(u32::MAX) },
             });
         }
@@ -210,14 +206,14 @@ impl TelomereFtl {
             .copied()
             .flatten()
             .ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
-        let lane = self.partitions[partition].next_lane;
         let p = &mut self.partitions[partition];
-        p.next_lane = (lane + 1) % p.units.len();
-        let unit = p.units[lane];
+        let lane = p.next_lane;
+        p.next_lane = (lane + 1) % p.open.len();
         let block = match p.open[lane] {
-            NONE => self.open_block(partition, unit)?,
+            NONE => self.open_block(partition)?,
             block => BlockId(block),
         };
+        let unit = self.geometry.unit_of_block(block);
         let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
         self.record(FlashOpKind::Program, unit, false);
@@ -265,11 +261,12 @@ impl TelomereFtl {
         Ok(())
     }
 
-    fn open_block(&mut self, partition: usize, unit: UnitId) -> Result<BlockId, FtlError> {
+    fn open_block(&mut self, partition: usize) -> Result<BlockId, FtlError> {
         let p = &self.partitions[partition];
         if p.held >= p.budget {
             return Err(FtlError::PartitionFull { partition: u32::try_from(partition).unwrap_or(u32::MAX), blocks: p.budget });
         }
+        let unit = self.roomiest_unit(partition);
         let hotness = (self.wear_leveling == WearLeveling::HealthBinning).then_some(p.hotness);
         let erase_counts = self.flash.erase_counts();
         let wear = self.wear.as_ref();
@@ -283,6 +280,21 @@ impl TelomereFtl {
         self.state[block as usize] = BlockState::Open;
         self.owner[block as usize] = u32::try_from(partition).unwrap_or(NONE);
         Ok(BlockId(block))
+    }
+
+    /// The chip with the most free blocks, preferring chips none of the
+    /// partition's open blocks is on (so a stripe spans distinct chips).
+    fn roomiest_unit(&self, partition: usize) -> UnitId {
+        let open_units: Vec<u32> = self.partitions[partition]
+            .open
+            .iter()
+            .filter(|&&block| block != NONE)
+            .map(|&block| self.geometry.unit_of_block(BlockId(block)).0)
+            .collect();
+        let unit = (0..self.geometry.units())
+            .max_by_key(|unit| (!open_units.contains(unit), self.free[*unit as usize].len(), Reverse(*unit)))
+            .unwrap_or(0);
+        UnitId(unit)
     }
 
     fn erase(&mut self, block: BlockId) {

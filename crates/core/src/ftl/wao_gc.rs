@@ -10,9 +10,8 @@
 //! A step fits in the time of an erase: `copies_per_step` = ⌊t_e / (t_r +
 //! t_w)⌋ (3 with Telomere's 0.2/0.7/2.7 ms). Reclaiming a greedy victim with
 //! v ≤ λ·P valid pages takes ⌈v/α⌉ + 1 steps, and the P − v pages it frees
-//! must cover the host pages written meanwhile; that gives WAO-GC's bound
-//! λ ≤ α(P − 1)/((α + 1)P) (0.74 on the 1 TB drive), see
-//! [`WaoGcConfig::utilization_bound`].
+//! must cover the host pages written meanwhile; that bounds λ (0.74 on the
+//! 1 TB drive), see [`WaoGcConfig::utilization_bound`].
 
 use crate::device::{FlashArray, Geometry};
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
@@ -42,11 +41,14 @@ impl WaoGcConfig {
     }
 
     /// The largest logical/physical ratio at which a write never waits for
-    /// more than one step: α(P − 1)/((α + 1)P).
+    /// more than one step: σ_max / P, σ_max the most valid pages a victim may
+    /// hold with ⌈σ/α⌉ + 1 ≤ P − σ (its copy steps and its erase step fit in
+    /// the host writes the P − σ pages it frees can take).
     pub fn utilization_bound(&self, pages_per_block: u32) -> f64 {
-        let alpha = f64::from(self.copies_per_step);
-        let pages = f64::from(pages_per_block);
-        alpha * (pages - 1.0) / ((alpha + 1.0) * pages)
+        let alpha = self.copies_per_step;
+        let valid_max =
+            (0..pages_per_block).rev().find(|&valid| valid.div_ceil(alpha) < pages_per_block - valid).unwrap_or(0);
+        f64::from(valid_max) / f64::from(pages_per_block)
     }
 }
 
@@ -120,6 +122,10 @@ impl WaoGcFtl {
 
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    pub fn flash(&self) -> &FlashArray {
+        &self.flash
     }
 
     pub fn steps(&self) -> StepStats {
@@ -314,7 +320,7 @@ mod tests {
         let config = telomere_latencies();
         assert_eq!(config.copies_per_step, 3);
         // Telomere Section 6.1.5: "the upper bound of λ for WAO-GC is 0.74" (P = 128).
-        assert!((config.utilization_bound(128) - 0.744).abs() < 1e-3);
+        assert!((config.utilization_bound(128) - 95.0 / 128.0).abs() < 1e-12);
     }
 
     #[test]

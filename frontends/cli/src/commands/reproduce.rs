@@ -58,6 +58,16 @@ const EXPERIMENTS: &[Experiment] = &[
         run: telomere::figure_9,
     },
     Experiment {
+        name: "telomere-fig10",
+        description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL",
+        run: |args| super::reproduce_telomere_sim::figure_10(&args.out, args.seed, args.paper_scale),
+    },
+    Experiment {
+        name: "telomere-table3",
+        description: "Telomere Table 3 / Figs. 13-14: the six-task set on the Cosmos board, throughput over time",
+        run: |args| super::reproduce_telomere_sim::table_3(&args.out),
+    },
+    Experiment {
         name: "priority-cleaning",
         description: "Priority-aware cleaning (Rajimwale et al., slide 19)",
         run: |args| super::reproduce_timing::priority_cleaning(&args.out, args.seed),

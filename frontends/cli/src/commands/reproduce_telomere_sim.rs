@@ -1,0 +1,875 @@
+//! The simulation experiments of Telomere (Missimer, Athanassoulis and West,
+//! ACM TECS 2022) for `nandlab reproduce`: Figure 10 (RBER CDF under three
+//! wear-leveling policies) and Table 3 / Figures 13-14 (the six-task set on
+//! the Cosmos board). Admission decisions come from `nandlab-admission`, the
+//! flash simulation from `nandlab-core` (Telomere, WAO-GC and page-mapped
+//! FTLs, periodic workload, RBER model); everything is written through
+//! `nandlab-report`. This file owns the conversion between the two crates'
+//! task and partition types and the experiment set-ups.
+
+use anyhow::Context as _;
+use nandlab_admission::policy::{admit_in_order, check, AdmissionContext, AdmissionReport, Policy, StorageCheck};
+use nandlab_admission::storage::{Placement, StoragePlan};
+use nandlab_admission::{DeviceParams, Task, TaskSet};
+use nandlab_core::device::wear::{WearDistribution, WearLeveling, WearModel, DEAD_SHARE_END};
+use nandlab_core::device::{DeviceConfig, FlashArray, Geometry};
+use nandlab_core::ftl::telomere::{PartitionSpec, TelomereFtl};
+use nandlab_core::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
+use nandlab_core::ftl::{FreeBlockOrder, FtlConfig, PageFtl};
+use nandlab_core::metrics::Counters;
+use nandlab_core::units::SimNs;
+use nandlab_core::workload::periodic::{
+    apply_job, random_task_set, run_timed, FlashLatency, PeriodicSink, PeriodicTask, PeriodicWorkload, TaskSetSpec,
+    TimedPeriodicReport,
+};
+use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Series, Summary};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+
+/// Table 3 of the paper as a task file (periods in ms).
+const TABLE_3: &str = r#"
+[[task]]
+name = "tau0"
+read_pages = 16
+read_period_ms = 20
+write_pages = 16
+write_period_ms = 80
+lifetime_periods = 250
+
+[[task]]
+name = "tau1"
+read_pages = 8
+read_period_ms = 20
+write_pages = 16
+write_period_ms = 40
+lifetime_periods = 33
+
+[[task]]
+name = "tau2"
+read_pages = 16
+read_period_ms = 20
+write_pages = 16
+write_period_ms = 40
+lifetime_periods = 330
+
+[[task]]
+name = "tau3"
+write_pages = 16
+write_period_ms = 40
+lifetime_periods = 990
+
+[[task]]
+name = "tau4"
+write_pages = 11
+write_period_ms = 40
+lifetime_periods = 1980
+
+[[task]]
+name = "tau5"
+write_pages = 5
+write_period_ms = 40
+lifetime_periods = 1980
+"#;
+
+/// Over-provisioning α of Figure 10 ("λ = 0.10" in its caption, which only
+/// makes sense as α).
+const OVER_PROVISIONING: f64 = 0.10;
+
+fn ns(duration: Duration) -> SimNs {
+    SimNs(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The core's view of an admission task.
+fn periodic_task(task: &Task) -> anyhow::Result<PeriodicTask> {
+    let pages = |pages: u64| u32::try_from(pages).with_context(|| format!("task {}: {pages} pages per period", task.name));
+    let (read_pages, read_period) = task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, anyhow::Error>((pages(read.pages)?, ns(read.period))))?;
+    let (write_pages, write_period) =
+        task.write.map_or(Ok((0, SimNs(0))), |write| Ok::<_, anyhow::Error>((pages(write.pages)?, ns(write.period))))?;
+    let lifetime_periods = u32::try_from(task.lifetime_periods).with_context(|| format!("task {}: lifetime", task.name))?;
+    Ok(PeriodicTask { read_pages, read_period, write_pages, write_period, lifetime_periods })
+}
+
+/// An admission task from a generated core task.
+fn admission_task(index: usize, task: &PeriodicTask) -> Task {
+    let period = Duration::from_nanos(task.write_period.0);
+    Task::writer(&format!("t{index}"), u64::from(task.write_pages), period, u64::from(task.lifetime_periods))
+}
+
+/// The core's partitions from a storage plan over the same task list.
+fn partition_specs(plan: &StoragePlan) -> anyhow::Result<Vec<PartitionSpec>> {
+    plan.partitions
+        .iter()
+        .map(|partition| {
+            Ok(PartitionSpec {
+                tasks: partition.tasks.clone(),
+                blocks: u32::try_from(partition.blocks).context("partition blocks")?,
+                stripe_width: u32::try_from(partition.stripe_width).context("stripe width")?,
+                data_lifetime: ns(partition.longest_data_lifetime),
+            })
+        })
+        .collect()
+}
+
+/// The simulated geometry of an admission device with `logical_pages` mapped.
+fn geometry(device: &DeviceParams, logical_pages: u64) -> anyhow::Result<Geometry> {
+    let u32_of = |value: u64, what: &str| u32::try_from(value).with_context(|| format!("{what} {value} is too large"));
+    let config = DeviceConfig {
+        channels: u32_of(device.channels, "channels")?,
+        chips_per_channel: u32_of(device.chips_per_channel, "chips per channel")?,
+        dies_per_chip: 1,
+        planes_per_die: 1,
+        blocks_per_plane: u32_of(device.blocks_per_chip, "blocks per chip")?,
+        pages_per_block: u32_of(device.pages_per_block, "pages per block")?,
+        page_size: u32_of(device.page_size_bytes, "page size")?,
+        over_provisioning: None,
+        logical_pages: Some(logical_pages.max(1)),
+        pe_cycles: 3000,
+    };
+    Ok(Geometry::from_config(&config)?)
+}
+
+/// Logical pages a page-mapped FTL exposes at device utilization λ.
+fn mapped_pages(device: &DeviceParams, utilization: f64) -> u64 {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let pages = (device.pages() as f64 * utilization).floor() as u64;
+    pages
+}
+
+fn region_pages(tasks: &[PeriodicTask]) -> u64 {
+    tasks.iter().map(PeriodicTask::region_pages).sum()
+}
+
+fn latency(device: &DeviceParams) -> FlashLatency {
+    FlashLatency { read: ns(device.read), program: ns(device.write), erase: ns(device.erase) }
+}
+
+// ---------------------------------------------------------------------------
+// Table 3 / Figures 13-14
+// ---------------------------------------------------------------------------
+
+/// The Cosmos board as Table 3 ran it: the `cosmos` preset (4 channels × 8
+/// ways, 21 blocks of 256 8-KB pages per chip), every write striped over all
+/// chips (g = S_chips, as in Section 6.1.2). The paper states neither the chip
+/// count nor g nor α for this run; α = 0.5 is the smallest over-provisioning
+/// of the scan in the summary at which, on this geometry, SiP rejects τ5 alone
+/// and SharP admits all six tasks, as on the board.
+fn table_3_device() -> DeviceParams {
+    DeviceParams::cosmos()
+}
+
+const TABLE_3_OVER_PROVISIONING: f64 = 0.5;
+
+const TABLE_3_RUN: Duration = Duration::from_secs(200);
+/// "read requests arrive at around t = 97" (Figure 14).
+const TABLE_3_READS_FROM: Duration = Duration::from_secs(97);
+
+/// One method of Table 3 and what it ran.
+struct MethodRun {
+    name: &'static str,
+    admitted: Vec<String>,
+    rejected: Vec<String>,
+    report: TimedPeriodicReport,
+    counters: Counters,
+}
+
+#[derive(Serialize)]
+struct ThroughputRow {
+    method: &'static str,
+    t_s: f64,
+    written_pages_per_s: f64,
+    read_pages_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct MethodRow {
+    method: &'static str,
+    admitted: String,
+    rejected: String,
+    admitted_write_pages_per_s: f64,
+    jobs: u64,
+    deadline_misses: u64,
+    worst_lateness_ms: f64,
+    gc_page_copies: u64,
+    erases: u64,
+    host_pages_written: u64,
+}
+
+fn names(tasks: &[Task], indices: impl Iterator<Item = usize>) -> Vec<String> {
+    indices.map(|index| tasks[index].name.clone()).collect()
+}
+
+/// Admits Table 3 under `policy` in `open()` order; returns the report and
+/// the admitted tasks in core form.
+fn admit(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> anyhow::Result<(AdmissionReport, Vec<PeriodicTask>)> {
+    let report = admit_in_order(policy, context, tasks);
+    let admitted = report.admitted.iter().map(|&index| periodic_task(&tasks[index])).collect::<anyhow::Result<_>>()?;
+    Ok((report, admitted))
+}
+
+/// What the experiments read back from a simulated FTL.
+trait Simulated: PeriodicSink {
+    fn counters(&self) -> &Counters;
+    fn flash(&self) -> &FlashArray;
+}
+
+impl Simulated for TelomereFtl {
+    fn counters(&self) -> &Counters {
+        TelomereFtl::counters(self)
+    }
+    fn flash(&self) -> &FlashArray {
+        TelomereFtl::flash(self)
+    }
+}
+
+impl Simulated for WaoGcFtl {
+    fn counters(&self) -> &Counters {
+        WaoGcFtl::counters(self)
+    }
+    fn flash(&self) -> &FlashArray {
+        WaoGcFtl::flash(self)
+    }
+}
+
+impl Simulated for PageFtl {
+    fn counters(&self) -> &Counters {
+        PageFtl::counters(self)
+    }
+    fn flash(&self) -> &FlashArray {
+        PageFtl::flash(self)
+    }
+}
+
+/// Runs the admitted tasks of one method on `ftl` in the timed model.
+fn timed<S: Simulated>(
+    name: &'static str,
+    tasks: &[Task],
+    admitted_indices: &[usize],
+    admitted: Vec<PeriodicTask>,
+    mut ftl: S,
+    device: &DeviceParams,
+) -> anyhow::Result<MethodRun> {
+    eprintln!("telomere-table3: {name}, {} of {} tasks…", admitted.len(), tasks.len());
+    let logical_pages = ftl.flash().geometry().logical_pages;
+    let mut workload = PeriodicWorkload::new(admitted, logical_pages, ns(TABLE_3_READS_FROM))?;
+    let units = u32::try_from(device.chips())?;
+    let report = run_timed(&mut workload, &mut ftl, units, latency(device), ns(TABLE_3_RUN), SimNs(1_000_000_000))
+        .with_context(|| format!("{name}: the simulated FTL failed"))?;
+    let rejected = (0..tasks.len()).filter(|index| !admitted_indices.contains(index));
+    Ok(MethodRun {
+        name,
+        admitted: names(tasks, admitted_indices.iter().copied()),
+        rejected: names(tasks, rejected),
+        report,
+        counters: ftl.counters().clone(),
+    })
+}
+
+/// The four methods of Figures 13-14 on the Table 3 task set.
+fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<MethodRun>> {
+    let tasks = TaskSet::parse(TABLE_3, Path::new("<Table 3>"))?.tasks;
+    let utilization = AdmissionContext::utilization_for_over_provisioning(TABLE_3_OVER_PROVISIONING);
+    let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
+    let mut runs = Vec::new();
+    for (name, placement) in [("Telomere SiP", Placement::Sip), ("Telomere SharP", Placement::Sharp)] {
+        let (report, admitted) = admit(&Policy::Telomere { placement }, &context, &tasks)?;
+        let StorageCheck::Blocks(plan) = &report.verdict.storage else {
+            anyhow::bail!("Telomere admission returned no block plan");
+        };
+        let ftl = TelomereFtl::new(&geometry(device, region_pages(&admitted))?, &partition_specs(plan)?, WearLeveling::Fifo)?;
+        runs.push(timed(name, &tasks, &report.admitted, admitted, ftl, device)?);
+    }
+    let (report, admitted) = admit(&Policy::WaoGc, &context, &tasks)?;
+    let wao_config = WaoGcConfig::from_latencies(ns(device.read), ns(device.write), ns(device.erase), 2);
+    let wao_utilization = wao_config.utilization_bound(u32::try_from(device.pages_per_block)?).min(utilization);
+    let wao = WaoGcFtl::new(&geometry(device, mapped_pages(device, wao_utilization))?, wao_config);
+    runs.push(timed("WAO-GC", &tasks, &report.admitted, admitted, wao, device)?);
+    // Pagemap has no admission control: it runs every task.
+    let all: Vec<PeriodicTask> = tasks.iter().map(periodic_task).collect::<anyhow::Result<_>>()?;
+    let pagemap = PageFtl::new(&geometry(device, mapped_pages(device, utilization))?, &FtlConfig::default(), 1)?;
+    let every: Vec<usize> = (0..tasks.len()).collect();
+    runs.push(timed("Pagemap", &tasks, &every, all, pagemap, device)?);
+    Ok(runs)
+}
+
+fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
+    tasks.iter().filter(|task| run.admitted.contains(&task.name)).map(Task::write_pages_per_second).sum()
+}
+
+/// `nandlab reproduce telomere-table3`.
+pub fn table_3(out: &Path) -> anyhow::Result<()> {
+    let device = table_3_device();
+    let tasks = TaskSet::parse(TABLE_3, Path::new("<Table 3>"))?.tasks;
+    let runs = table_3_runs(&device, device.chips())?;
+    let dir = OutputDir::create(out)?;
+    let rows: Vec<ThroughputRow> = runs
+        .iter()
+        .flat_map(|run| {
+            run.report.bins.iter().map(|bin| ThroughputRow {
+                method: run.name,
+                t_s: bin.start_s,
+                written_pages_per_s: bin.written_pages_per_s,
+                read_pages_per_s: bin.read_pages_per_s,
+            })
+        })
+        .collect();
+    dir.write_csv("table3_throughput.csv", &rows)?;
+    let methods: Vec<MethodRow> = runs
+        .iter()
+        .map(|run| MethodRow {
+            method: run.name,
+            admitted: run.admitted.join(" "),
+            rejected: run.rejected.join(" "),
+            admitted_write_pages_per_s: admitted_rate(run, &tasks),
+            jobs: run.report.jobs,
+            deadline_misses: run.report.deadline_misses,
+            worst_lateness_ms: run.report.worst_lateness_ms,
+            gc_page_copies: run.counters.gc_page_copies,
+            erases: run.counters.erases,
+            host_pages_written: run.counters.host_pages_written,
+        })
+        .collect();
+    dir.write_csv("table3_methods.csv", &methods)?;
+    let marks = [Mark::Line, Mark::DashedLine, Mark::LinePoints, Mark::Line];
+    for (file, title, pick) in [
+        ("fig13_write_throughput.svg", "Figure 13: write throughput, Table 3 task set", (|row: &ThroughputRow| row.written_pages_per_s) as fn(&ThroughputRow) -> f64),
+        ("fig14_read_throughput.svg", "Figure 14: read throughput, Table 3 task set", |row: &ThroughputRow| row.read_pages_per_s),
+    ] {
+        let mut chart = Chart::new(title, Axis::new("time").unit("s"), Axis::new("throughput").unit("pages/s"));
+        for (run, mark) in runs.iter().zip(marks) {
+            let points = rows.iter().filter(|row| row.method == run.name).map(|row| (row.t_s, pick(row))).collect();
+            chart.push(Series::new(run.name, mark, points));
+        }
+        dir.write_chart(file, &chart)?;
+    }
+    let scan = admission_scan(&device, &tasks)?;
+    dir.write_summary(&table_3_summary(&device, &tasks, &runs, &methods, &scan))?;
+    Ok(())
+}
+
+/// Which tasks each policy rejects on `device` for granularity g and
+/// over-provisioning α, without running them.
+fn rejections(device: &DeviceParams, tasks: &[Task], granularity: u64, over_provisioning: f64) -> anyhow::Result<Vec<String>> {
+    let utilization = AdmissionContext::utilization_for_over_provisioning(over_provisioning);
+    let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
+    let policies = [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }, Policy::WaoGc];
+    Ok(policies
+        .iter()
+        .map(|policy| {
+            let report = admit_in_order(policy, &context, tasks);
+            let rejected = names(tasks, (0..tasks.len()).filter(|index| !report.admitted.contains(index)));
+            if rejected.is_empty() {
+                "none".to_owned()
+            } else {
+                rejected.join(" ")
+            }
+        })
+        .collect())
+}
+
+/// The admission scan behind the choice of g and α for Table 3.
+fn admission_scan(device: &DeviceParams, tasks: &[Task]) -> anyhow::Result<Vec<Vec<String>>> {
+    let mut rows = Vec::new();
+    for granularity in [1, 8, device.chips()] {
+        for over_provisioning in [0.1, 0.3, 0.5] {
+            let mut row = vec![granularity.to_string(), over_provisioning.to_string()];
+            row.extend(rejections(device, tasks, granularity, over_provisioning)?);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+fn mean_between(run: &MethodRun, from_s: f64, to_s: f64, pick: fn(&nandlab_core::workload::periodic::ThroughputBin) -> f64) -> f64 {
+    let values: Vec<f64> = run.report.bins.iter().filter(|bin| bin.start_s >= from_s && bin.start_s < to_s).map(pick).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+    mean
+}
+
+fn table_3_summary(
+    device: &DeviceParams,
+    tasks: &[Task],
+    runs: &[MethodRun],
+    methods: &[MethodRow],
+    scan: &[Vec<String>],
+) -> Summary {
+    let find = |name: &str| runs.iter().find(|run| run.name == name);
+    let steady = |name: &str, from, to, pick| find(name).map_or(f64::NAN, |run| mean_between(run, from, to, pick));
+    let write = |bin: &nandlab_core::workload::periodic::ThroughputBin| bin.written_pages_per_s;
+    let comparison = |name: &str, paper: &str, rejected_paper: &str| {
+        let run = find(name);
+        Comparison {
+            quantity: format!("{name}: rejected tasks, write throughput"),
+            paper: format!("{rejected_paper}; {paper} pages/s"),
+            measured: run.map_or_else(String::new, |run| {
+                format!(
+                    "{}; {:.0} pages/s (admitted), {:.0} pages/s measured at t = 10-90 s",
+                    if run.rejected.is_empty() { "none".to_owned() } else { run.rejected.join(", ") },
+                    admitted_rate(run, tasks),
+                    steady(name, 10.0, 90.0, write)
+                )
+            }),
+            note: String::new(),
+        }
+    };
+    let mut rows = vec![
+        comparison("Telomere SharP", "1,800", "none"),
+        comparison("Telomere SiP", "1,680", "τ5"),
+        comparison("WAO-GC", "1,000", "τ3, τ4, τ5"),
+        comparison("Pagemap", "1,800", "none (no admission)"),
+    ];
+    if let Some(row) = rows.get_mut(2) {
+        row.note = "Eq. (24) with λ ≤ 0.74 leaves room for all six tasks on 32 × 21 blocks; the scan below shows \
+                    WAO-GC rejecting τ3-τ5 only on a device of 8 chips, where Telomere would reject τ4 too. \
+                    The paper's board capacity is not stated."
+            .to_owned();
+    }
+    let pagemap = methods.iter().find(|row| row.method == "Pagemap");
+    let all: Vec<PeriodicTask> = tasks.iter().filter_map(|task| periodic_task(task).ok()).collect();
+    #[allow(clippy::cast_precision_loss)]
+    let valid_share = region_pages(&all) as f64 / device.pages() as f64;
+    rows.push(Comparison {
+        quantity: "Pagemap once reads start (t ≥ 97 s)".to_owned(),
+        paper: "write and read throughput drop and fluctuate".to_owned(),
+        measured: format!(
+            "writes {:.0} pages/s before, {:.0} after; {} deadline misses, worst {:.1} ms late, {} GC page copies",
+            steady("Pagemap", 10.0, 97.0, write),
+            steady("Pagemap", 98.0, 200.0, write),
+            pagemap.map_or(0, |row| row.deadline_misses),
+            pagemap.map_or(0.0, |row| row.worst_lateness_ms),
+            pagemap.map_or(0, |row| row.gc_page_copies)
+        ),
+        note: format!(
+            "The tasks keep {:.0} % of the flash valid and each overwrites its own ring in order, so greedy GC \
+             mostly finds blocks that emptied by themselves; copies, when they come, run in the foreground and \
+             hold their chip, which is what makes jobs late. The board's drop at t ≈ 97 s coincides with its \
+             flash filling up (1,800 pages/s × 97 s ≈ the 172,032 pages of 32 × 21 blocks).",
+            100.0 * valid_share
+        ),
+    });
+    let method_rows: Vec<Vec<String>> = methods
+        .iter()
+        .map(|row| {
+            vec![
+                row.method.to_owned(),
+                row.rejected.clone(),
+                format!("{:.0}", row.admitted_write_pages_per_s),
+                row.jobs.to_string(),
+                row.deadline_misses.to_string(),
+                format!("{:.1}", row.worst_lateness_ms),
+                row.gc_page_copies.to_string(),
+                row.erases.to_string(),
+            ]
+        })
+        .collect();
+    let mut summary = Summary::new("Telomere Table 3 / Figures 13-14: the six-task set on the Cosmos board");
+    summary
+        .paragraph(&format!(
+            "Telomere Section 6.3. Device `{}`: {} channels × {} chips, {} blocks of {} pages ({} KB) per chip; \
+             read {:?}, program {:?}, erase {:?}; α = {TABLE_3_OVER_PROVISIONING}, g = {} (all chips). Each method's \
+             admission control (nandlab-admission, tasks in `open()` order) decides which tasks run; the \
+             admitted tasks then run for {} s in nandlab's periodic simulator, reads from t = {} s. The timed \
+             model places every flash operation (GC included) on its chip in release order, earliest deadline \
+             first among simultaneous releases; it is not the queueing engine of `crates/core/src/timing`, which \
+             drives only the page-mapped FTL through host queues.",
+            device.name,
+            device.channels,
+            device.chips_per_channel,
+            device.blocks_per_chip,
+            device.pages_per_block,
+            device.page_size_bytes / 1024,
+            device.read,
+            device.write,
+            device.erase,
+            device.chips(),
+            TABLE_3_RUN.as_secs(),
+            TABLE_3_READS_FROM.as_secs(),
+        ))
+        .comparisons(&rows)
+        .image("write throughput over time", "fig13_write_throughput.svg")
+        .image("read throughput over time", "fig14_read_throughput.svg")
+        .table(
+            &["method", "rejected", "admitted writes pages/s", "jobs", "deadline misses", "worst lateness ms", "GC copies", "erases"],
+            &method_rows,
+        )
+        .paragraph(
+            "Tasks each admission policy rejects on this device by granularity g and over-provisioning α (no \
+             run); the paper gives neither for the board, so the run uses g = S_chips and the smallest α at \
+             which SiP rejects only τ5 and SharP nothing, as on the board:",
+        )
+        .table(&["g", "α", "Telomere SiP rejects", "Telomere SharP rejects", "WAO-GC rejects"], scan)
+        .code("sh", "nandlab reproduce telomere-table3 --out DIR");
+    summary
+}
+
+// ---------------------------------------------------------------------------
+// Figure 10
+// ---------------------------------------------------------------------------
+
+/// The wear experiment's device: small enough that every block wears out in
+/// seconds of simulation. The paper does not describe its event-driven
+/// simulator's device; the RBER CDF depends on wear normalized to the rated
+/// endurance, which we lower to keep runs short.
+fn wear_device(paper_scale: bool) -> DeviceParams {
+    DeviceParams {
+        name: "wear".to_owned(),
+        channels: 8,
+        chips_per_channel: 1,
+        blocks_per_chip: if paper_scale { 128 } else { 64 },
+        pages_per_block: 64,
+        page_size_bytes: 4096,
+        ..DeviceParams::telomere_1tb()
+    }
+}
+
+/// Rated endurance of the wear device, in P/E cycles.
+fn wear_endurance(paper_scale: bool) -> u32 {
+    if paper_scale {
+        3000
+    } else {
+        300
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WearFtl {
+    Telomere(WearLeveling),
+    Pagemap(FreeBlockOrder),
+}
+
+const WEAR_FTLS: [WearFtl; 5] = [
+    WearFtl::Telomere(WearLeveling::HealthBinning),
+    WearFtl::Telomere(WearLeveling::RberBalancing),
+    WearFtl::Telomere(WearLeveling::Fifo),
+    WearFtl::Pagemap(FreeBlockOrder::LowestRber),
+    WearFtl::Pagemap(FreeBlockOrder::Fifo),
+];
+
+impl WearFtl {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Telomere(WearLeveling::HealthBinning) => "Telomere HB",
+            Self::Telomere(WearLeveling::RberBalancing) => "Telomere RBER",
+            Self::Telomere(WearLeveling::Fifo) => "Telomere noWL",
+            Self::Pagemap(FreeBlockOrder::LowestRber) => "Pagemap RBER",
+            Self::Pagemap(_) => "Pagemap noWL",
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct WearRow {
+    method: &'static str,
+    host_pages_written: u64,
+    erases: u64,
+    gc_page_copies: u64,
+    dead_blocks: usize,
+    rber_p10: f64,
+    rber_median: f64,
+    rber_p90: f64,
+}
+
+#[derive(Serialize)]
+struct RberRow {
+    method: &'static str,
+    block: usize,
+    erases: u32,
+    rber: f64,
+}
+
+/// A task set the SharP test admits on `device`: 10 random tasks (relative
+/// standard deviation 0.70, Section 6.2) whose storage is scaled down from
+/// λ·S_pages until SharP admits them.
+fn admitted_task_set(device: &DeviceParams, granularity: u64, seed: u64) -> anyhow::Result<(Vec<PeriodicTask>, StoragePlan)> {
+    let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+    let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
+    let mut storage_pages = mapped_pages(device, utilization);
+    while storage_pages > device.pages_per_block {
+        let spec = TaskSetSpec { tasks: 10, rsd: 0.70, storage_pages, write_period: SimNs(10_000_000), mean_write_pages: 8.0 };
+        let tasks = random_task_set(&spec, seed)?;
+        let admission: Vec<Task> = tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
+        let verdict = check(&Policy::Telomere { placement: Placement::Sharp }, &context, &admission);
+        if let (true, StorageCheck::Blocks(plan)) = (verdict.admitted(), verdict.storage) {
+            return Ok((tasks, plan));
+        }
+        storage_pages = storage_pages * 95 / 100;
+    }
+    anyhow::bail!("no task set with seed {seed} fits the wear device")
+}
+
+/// Runs jobs until [`DEAD_SHARE_END`] of the blocks reached RBER 1e-2
+/// (Section 6.2); returns the final erase counts.
+fn run_until_worn<S: Simulated>(name: &str, tasks: Vec<PeriodicTask>, mut ftl: S, model: &WearModel) -> anyhow::Result<(Vec<u32>, Counters)> {
+    let blocks = model.blocks();
+    let deaths: Vec<u32> = (0..blocks).map(|block| model.cycles_to_death(block_id(block))).collect();
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let dead_end = ((blocks as f64 * DEAD_SHARE_END).ceil() as usize).max(1);
+    let mut workload = PeriodicWorkload::new(tasks, ftl.flash().geometry().logical_pages, SimNs(u64::MAX))?;
+    let mut checked_erases = 0;
+    let mut reported_erases = 0;
+    let total_life: u64 = deaths.iter().map(|&death| u64::from(death)).sum();
+    loop {
+        let job = workload.next_job().context("a writing task set never runs out of jobs")?;
+        apply_job(&mut ftl, &job).with_context(|| format!("{name}: the simulated FTL failed at t = {:?}", job.release))?;
+        let erases = ftl.counters().erases;
+        // Checking every block costs O(blocks); only do it every few erases.
+        if erases < checked_erases + 8 {
+            continue;
+        }
+        checked_erases = erases;
+        let counts = ftl.flash().erase_counts();
+        let dead = counts.iter().zip(&deaths).filter(|(count, death)| count >= death).count();
+        if erases >= reported_erases + total_life / 10 {
+            reported_erases = erases;
+            eprintln!("telomere-fig10: {name}: {erases} erases, {dead} of {blocks} blocks dead");
+        }
+        if dead >= dead_end {
+            return Ok((counts.to_vec(), ftl.counters().clone()));
+        }
+    }
+}
+
+fn block_id(index: usize) -> nandlab_core::units::BlockId {
+    nandlab_core::units::BlockId(u32::try_from(index).unwrap_or(u32::MAX))
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let index = ((sorted.len().saturating_sub(1)) as f64 * q).round() as usize;
+    sorted.get(index).copied().unwrap_or(f64::NAN)
+}
+
+/// One Figure 10 configuration: the RBER of every block at the end.
+fn wear_run(
+    ftl_kind: WearFtl,
+    device: &DeviceParams,
+    tasks: &[PeriodicTask],
+    plan: &StoragePlan,
+    model: &WearModel,
+) -> anyhow::Result<(Vec<u32>, Counters)> {
+    let name = ftl_kind.name();
+    match ftl_kind {
+        WearFtl::Telomere(policy) => {
+            let mut ftl = TelomereFtl::new(&geometry(device, region_pages(tasks))?, &partition_specs(plan)?, policy)?;
+            ftl.set_wear_model(model.clone());
+            run_until_worn(name, tasks.to_vec(), ftl, model)
+        }
+        WearFtl::Pagemap(order) => {
+            let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+            let config = FtlConfig { free_block_order: order, ..FtlConfig::default() };
+            let mut ftl = PageFtl::new(&geometry(device, mapped_pages(device, utilization))?, &config, 1)?;
+            ftl.set_wear_model(model.clone());
+            run_until_worn(name, tasks.to_vec(), ftl, model)
+        }
+    }
+}
+
+/// `nandlab reproduce telomere-fig10`.
+pub fn figure_10(out: &Path, seed: u64, paper_scale: bool) -> anyhow::Result<()> {
+    let device = wear_device(paper_scale);
+    let endurance = wear_endurance(paper_scale);
+    let (tasks, plan) = admitted_task_set(&device, device.chips(), seed)?;
+    let blocks = u32::try_from(device.blocks())?;
+    let distribution = WearDistribution::default();
+    let model = WearModel::sample(blocks, endurance, &distribution, seed)?;
+    eprintln!(
+        "telomere-fig10: seed {seed}, {blocks} blocks rated {endurance} P/E cycles, {} tasks in {} SharP partitions",
+        tasks.len(),
+        plan.partitions.len()
+    );
+    let dir = OutputDir::create(out)?;
+    let mut summary_rows = Vec::new();
+    let mut rber_rows = Vec::new();
+    let mut chart = Chart::new(
+        "Figure 10: CDF of block RBER at the end of the run (α = 0.10)",
+        Axis::new("RBER").log(),
+        Axis::new("fraction of blocks"),
+    );
+    for ftl_kind in WEAR_FTLS {
+        let (counts, counters) = wear_run(ftl_kind, &device, &tasks, &plan, &model)?;
+        let rbers = model.rbers(&counts);
+        let mut sorted = rbers.clone();
+        sorted.sort_by(f64::total_cmp);
+        summary_rows.push(WearRow {
+            method: ftl_kind.name(),
+            host_pages_written: counters.host_pages_written,
+            erases: counters.erases,
+            gc_page_copies: counters.gc_page_copies,
+            dead_blocks: model.dead_blocks(&counts),
+            rber_p10: quantile(&sorted, 0.10),
+            rber_median: quantile(&sorted, 0.50),
+            rber_p90: quantile(&sorted, 0.90),
+        });
+        rber_rows.extend(counts.iter().zip(&rbers).enumerate().map(|(block, (&erases, &rber))| RberRow {
+            method: ftl_kind.name(),
+            block,
+            erases,
+            rber,
+        }));
+        let positive: Vec<f64> = rbers.into_iter().filter(|&rber| rber > 0.0).collect();
+        chart.push(Series::cdf(ftl_kind.name(), &positive));
+    }
+    dir.write_csv("fig10_rber.csv", &rber_rows)?;
+    dir.write_csv("fig10_summary.csv", &summary_rows)?;
+    dir.write_chart("fig10_rber_cdf.svg", &chart)?;
+    dir.write_summary(&figure_10_summary(&device, endurance, seed, &distribution, &plan, &summary_rows, paper_scale))?;
+    Ok(())
+}
+
+fn figure_10_summary(
+    device: &DeviceParams,
+    endurance: u32,
+    seed: u64,
+    distribution: &WearDistribution,
+    plan: &StoragePlan,
+    rows: &[WearRow],
+    paper_scale: bool,
+) -> Summary {
+    let find = |name: &str| rows.iter().find(|row| row.method == name);
+    let spread = |name: &str| find(name).map_or(f64::NAN, |row| row.rber_p90 / row.rber_p10);
+    let writes = |name: &str| find(name).map_or(0, |row| row.host_pages_written);
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| {
+            vec![
+                row.method.to_owned(),
+                row.host_pages_written.to_string(),
+                row.erases.to_string(),
+                row.gc_page_copies.to_string(),
+                row.dead_blocks.to_string(),
+                format!("{:.2e}", row.rber_p10),
+                format!("{:.2e}", row.rber_median),
+                format!("{:.2e}", row.rber_p90),
+            ]
+        })
+        .collect();
+    let mut summary = Summary::new("Telomere Figure 10: RBER CDF under wear-leveling");
+    summary
+        .paragraph(&format!(
+            "Telomere Section 6.2, eq. (27): log10 W_b = x_b + y_b log10 E(b), x_b ~ N({}, {}), y_b ~ N({}, {}) \
+             per block (seed {seed}; the paper does not publish Pletka et al.'s fitted values). Device: {} chips × \
+             {} blocks × {} pages, rated endurance {endurance} P/E cycles{}; α = {OVER_PROVISIONING}. One task \
+             set of 10 tasks (relative standard deviation 0.70), admitted by SharP with g = {} into {} \
+             partitions; Pagemap runs the same tasks on a greedy page-mapped FTL with the same over-provisioning. \
+             Each run stops when 2 % of the blocks reached W_b = 1e-2; dead blocks are not retired before.",
+            distribution.x_mean,
+            distribution.x_std_dev,
+            distribution.y_mean,
+            distribution.y_std_dev,
+            device.chips(),
+            device.blocks_per_chip,
+            device.pages_per_block,
+            if paper_scale { "" } else { " (lowered from 3,000 to keep the run short; --paper-scale uses 3,000)" },
+            device.chips(),
+            plan.partitions.len(),
+        ))
+        .image("RBER CDF", "fig10_rber_cdf.svg")
+        .comparisons(&[
+            Comparison {
+                quantity: "wear-leveling effectiveness (spread of RBER, p90/p10)".to_owned(),
+                paper: "Telomere HB and RBER are the most even; then Telomere noWL, Pagemap RBER, Pagemap noWL".to_owned(),
+                measured: WEAR_FTLS.iter().map(|kind| format!("{} {:.1}×", kind.name(), spread(kind.name()))).collect::<Vec<_>>().join(", "),
+                note: "Smaller is better: the ideal CDF is a step at 1e-2.".to_owned(),
+            },
+            Comparison {
+                quantity: "host pages written before 2 % of blocks die".to_owned(),
+                paper: "not reported".to_owned(),
+                measured: WEAR_FTLS.iter().map(|kind| format!("{} {}", kind.name(), writes(kind.name()))).collect::<Vec<_>>().join(", "),
+                note: "Telomere never copies a page, so it writes more host data per erase than Pagemap.".to_owned(),
+            },
+        ])
+        .table(&["method", "host pages", "erases", "GC copies", "dead blocks", "RBER p10", "RBER median", "RBER p90"], &table)
+        .code("sh", &format!("nandlab reproduce telomere-fig10 --seed {seed} --out DIR{}", if paper_scale { " --paper-scale" } else { "" }));
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nandlab_admission::policy::wao_gc_max_utilization;
+
+    /// A small device for randomized runs: 4 chips of 48 blocks of 32 pages.
+    fn small_device() -> DeviceParams {
+        DeviceParams {
+            name: "small".to_owned(),
+            channels: 4,
+            chips_per_channel: 1,
+            blocks_per_chip: 48,
+            pages_per_block: 32,
+            page_size_bytes: 4096,
+            ..DeviceParams::telomere_1tb()
+        }
+    }
+
+    /// Telomere's promise: a task set that passes storage admission runs in
+    /// the blocks reserved for its partitions and never copies a page.
+    #[test]
+    fn admitted_task_sets_run_in_their_blocks_with_zero_gc_copies() {
+        let device = small_device();
+        let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+        let mut runs = 0;
+        for seed in 0..40u64 {
+            let granularity = [1, 2, 4][usize::try_from(seed % 3).expect("small")];
+            let placement = if seed % 2 == 0 { Placement::Sip } else { Placement::Sharp };
+            let spec = TaskSetSpec {
+                tasks: 2 + u32::try_from(seed % 5).expect("small"),
+                rsd: 0.7,
+                storage_pages: mapped_pages(&device, utilization) / (2 + seed % 4),
+                write_period: SimNs(1_000_000 * (1 + seed % 3)),
+                mean_write_pages: [1.0, 4.0, 40.0][usize::try_from(seed % 3).expect("small")],
+            };
+            let tasks = random_task_set(&spec, seed).expect("valid spec");
+            let admission: Vec<Task> = tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
+            let context = AdmissionContext::new(device.clone(), granularity, utilization).expect("valid context");
+            let StorageCheck::Blocks(plan) = check(&Policy::Telomere { placement }, &context, &admission).storage else {
+                panic!("Telomere plans blocks");
+            };
+            if !plan.fits() {
+                continue;
+            }
+            runs += 1;
+            let specs = partition_specs(&plan).expect("plan converts");
+            let mut ftl = TelomereFtl::new(&geometry(&device, region_pages(&tasks)).expect("geometry"), &specs, WearLeveling::Fifo)
+                .expect("an admitted plan is a valid FTL configuration");
+            let horizon = tasks.iter().map(|task| task.data_lifetime().0).max().expect("tasks") * 4;
+            let logical = ftl.flash().geometry().logical_pages;
+            let mut workload = PeriodicWorkload::new(tasks, logical, SimNs(0)).expect("fits");
+            while let Some(job) = workload.next_job().filter(|job| job.release.0 < horizon) {
+                apply_job(&mut ftl, &job).unwrap_or_else(|error| panic!("seed {seed} ({placement:?}, g = {granularity}): {error}"));
+            }
+            assert_eq!(ftl.counters().gc_page_copies, 0, "seed {seed}");
+            assert!(ftl.counters().erases > 0, "seed {seed}: the run lasted past the first expiries");
+            for (index, spec) in specs.iter().enumerate() {
+                assert!(ftl.blocks_held(index).is_some_and(|held| held <= spec.blocks), "seed {seed}");
+            }
+        }
+        assert!(runs >= 15, "only {runs} of 40 random sets were admitted");
+    }
+
+    #[test]
+    fn core_and_admission_agree_on_the_wao_gc_bound() {
+        for device in [DeviceParams::telomere_1tb(), DeviceParams::cosmos(), small_device()] {
+            let config = WaoGcConfig::from_latencies(ns(device.read), ns(device.write), ns(device.erase), 2);
+            let core = config.utilization_bound(u32::try_from(device.pages_per_block).expect("small"));
+            assert!((core - wao_gc_max_utilization(&device)).abs() < 1e-12, "{}", device.name);
+        }
+    }
+
+    #[test]
+    fn table_3_admits_as_on_the_board_and_telomere_never_copies() {
+        let device = table_3_device();
+        let runs = table_3_runs(&device, device.chips()).expect("runs");
+        let run = |name| runs.iter().find(|run| run.name == name).expect("method ran");
+        assert_eq!(run("Telomere SiP").rejected, ["tau5"]);
+        assert!(run("Telomere SharP").rejected.is_empty());
+        for name in ["Telomere SiP", "Telomere SharP"] {
+            assert_eq!(run(name).counters.gc_page_copies, 0, "{name}");
+            assert_eq!(run(name).report.deadline_misses, 0, "{name}");
+            assert_eq!(run(name).report.missing_reads, 0, "{name}: every read finds live data");
+        }
+        // Writes at the admitted rate: 1,675 pages/s for SiP in steady state.
+        let sip = run("Telomere SiP");
+        assert!((mean_between(sip, 10.0, 90.0, |bin| bin.written_pages_per_s) - 1675.0).abs() < 1.0);
+    }
+}
