@@ -10,6 +10,15 @@ pub(crate) struct AlignedBuf {
 }
 
 impl AlignedBuf {
+    /// A buffer of length 0 that allocates nothing (a chunk before the copier reaches it).
+    pub(crate) fn empty() -> AlignedBuf {
+        AlignedBuf {
+            storage: Vec::new(),
+            start: 0,
+            len: 0,
+        }
+    }
+
     /// A zero-filled buffer; large ones come from `calloc`/`mmap`, so untouched pages cost no RAM.
     pub(crate) fn zeroed(len: usize) -> AlignedBuf {
         let storage = vec![0u8; len + DIRECT_ALIGN];

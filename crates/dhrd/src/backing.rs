@@ -26,11 +26,10 @@ pub(crate) struct Backing {
     durability: Durability,
 }
 
-/// What `open` found: the store, its size and whether it was just created (and so is all zeros).
+/// What `open` found: the store and its size.
 pub(crate) struct OpenedBacking {
     pub(crate) backing: Backing,
     pub(crate) size_bytes: u64,
-    pub(crate) created: bool,
 }
 
 thread_local! {
@@ -85,7 +84,6 @@ impl Backing {
                 durability: config.durability,
             },
             size_bytes,
-            created,
         })
     }
 

@@ -48,7 +48,9 @@ pub(crate) struct Chunk {
     phase_changed: Condvar,
     /// Lock-free fast path for reads once the chunk is initialized (it never goes back).
     initialized: AtomicBool,
+    /// Empty until the copier allocates and fills it, so opening a large image costs no allocation.
     ram: RwLock<AlignedBuf>,
+    len: usize,
     write_order: Mutex<()>,
 }
 
@@ -58,19 +60,19 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Chunk {
-    pub(crate) fn new(len: usize, initialized: bool) -> Chunk {
-        let phase = if initialized {
-            Phase::Initialized
-        } else {
-            Phase::Uninitialized { backing_writers: 0 }
-        };
+    pub(crate) fn new(len: usize) -> Chunk {
         Chunk {
-            phase: Mutex::new(phase),
+            phase: Mutex::new(Phase::Uninitialized { backing_writers: 0 }),
             phase_changed: Condvar::new(),
-            initialized: AtomicBool::new(initialized),
-            ram: RwLock::new(AlignedBuf::zeroed(len)),
+            initialized: AtomicBool::new(false),
+            ram: RwLock::new(AlignedBuf::empty()),
+            len,
             write_order: Mutex::new(()),
         }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 
     pub(crate) fn is_initialized(&self) -> bool {

@@ -10,14 +10,15 @@ use std::sync::{Arc, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::aligned::AlignedBuf;
 use crate::backing::Backing;
 use crate::chunk::{Chunk, ChunkState, WriteRoute};
 use crate::config::{Durability, DeviceConfig};
 use crate::error::{DhrdError, Result};
 use crate::stats::{bump, Counters, InitProgress, LatencyRecorder, StatsSnapshot};
 
-/// The copier reads a chunk in slices of this size so a rate limit paces it smoothly.
-const COPY_SLICE_BYTES: usize = 256 << 10;
+/// The copier reads a chunk in slices of at most this size so a rate limit paces it smoothly.
+const COPY_SLICE_BYTES: usize = 1 << 20;
 
 /// A durable hybrid RAM disk. Cheap to share: wrap it in an `Arc`; every method takes `&self`.
 pub struct Device {
@@ -57,8 +58,8 @@ enum Mutation<'a> {
 }
 
 impl Device {
-    /// Opens (or creates, sparse) the backing store and starts serving at once. RAM starts empty;
-    /// the copier fills it in the background unless the store was just created (all zeros).
+    /// Opens (or creates, sparse) the backing store and starts serving at once. RAM starts empty
+    /// (nothing is allocated yet); the copier allocates and fills it chunk by chunk in the background.
     pub fn open(config: &DeviceConfig) -> Result<Device> {
         config.validate()?;
         let opened_at = Instant::now();
@@ -68,7 +69,7 @@ impl Device {
         let chunks: Box<[Chunk]> = (0..chunk_count)
             .map(|index| {
                 let len = config.chunk_bytes.min(size_bytes - index * config.chunk_bytes);
-                Chunk::new(to_usize(len), opened.created)
+                Chunk::new(to_usize(len))
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -79,7 +80,7 @@ impl Device {
             durability: config.durability,
             copy_rate_bytes_per_s: config.copy_rate_bytes_per_s,
             opened_at,
-            chunks_initialized: AtomicU64::new(if opened.created { chunk_count } else { 0 }),
+            chunks_initialized: AtomicU64::new(0),
             init_finished_after: OnceLock::new(),
             copier_error: OnceLock::new(),
             stop_copier: AtomicBool::new(false),
@@ -87,22 +88,19 @@ impl Device {
             read_latency: LatencyRecorder::new(),
             write_latency: LatencyRecorder::new(),
         });
-        let copier = if opened.created {
-            let _ = shared.init_finished_after.set(opened_at.elapsed());
-            None
-        } else {
-            let copier_shared = Arc::clone(&shared);
-            let spawned = thread::Builder::new()
-                .name("dhrd-copier".into())
-                .spawn(move || copier_shared.run_copier())
-                .map_err(|source| DhrdError::Backing {
-                    path: shared.backing.path().to_path_buf(),
-                    action: "spawn the initialization copier thread",
-                    source,
-                })?;
-            Some(spawned)
-        };
-        Ok(Device { shared, copier })
+        let copier_shared = Arc::clone(&shared);
+        let copier = thread::Builder::new()
+            .name("dhrd-copier".into())
+            .spawn(move || copier_shared.run_copier())
+            .map_err(|source| DhrdError::Backing {
+                path: shared.backing.path().to_path_buf(),
+                action: "spawn the initialization copier thread",
+                source,
+            })?;
+        Ok(Device {
+            shared,
+            copier: Some(copier),
+        })
     }
 
     #[must_use]
@@ -412,6 +410,7 @@ impl Shared {
     fn copy_chunk(&self, index: usize, chunk: &Chunk, pacer: &mut Pacer) -> Result<bool> {
         let base = index as u64 * self.chunk_bytes;
         let mut ram = chunk.ram_mut();
+        *ram = AlignedBuf::zeroed(chunk.len());
         let mut slice_offset = 0u64;
         for slice in ram.as_mut_slice().chunks_mut(COPY_SLICE_BYTES) {
             if self.stop_copier.load(Ordering::Acquire) {
