@@ -12,10 +12,14 @@
 //!
 //! Offsets and lengths are bytes. Version 3 prefixes every line with a
 //! timestamp in microseconds since the start (fio's `log_io_u` writes
-//! `utime_since_now`); version 2 has none, and time advances only by `wait`
-//! actions (microseconds in the offset column). `sync`, `datasync` and
-//! `sync_file_range` become flushes; file actions (`add`, `open`, `close`,
-//! `unlink`) carry no I/O and are skipped.
+//! `utime_since_now`). Version 2 has none; time advances only by `wait`
+//! actions, whose offset column is the time **in milliseconds since the job
+//! started** that fio waits for (`read_iolog_get`: sleep for `delay -
+//! mtime_since_genesis()` ms) — not a relative microsecond delay, whatever
+//! older HOWTO text says: with fio 3.33, fifty `wait 10000 0` lines take
+//! 10 s in total, not 0.5 s or 500 s (docs/trace-format.md). `sync`,
+//! `datasync` and `sync_file_range` become flushes; file actions (`add`,
+//! `open`, `close`, `unlink`) carry no I/O and are skipped.
 
 use crate::error::TraceError;
 use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, TimestampNs};
@@ -25,6 +29,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 const NS_PER_US: u64 = 1_000;
+const US_PER_MS: u64 = 1_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FioVersion {
@@ -85,9 +90,9 @@ impl LineParser for FioParser {
             b"trim" => Op::Discard,
             b"sync" | b"datasync" | b"sync_file_range" => Op::Flush,
             b"wait" => {
-                let delay_us = parse_u64(next_field(&mut columns, "the wait time (µs)")?, "the wait time (µs)")?;
+                let until_ms = parse_u64(next_field(&mut columns, "the wait time (ms since start)")?, "the wait time (ms since start)")?;
                 if version == FioVersion::V2 {
-                    self.clock_us = self.clock_us.saturating_add(delay_us);
+                    self.clock_us = self.clock_us.max(until_ms.saturating_mul(US_PER_MS));
                 }
                 return Ok(None);
             }
@@ -113,8 +118,9 @@ impl LineParser for FioParser {
 }
 
 /// Writes a fio iolog that `fio --read_iolog=FILE` replays on `target`
-/// (override with fio's `replay_redirect`). Version 2 keeps the timing as
-/// `wait` actions between requests; version 3 as timestamps.
+/// (override with fio's `replay_redirect`). Version 2 keeps the timing, to
+/// the millisecond, as a `wait` until each new millisecond a request starts
+/// in; version 3 as microsecond timestamps.
 pub struct FioWriter<W: Write> {
     output: W,
     path: PathBuf,
@@ -146,10 +152,11 @@ impl<W: Write> FioWriter<W> {
 impl<W: Write> TraceWrite for FioWriter<W> {
     fn write(&mut self, record: &Record) -> Result<(), TraceError> {
         let timestamp_us = record.timestamp.0 / NS_PER_US;
-        let delay_us = timestamp_us.saturating_sub(self.last_timestamp_us);
+        let previous_ms = self.last_timestamp_us / US_PER_MS;
         self.last_timestamp_us = self.last_timestamp_us.max(timestamp_us);
-        if self.version == FioVersion::V2 && delay_us > 0 {
-            self.emit(format_args!("wait {delay_us} 0"))?;
+        let now_ms = self.last_timestamp_us / US_PER_MS;
+        if self.version == FioVersion::V2 && now_ms > previous_ms {
+            self.emit(format_args!("wait {now_ms} 0"))?;
         }
         let sector = u64::from(crate::LINUX_SECTOR_BYTES);
         let (offset, length) = (record.start.0 * sector, u64::from(record.len.0) * sector);
@@ -184,11 +191,11 @@ mod tests {
     }
 
     #[test]
-    fn version_2_time_advances_by_waits() {
-        let records = parse_all(&["fio version 2 iolog", "/dev/sdb add", "/dev/sdb open", "/dev/sdb write 0 4096", "/dev/sdb wait 250 0", "/dev/sdb trim 4096 8192", "/dev/sdb sync 0 0", "/dev/sdb close"])
-            .expect("valid log");
+    fn version_2_time_advances_to_each_wait_in_milliseconds_since_start() {
+        let lines = ["fio version 2 iolog", "/dev/sdb add", "/dev/sdb open", "/dev/sdb write 0 4096", "/dev/sdb wait 250 0", "/dev/sdb trim 4096 8192", "/dev/sdb wait 250 0", "/dev/sdb wait 100 0", "/dev/sdb sync 0 0", "/dev/sdb wait 400 0", "/dev/sdb read 0 512", "/dev/sdb close"];
+        let records = parse_all(&lines).expect("valid log");
         let summary: Vec<_> = records.iter().map(|r| (r.op, r.start.0, r.len.0, r.timestamp.0)).collect();
-        assert_eq!(summary, vec![(Op::Write, 0, 8, 0), (Op::Discard, 8, 16, 250_000), (Op::Flush, 0, 0, 250_000)]);
+        assert_eq!(summary, vec![(Op::Write, 0, 8, 0), (Op::Discard, 8, 16, 250_000_000), (Op::Flush, 0, 0, 250_000_000), (Op::Read, 0, 1, 400_000_000)]);
     }
 
     #[test]
