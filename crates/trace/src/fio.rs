@@ -14,10 +14,9 @@
 //! timestamp in microseconds since the start (fio's `log_io_u` writes
 //! `utime_since_now`). Version 2 has none; time advances only by `wait`
 //! actions, whose offset column is the time **in milliseconds since the job
-//! started** that fio waits for (`read_iolog_get`: sleep for `delay -
-//! mtime_since_genesis()` ms) — not a relative microsecond delay, whatever
-//! older HOWTO text says: with fio 3.33, fifty `wait 10000 0` lines take
-//! 10 s in total, not 0.5 s or 500 s (docs/trace-format.md). `sync`,
+//! started** that fio waits for — not a relative microsecond delay, whatever
+//! the HOWTO says: with fio 3.33, fifty `wait 10000 0` lines take 10 s in
+//! total, not 0.5 s or 500 s (measurements in docs/trace-format.md). `sync`,
 //! `datasync` and `sync_file_range` become flushes; file actions (`add`,
 //! `open`, `close`, `unlink`) carry no I/O and are skipped.
 
