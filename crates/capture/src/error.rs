@@ -9,8 +9,9 @@ pub enum CaptureError {
     #[error("capture needs root (loop devices, mkfs, mount and tracefs all do): run it as root or with sudo")]
     NotRoot,
 
-    #[error("`{tool}` is not installed (Debian package `{package}`)")]
-    MissingTool { tool: String, package: &'static str },
+    /// `package` is the Debian package that ships the tool, when known.
+    #[error("`{tool}` is not installed{}", package.map(|name| format!(" (Debian package `{name}`)")).unwrap_or_default())]
+    MissingTool { tool: String, package: Option<&'static str> },
 
     /// The kernel lacks something capture needs.
     #[error("the kernel cannot {what}: {detail}")]

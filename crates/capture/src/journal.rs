@@ -15,8 +15,8 @@ pub(crate) fn ext_journal(file_system: &str, device: &str) -> Result<Option<(Vec
     if !matches!(file_system, "ext3" | "ext4") {
         return Ok(None);
     }
-    let dumpe2fs = require_tool("dumpe2fs", "e2fsprogs")?;
-    let debugfs = require_tool("debugfs", "e2fsprogs")?;
+    let dumpe2fs = require_tool("dumpe2fs", Some("e2fsprogs"))?;
+    let debugfs = require_tool("debugfs", Some("e2fsprogs"))?;
     let superblock = run_tool("reading the superblock", &dumpe2fs, &["-h", device])?;
     let block_size = superblock
         .lines()

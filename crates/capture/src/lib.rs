@@ -139,17 +139,17 @@ fn preflight(config: &CaptureConfig) -> Result<Tools, CaptureError> {
         return Err(CaptureError::Argument(format!("image size {} B is below the 16 MiB a file system with a journal needs", config.size_bytes)));
     }
     let mkfs_package = match config.file_system.as_str() {
-        "ext2" | "ext3" | "ext4" => "e2fsprogs",
-        "xfs" => "xfsprogs",
-        "btrfs" => "btrfs-progs",
-        "f2fs" => "f2fs-tools",
-        _ => "the file system's tools",
+        "ext2" | "ext3" | "ext4" => Some("e2fsprogs"),
+        "xfs" => Some("xfsprogs"),
+        "btrfs" => Some("btrfs-progs"),
+        "f2fs" => Some("f2fs-tools"),
+        _ => None,
     };
     let tools = Tools {
-        losetup: require_tool("losetup", "mount")?,
+        losetup: require_tool("losetup", Some("mount"))?,
         mkfs: require_tool(&format!("mkfs.{}", config.file_system), mkfs_package)?,
-        mount: require_tool("mount", "mount")?,
-        umount: require_tool("umount", "mount")?,
+        mount: require_tool("mount", Some("mount"))?,
+        umount: require_tool("umount", Some("mount"))?,
     };
     if !Path::new("/dev/loop-control").exists() {
         return Err(CaptureError::Kernel { what: "attach loop devices", detail: "/dev/loop-control is missing (load the `loop` module: modprobe loop)".into() });

@@ -16,7 +16,7 @@ pub(crate) fn find_tool(tool: &str) -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
-pub(crate) fn require_tool(tool: &str, package: &'static str) -> Result<PathBuf, CaptureError> {
+pub(crate) fn require_tool(tool: &str, package: Option<&'static str>) -> Result<PathBuf, CaptureError> {
     find_tool(tool).ok_or_else(|| CaptureError::MissingTool { tool: tool.to_owned(), package })
 }
 
