@@ -6,6 +6,7 @@
 pub mod analytic;
 mod check;
 mod prefetch;
+mod shared;
 pub mod telomere;
 mod victim;
 pub mod wao_gc;

@@ -16,6 +16,7 @@
 
 use crate::device::wear::{take_free_block, Hotness, WearLeveling, WearModel};
 use crate::device::{FlashArray, Geometry};
+use crate::ftl::shared::{check_lpn, read_mapped, OpRecorder};
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
@@ -91,7 +92,7 @@ pub struct TelomereFtl {
     now: SimNs,
     counters: Counters,
     expired_reads: u64,
-    recorded: Option<Vec<FlashOp>>,
+    recorded: OpRecorder,
 }
 
 impl TelomereFtl {
@@ -158,7 +159,7 @@ impl TelomereFtl {
             now: SimNs(0),
             counters: Counters::new(1),
             expired_reads: 0,
-            recorded: None,
+            recorded: OpRecorder::default(),
         })
     }
 
@@ -199,7 +200,7 @@ impl TelomereFtl {
 
     /// Writes one page of `task`'s data, valid until `expires`.
     pub fn write(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<Ppn, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(&self.geometry, lpn)?;
         let partition = self
             .task_partition
             .get(task)
@@ -216,7 +217,7 @@ impl TelomereFtl {
         let unit = self.geometry.unit_of_block(block);
         let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
-        self.record(FlashOpKind::Program, unit, false);
+        self.recorded.record(FlashOpKind::Program, unit, false);
         self.l2p[lpn.index()] = ppn.0;
         self.lpn_expires[lpn.index()] = expires.0;
         let block_expires = &mut self.block_expires[block.index()];
@@ -235,7 +236,7 @@ impl TelomereFtl {
 
     /// Reads one page: `None` when it was never written or its data expired.
     pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(&self.geometry, lpn)?;
         let ppn = self.l2p[lpn.index()];
         if ppn == NONE {
             self.counters.unmapped_reads += 1;
@@ -246,19 +247,7 @@ impl TelomereFtl {
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
-        self.flash.read(Ppn(ppn))?;
-        let unit = self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn)));
-        self.record(FlashOpKind::Read, unit, false);
-        self.counters.host_pages_read += 1;
-        self.counters.flash_pages_read += 1;
-        Ok(Some(Ppn(ppn)))
-    }
-
-    fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
-        if lpn.0 >= self.geometry.logical_pages {
-            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
-        }
-        Ok(())
+        read_mapped(&self.flash, Ppn(ppn), &mut self.counters, &mut self.recorded).map(Some)
     }
 
     fn open_block(&mut self, partition: usize) -> Result<BlockId, FtlError> {
@@ -300,7 +289,7 @@ impl TelomereFtl {
     fn erase(&mut self, block: BlockId) {
         let unit = self.geometry.unit_of_block(block);
         self.flash.erase(block);
-        self.record(FlashOpKind::Erase, unit, true);
+        self.recorded.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
         if let Some(p) = self.partitions.get_mut(self.owner[block.index()] as usize) {
             p.held -= 1;
@@ -311,11 +300,6 @@ impl TelomereFtl {
         self.free[unit.index()].push_back(block.0);
     }
 
-    fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
-        if let Some(ops) = &mut self.recorded {
-            ops.push(FlashOp { kind, unit, gc });
-        }
-    }
 }
 
 impl PeriodicSink for TelomereFtl {
@@ -333,13 +317,11 @@ impl PeriodicSink for TelomereFtl {
     }
 
     fn set_recording(&mut self, on: bool) {
-        self.recorded = on.then(Vec::new);
+        self.recorded.set(on);
     }
 
     fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
-        if let Some(ops) = &mut self.recorded {
-            into.append(ops);
-        }
+        self.recorded.drain_into(into);
     }
 }
 

@@ -14,6 +14,7 @@
 //! 1 TB drive), see [`WaoGcConfig::utilization_bound`].
 
 use crate::device::{FlashArray, Geometry};
+use crate::ftl::shared::{check_lpn, read_mapped, OpRecorder};
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
@@ -92,7 +93,7 @@ pub struct WaoGcFtl {
     next_unit: u32,
     counters: Counters,
     steps: StepStats,
-    recorded: Option<Vec<FlashOp>>,
+    recorded: OpRecorder,
 }
 
 impl WaoGcFtl {
@@ -116,7 +117,7 @@ impl WaoGcFtl {
             next_unit: 0,
             counters: Counters::new(1),
             steps: StepStats::default(),
-            recorded: None,
+            recorded: OpRecorder::default(),
         }
     }
 
@@ -135,7 +136,7 @@ impl WaoGcFtl {
     /// Writes one page, then runs at most one partial collection step in the
     /// chip written.
     pub fn write(&mut self, lpn: Lpn) -> Result<Ppn, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(&self.geometry, lpn)?;
         let old = self.l2p[lpn.index()];
         if old != NONE {
             self.invalidate(Ppn(old));
@@ -149,25 +150,13 @@ impl WaoGcFtl {
     }
 
     pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
-        self.check_lpn(lpn)?;
+        check_lpn(&self.geometry, lpn)?;
         let ppn = self.l2p[lpn.index()];
         if ppn == NONE {
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
-        self.flash.read(Ppn(ppn))?;
-        let unit = self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn)));
-        self.record(FlashOpKind::Read, unit, false);
-        self.counters.host_pages_read += 1;
-        self.counters.flash_pages_read += 1;
-        Ok(Some(Ppn(ppn)))
-    }
-
-    fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
-        if lpn.0 >= self.geometry.logical_pages {
-            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
-        }
-        Ok(())
+        read_mapped(&self.flash, Ppn(ppn), &mut self.counters, &mut self.recorded).map(Some)
     }
 
     fn invalidate(&mut self, ppn: Ppn) {
@@ -185,7 +174,7 @@ impl WaoGcFtl {
         let block = BlockId(chip.open);
         let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
-        self.record(FlashOpKind::Program, unit, gc);
+        self.recorded.record(FlashOpKind::Program, unit, gc);
         self.counters.flash_pages_programmed += 1;
         self.l2p[lpn.index()] = ppn.0;
         self.p2l[ppn.index()] = lpn.0;
@@ -220,7 +209,7 @@ impl WaoGcFtl {
                 continue;
             }
             self.invalidate(ppn);
-            self.record(FlashOpKind::Read, unit, true);
+            self.recorded.record(FlashOpKind::Read, unit, true);
             self.counters.flash_pages_read += 1;
             self.program(unit, Lpn(lpn), true)?;
             self.counters.gc_page_copies += 1;
@@ -233,7 +222,7 @@ impl WaoGcFtl {
             return Ok(());
         }
         self.flash.erase(victim);
-        self.record(FlashOpKind::Erase, unit, true);
+        self.recorded.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
         self.steps.erase_steps += 1;
         self.state[victim.index()] = BlockState::Free;
@@ -252,11 +241,6 @@ impl WaoGcFtl {
             .map(BlockId)
     }
 
-    fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
-        if let Some(ops) = &mut self.recorded {
-            ops.push(FlashOp { kind, unit, gc });
-        }
-    }
 }
 
 impl PeriodicSink for WaoGcFtl {
@@ -273,13 +257,11 @@ impl PeriodicSink for WaoGcFtl {
     }
 
     fn set_recording(&mut self, on: bool) {
-        self.recorded = on.then(Vec::new);
+        self.recorded.set(on);
     }
 
     fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
-        if let Some(ops) = &mut self.recorded {
-            into.append(ops);
-        }
+        self.recorded.drain_into(into);
     }
 }
 
