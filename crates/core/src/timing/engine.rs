@@ -22,7 +22,7 @@
 //! (Rajimwale et al., slide 18) no background GC operation starts while a
 //! priority request is outstanding.
 //!
-//! Events are 128-bit integers (time, kind, index) in a binary heap; per-die
+//! Events (time, kind, index) wait in a radix heap ([`EventQueue`]); per-die
 //! queues, jobs and requests live in preallocated tables, so the steady state
 //! allocates nothing.
 
@@ -35,8 +35,8 @@ use crate::timing::source::{RequestSource, TimedRequest};
 use crate::timing::stats::{Stats, TimedReport};
 use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, StreamId, UnitId};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use crate::timing::queue::{Event, EventQueue};
+use std::collections::VecDeque;
 
 /// Job index of background GC operations, which nobody waits for.
 const NO_JOB: u32 = u32::MAX;
@@ -55,20 +55,19 @@ enum EventKind {
     DieReady = 2,
 }
 
-fn pack(time_ns: u64, kind: EventKind, index: u32) -> Reverse<u128> {
-    Reverse((u128::from(time_ns) << 64) | (u128::from(kind as u8) << 32) | u128::from(index))
+fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
+    Event { time_ns, payload: (u64::from(kind as u8) << 32) | u64::from(index) }
 }
 
-fn unpack(event: Reverse<u128>) -> (u64, EventKind, u32) {
-    let raw = event.0;
+fn unpack(event: Event) -> (u64, EventKind, u32) {
     #[allow(clippy::cast_possible_truncation)]
-    let (time, kind, index) = ((raw >> 64) as u64, (raw >> 32) as u8, raw as u32);
+    let (kind, index) = ((event.payload >> 32) as u8, event.payload as u32);
     let kind = match kind {
         0 => EventKind::JobDone,
         1 => EventKind::ReadSensed,
         _ => EventKind::DieReady,
     };
-    (time, kind, index)
+    (event.time_ns, kind, index)
 }
 
 /// A flash operation waiting for (or holding) its die.
@@ -174,7 +173,7 @@ pub struct Engine {
     transfer_ns: u64,
     gc_low_blocks: u32,
     now_ns: u64,
-    events: BinaryHeap<Reverse<u128>>,
+    events: EventQueue,
     dies: Vec<Die>,
     channel_free_ns: Vec<u64>,
     /// When the controller finishes the DISCARD work queued on it.
@@ -222,7 +221,7 @@ impl Engine {
             transfer_ns: config.page_transfer_ns(geometry.page_size),
             gc_low_blocks: config.gc_low_blocks(ftl),
             now_ns: 0,
-            events: BinaryHeap::with_capacity(4 * geometry.dies() as usize + 2 * queue_slots),
+            events: EventQueue::new(),
             dies,
             channel_free_ns: vec![0; geometry.channels as usize],
             controller_free_ns: 0,
@@ -287,8 +286,9 @@ impl Engine {
             }
         }
         loop {
-            let event_ns = self.events.peek().map(|event| unpack(*event).0);
-            if let Some(timed) = next_arrival.filter(|t| event_ns.is_none_or(|ns| t.arrival.0 < ns)) {
+            let arrives_first =
+                |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
+            if let Some(timed) = next_arrival.filter(arrives_first) {
                 self.now_ns = self.now_ns.max(timed.arrival.0);
                 issued += 1;
                 let queue = self.next_queue;

@@ -8,6 +8,7 @@
 mod config;
 mod engine;
 pub mod experiments;
+mod queue;
 mod source;
 mod stats;
 mod stripe;
