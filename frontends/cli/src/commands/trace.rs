@@ -160,23 +160,36 @@ fn synthetic_records(count: u64, seed: u64) -> impl Iterator<Item = Record> {
     })
 }
 
-fn write_tracefs_text(path: &Path, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
+/// Bench input for the read-only text formats, in the line layout each
+/// reader expects (the writable formats are written by their own writers).
+fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
     let mut output = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
-    writeln!(output, "# tracer: nop")?;
-    for record in records {
+    if format == Format::Tracefs {
+        writeln!(output, "# tracer: nop")?;
+    }
+    for (sequence, record) in records.enumerate() {
         let rwbs = match record.op {
             Op::Read => "R",
             Op::Write => "WS",
             Op::Discard => "D",
             Op::Flush => "FF",
         };
-        let bytes = u64::from(record.len.0) * 512;
+        let (start, len, process) = (record.start.0, record.len.0, record.process);
         let ns = record.timestamp.0 + 4_000_000_000_000;
-        writeln!(
-            output,
-            "{:>16}-{:<7} [001] ..... {}.{:06}: block_rq_issue: 7,0 {rwbs} {bytes} () {} + {} be,0,4 [{}]",
-            record.process, 1234, ns / 1_000_000_000, ns % 1_000_000_000 / 1000, record.start.0, record.len.0, record.process
-        )?;
+        let (seconds, nanos) = (ns / 1_000_000_000, ns % 1_000_000_000);
+        match format {
+            Format::Tracefs => {
+                let bytes = u64::from(len) * 512;
+                writeln!(output, "{process:>16}-{:<7} [001] ..... {seconds}.{:06}: block_rq_issue: 7,0 {rwbs} {bytes} () {start} + {len} be,0,4 [{process}]", 1234, nanos / 1000)?;
+            }
+            Format::Blkparse if record.op == Op::Flush => writeln!(output, "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} [{process}]")?,
+            Format::Blkparse => writeln!(output, "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} {start} + {len} [{process}]")?,
+            Format::Umass if matches!(record.op, Op::Read | Op::Write) => {
+                let opcode = if record.op == Op::Read { 'r' } else { 'w' };
+                writeln!(output, "0,{start},{},{opcode},{seconds}.{nanos:09}", u64::from(len) * 512)?;
+            }
+            _ => {}
+        }
     }
     output.flush()?;
     Ok(())
@@ -186,9 +199,11 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
     eprintln!("trace bench: {} synthetic requests per format, seed {}, files in {}", args.records, args.seed, args.dir.display());
     let mut files = Vec::new();
-    let tracefs_path = args.dir.join("nandlab-bench.tracefs.txt");
-    write_tracefs_text(&tracefs_path, synthetic_records(args.records, args.seed))?;
-    files.push((Format::Tracefs, tracefs_path));
+    for format in [Format::Tracefs, Format::Blkparse, Format::Umass] {
+        let path = args.dir.join(format!("nandlab-bench.{}.txt", format.name()));
+        write_bench_text(&path, format, synthetic_records(args.records, args.seed))?;
+        files.push((format, path));
+    }
     for format in [Format::Native, Format::FioV3, Format::Msr] {
         let path = args.dir.join(format!("nandlab-bench.{}", format.name()));
         let mut writer = nandlab_trace::create(&path, format, &nandlab_trace::TraceHeader::default())?;
