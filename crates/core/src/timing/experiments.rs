@@ -124,9 +124,15 @@ pub struct WriteSizePoint {
 pub const STRIPE_PAGES: u32 = 256;
 
 /// Throughput of continuous sequential writes against their size with a
-/// 1 MiB mapping unit and no merging (slide 13).
+/// 1 MiB mapping unit and no merging (slide 13), on a device filled in order.
 pub fn write_size_throughput(write_kib: &[u32], seed: u64) -> Result<Vec<WriteSizePoint>, SimError> {
-    let overrides = vec![format!("timing.stripe_pages={STRIPE_PAGES}"), "timing.queue_depth=1".to_owned()];
+    // Filled in order, not aged by random overwrites: the slide measures
+    // continuous writes, whose cost should be the stripe's, not GC's.
+    let overrides = vec![
+        format!("timing.stripe_pages={STRIPE_PAGES}"),
+        "timing.queue_depth=1".to_owned(),
+        "precondition.max_device_writes=0".to_owned(),
+    ];
     let mut points = Vec::new();
     for &kib in write_kib {
         let mut simulation = simulation(&overrides, seed)?;

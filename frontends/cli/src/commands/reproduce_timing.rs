@@ -141,7 +141,7 @@ pub fn stripe_merging(out: &Path, seed: u64) -> anyhow::Result<()> {
             "Rajimwale, Prabhakaran, Davis, *Block management in solid-state devices*, slides 12-15. The \
              mapping unit is a stripe of {STRIPE_PAGES} pages (1 MiB); a write that covers a stripe only in \
              part reads and rewrites the rest of it. Slide 13: continuous sequential writes of one size at \
-             queue depth 1, no buffer, on the `small` preset. Slide 15: 128 KiB writes at queue depth 4 \
+             queue depth 1, no buffer, on the `small` preset filled in order. Slide 15: 128 KiB writes at queue depth 4 \
              through a 4 MiB buffer, each continuing the previous one with the given probability, on the \
              `small` geometry with 1024 blocks per plane; response time with stripe merging over eager \
              flushing."
