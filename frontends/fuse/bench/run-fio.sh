@@ -3,6 +3,8 @@
 #   (a) DHRD over FUSE (DIR/disk, served by nandlab-dhrd-fuse, durability=direct),
 #   (b) the backing file on this machine's disk ("SSD"): O_DIRECT reads, O_DIRECT|O_DSYNC writes,
 #   (c) a file on tmpfs ("RAMDisk"),
+# (a) is driven with O_DIRECT like (b), so user buffers are page aligned and a 1 MiB request stays one
+# FUSE request (the kernel caps a request at 256 pages);
 # each with random 4 KiB read, random 4 KiB write, mixed 66:34 4 KiB, sequential 1 MiB read and
 # write; psync engine, one job, queue depth 1, RUNTIME seconds each. Configuration (d), the
 # in-process read_at, is `nandlab dhrd bench`.
@@ -82,5 +84,5 @@ fill "$work/dhrd-backing.img" 1
 pid=$!
 until grep -q "dhrd: serving" "$work/daemon.out" 2>/dev/null; do sleep 0.05; done
 until grep -q "init_finished_after_ms [0-9]" "$work/mnt/stats"; do sleep 0.1; done
-run "DHRD over FUSE" "$work/mnt/disk" 0 0
+run "DHRD over FUSE" "$work/mnt/disk" 1 0
 cat "$work/mnt/stats" >&2

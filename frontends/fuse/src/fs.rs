@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
     ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
@@ -114,6 +114,9 @@ impl Filesystem for DiskFs {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         // The kernel may refuse a large max_write; then it keeps its own limit, which is fine.
         let _ = config.set_max_write(MAX_WRITE_BYTES);
+        // Asynchronous direct I/O lets AIO/io_uring readers keep several requests in flight;
+        // an older kernel without it still works, one request per thread.
+        let _ = config.add_capabilities(InitFlags::FUSE_ASYNC_DIO);
         Ok(())
     }
 
@@ -166,7 +169,12 @@ impl Filesystem for DiskFs {
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match ino {
-            DISK_INODE => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            // Writes to different chunks proceed in parallel inside the device, so let the kernel
+            // send concurrent direct writes instead of serialising them on the inode lock.
+            DISK_INODE => reply.opened(
+                FileHandle(0),
+                FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
+            ),
             STATS_INODE => {
                 let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
                 let text = self.device.stats().to_string().into_bytes();
