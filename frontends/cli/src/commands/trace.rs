@@ -19,6 +19,8 @@ enum TraceCommand {
     Info(InfoArgs),
     /// Convert a trace between formats (streaming).
     Convert(ConvertArgs),
+    /// Print requests as text: time (s), operation, flags, start sector, sectors, process, journal mark.
+    Cat(CatArgs),
     /// Measure parsing speed of every format on a synthetic trace.
     Bench(BenchArgs),
 }
@@ -52,6 +54,16 @@ struct ConvertArgs {
 }
 
 #[derive(clap::Args)]
+struct CatArgs {
+    trace: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
+    /// Print at most this many requests.
+    #[arg(long)]
+    limit: Option<u64>,
+}
+
+#[derive(clap::Args)]
 struct BenchArgs {
     /// Synthetic requests per format.
     #[arg(long, default_value_t = 5_000_000)]
@@ -68,6 +80,7 @@ pub fn run(args: TraceArgs) -> anyhow::Result<()> {
     match args.command {
         TraceCommand::Info(info) => run_info(&info),
         TraceCommand::Convert(convert) => run_convert(&convert),
+        TraceCommand::Cat(cat) => run_cat(&cat),
         TraceCommand::Bench(bench) => run_bench(&bench),
     }
 }
@@ -124,6 +137,38 @@ fn run_convert(args: &ConvertArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn run_cat(args: &CatArgs) -> anyhow::Result<()> {
+    let mut reader = open_input(&args.trace, &args.input)?;
+    let header = reader.header().clone();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for record in reader.by_ref().take(usize::try_from(args.limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX)) {
+        let record = record?;
+        let journal = if record.op == Op::Write && header.is_journal(record.start, record.len) { " journal" } else { "" };
+        let stream = record.stream.map(|tag| format!(" stream={}", tag.0)).unwrap_or_default();
+        let written = writeln!(
+            out,
+            "{:>14.6} {:<7} {:<4} {:>12} {:>8} {}{journal}{stream}",
+            record.timestamp.0 as f64 / 1e9,
+            record.op.name(),
+            record.flags,
+            record.start.0,
+            record.len.0,
+            if record.process.is_empty() { "-" } else { record.process.as_str() }
+        );
+        if let Err(error) = written {
+            // `nandlab trace cat | head` closes the pipe early: that is not an error.
+            if error.kind() == std::io::ErrorKind::BrokenPipe {
+                return Ok(());
+            }
+            return Err(error.into());
+        }
+    }
+    match out.flush() {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
+        _ => Ok(()),
+    }
 }
 
 /// A deterministic request mix shaped like a file-system capture: mostly
