@@ -96,7 +96,7 @@ pub struct OpenChannelDevice {
 
 impl OpenChannelDevice {
     pub fn new(geometry: &Geometry, ws_min_pages: u32) -> Result<Self, OpenChannelError> {
-        if ws_min_pages == 0 || geometry.pages_per_block % ws_min_pages != 0 {
+        if ws_min_pages == 0 || !geometry.pages_per_block.is_multiple_of(ws_min_pages) {
             return Err(OpenChannelError::BadWriteSize { ws_min: ws_min_pages, pages_per_chunk: geometry.pages_per_block });
         }
         let exposed = OpenChannelGeometry {
@@ -131,7 +131,7 @@ impl OpenChannelDevice {
         if self.states[block.index()] == ChunkState::Closed {
             return Err(OpenChannelError::ChunkClosed { pu: chunk.pu.0, chunk: chunk.chunk });
         }
-        if pages == 0 || pages % geometry.ws_min_pages != 0 {
+        if pages == 0 || !pages.is_multiple_of(geometry.ws_min_pages) {
             return Err(OpenChannelError::WriteSize { pages, ws_min: geometry.ws_min_pages });
         }
         if page != write_pointer {

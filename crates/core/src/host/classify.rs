@@ -90,7 +90,7 @@ impl HotTracker {
             *count = count.saturating_add(1);
         }
         self.writes += 1;
-        if self.writes % self.halve_every == 0 {
+        if self.writes.is_multiple_of(self.halve_every) {
             self.counts.iter_mut().for_each(|count| *count /= 2);
         }
     }

@@ -33,6 +33,17 @@ pub struct ReplayArgs {
     /// Write the full report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
+    /// open-channel device under the pblk-like host FTL (`[pblk]` keys;
+    /// `--set pblk.separate=true` gives the journal its own lines).
+    #[arg(long, value_enum, default_value_t = DeviceMode::PageFtl)]
+    pub device_mode: DeviceMode,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceMode {
+    PageFtl,
+    OpenChannel,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +66,9 @@ impl From<DiscardArg> for DiscardPolicy {
 }
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    if args.device_mode == DeviceMode::OpenChannel {
+        return crate::commands::reproduce_journal::replay_command(&args);
+    }
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let report = replay(&args.trace, format, args.device.clone(), &args.config, args.discard.map(Into::into), args.fit)?;
     print_summary(&args.trace, &report)?;
@@ -103,7 +117,7 @@ pub fn replay(
 }
 
 /// A trace record as the simulator's host sees it, in 512-byte sectors.
-fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetector) -> HostEvent {
+pub(crate) fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetector) -> HostEvent {
     let scale = u64::from(header.sector_size_bytes) / SECTOR_BYTES;
     let start = record.start.0 * scale.max(1);
     let sectors = SectorRange::new(start, u64::from(record.len.0) * scale.max(1));
@@ -128,7 +142,7 @@ fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetecto
 /// write into the journal, or a flush right after a journal write; when the
 /// trace knows neither processes nor the journal, any ordered write or flush.
 #[derive(Debug, Default)]
-struct CommitDetector {
+pub(crate) struct CommitDetector {
     last_write_in_journal: bool,
 }
 

@@ -68,6 +68,11 @@ const EXPERIMENTS: &[Experiment] = &[
         run: |args| super::reproduce_telomere_sim::table_3(&args.out),
     },
     Experiment {
+        name: "journal",
+        description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021)",
+        run: super::reproduce_journal::run,
+    },
+    Experiment {
         name: "priority-cleaning",
         description: "Priority-aware cleaning (Rajimwale et al., slide 19)",
         run: |args| super::reproduce_timing::priority_cleaning(&args.out, args.seed),

@@ -94,7 +94,7 @@ impl Default for PblkConfig {
 
 impl PblkConfig {
     pub fn validate(&self, geometry: &Geometry) -> Result<(), ConfigError> {
-        if self.ws_min_pages == 0 || geometry.pages_per_block % self.ws_min_pages != 0 {
+        if self.ws_min_pages == 0 || !geometry.pages_per_block.is_multiple_of(self.ws_min_pages) {
             return Err(ConfigError::new(
                 "pblk.ws_min_pages",
                 format!("{} must divide the {} pages of a chunk", self.ws_min_pages, geometry.pages_per_block),
@@ -284,6 +284,13 @@ impl Pblk {
     pub fn buffer_room_at(&mut self, pages: u32) -> u64 {
         let capacity = u64::from(self.config.write_buffer_pages);
         self.clock.buffer_room(self.now_ns, pages, self.buffer.pending, capacity)
+    }
+
+    /// Starts counting afresh (after preconditioning), keeping all state.
+    pub fn reset_counters(&mut self) {
+        let classes = self.stats.class_pages.len();
+        self.counters = Counters::new(classes);
+        self.stats = PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() };
     }
 
     pub fn count_request(&mut self) {

@@ -16,6 +16,7 @@ use crate::host::pblk::{LineLayout, Pblk, PblkError, PblkStats};
 use crate::metrics::{EraseStats, WafPoint, WafSeries};
 use crate::replay::{HostEvent, HostOp, TraceCounts};
 use crate::sim::{DeviceSummary, PhaseReport, SimError};
+use crate::timing::LatencySummary;
 use crate::units::Lpn;
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -27,30 +28,18 @@ pub struct WriteOrigin<'a> {
     pub flags: WriteFlags,
 }
 
-/// Latency percentiles of one kind of request, microseconds.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct LatencyUs {
-    pub count: u64,
-    pub mean: f64,
-    pub p50: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-impl LatencyUs {
-    fn from_histogram(histogram: &Histogram<u64>) -> Self {
-        #[allow(clippy::cast_precision_loss)]
-        let us = |ns: u64| ns as f64 / 1000.0;
-        Self {
-            count: histogram.len(),
-            mean: histogram.mean() / 1000.0,
-            p50: us(histogram.value_at_quantile(0.50)),
-            p99: us(histogram.value_at_quantile(0.99)),
-            p999: us(histogram.value_at_quantile(0.999)),
-            max: us(histogram.max()),
-        }
-    }
+/// The percentiles the timed page-FTL replay reports, so both modes read alike.
+fn latency_summary(histogram: &Histogram<u64>) -> Option<LatencySummary> {
+    #[allow(clippy::cast_precision_loss)]
+    let us = |ns: u64| ns as f64 / 1e3;
+    (!histogram.is_empty()).then(|| LatencySummary {
+        count: histogram.len(),
+        mean_us: histogram.mean() / 1e3,
+        p50_us: us(histogram.value_at_quantile(0.50)),
+        p99_us: us(histogram.value_at_quantile(0.99)),
+        p999_us: us(histogram.value_at_quantile(0.999)),
+        max_us: us(histogram.max()),
+    })
 }
 
 /// Time of the closed-loop replay.
@@ -61,9 +50,9 @@ pub struct OpenChannelTiming {
     pub throughput_mb_s: f64,
     pub iops: f64,
     /// Reads, writes and flushes together.
-    pub all: LatencyUs,
-    pub writes: LatencyUs,
-    pub flushes: LatencyUs,
+    pub all: Option<LatencySummary>,
+    pub writes: Option<LatencySummary>,
+    pub flushes: Option<LatencySummary>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -79,6 +68,8 @@ pub struct OpenChannelReport {
     pub discard: DiscardStats,
     pub measured: PhaseReport,
     pub pblk: PblkStats,
+    /// Lines open at the end that hold pages of more than one class.
+    pub mixed_lines_open: usize,
     pub erase_counts: EraseStats,
     pub waf_series: Vec<WafPoint>,
     pub timed: OpenChannelTiming,
@@ -103,6 +94,8 @@ pub struct OpenChannelReplayer {
     series: WafSeries,
     latencies: Latencies,
     now_ns: u64,
+    /// When the measured replay began (after preconditioning).
+    started_ns: u64,
     host_bytes: u64,
     events: u64,
 }
@@ -119,10 +112,10 @@ impl OpenChannelReplayer {
             .map_err(|error| ConfigError::new("pblk.classifier", error.to_string()))?;
         let pblk = Pblk::new(&geometry, &config.pblk, &config.timing, classifier.classes().len())
             .map_err(|error| ConfigError::new("pblk", error.to_string()))?;
-        let window = config.metrics.window_pages.unwrap_or_else(|| (u64::from(geometry.logical_pages) / 20).max(1));
-        let histogram = || Histogram::new(3).map_err(|error| ConfigError::new("", format!("latency histogram: {error}")));
+        // Up to an hour; `saturating_record` clamps rather than resizes.
+        let histogram = || Histogram::new_with_bounds(1, 3_600_000_000_000, 3).map_err(|error| ConfigError::new("", format!("latency histogram: {error}")));
         Ok(Self {
-            series: WafSeries::new(window, pblk.counters()),
+            series: WafSeries::new(1, pblk.counters()),
             latencies: Latencies { all: histogram()?, writes: histogram()?, flushes: histogram()? },
             config: config.clone(),
             geometry,
@@ -132,9 +125,16 @@ impl OpenChannelReplayer {
             issue: Vec::new(),
             counts: TraceCounts::default(),
             now_ns: 0,
+            started_ns: 0,
             host_bytes: 0,
             events: 0,
-        })
+        }
+        .with_series())
+    }
+
+    fn with_series(mut self) -> Self {
+        self.series = WafSeries::new(self.window_pages(), self.pblk.counters());
+        self
     }
 
     pub fn pblk(&self) -> &Pblk {
@@ -143,6 +143,25 @@ impl OpenChannelReplayer {
 
     pub fn classifier(&self) -> &Classifier {
         &self.classifier
+    }
+
+    /// Ages the device before the trace: every logical page written once,
+    /// in order, as data — a drive that held a file system before, with no
+    /// DISCARD since. Counters and the clock restart afterwards.
+    pub fn precondition_fill(&mut self) -> Result<(), SimError> {
+        self.pblk.set_now(0);
+        for lpn in 0..self.geometry.logical_pages {
+            self.pblk.write(Lpn(lpn), ClassId(0)).map_err(|error| self.locate(&error))?;
+        }
+        self.now_ns = self.pblk.flush().map_err(|error| self.locate(&error))?;
+        self.started_ns = self.now_ns;
+        self.pblk.reset_counters();
+        self.series = WafSeries::new(self.window_pages(), self.pblk.counters());
+        Ok(())
+    }
+
+    fn window_pages(&self) -> u64 {
+        self.config.metrics.window_pages.unwrap_or_else(|| (u64::from(self.geometry.logical_pages) / 20).max(1))
     }
 
     /// Applies one event. Errors name the event's position in the trace.
@@ -176,16 +195,16 @@ impl OpenChannelReplayer {
         self.trim_issued().map_err(|error| self.locate(&error))?;
         let geometry = self.geometry;
         #[allow(clippy::cast_precision_loss)]
-        let seconds = self.now_ns as f64 / 1e9;
+        let seconds = (self.now_ns - self.started_ns) as f64 / 1e9;
         let per_second = |amount: f64| if seconds > 0.0 { amount / seconds } else { 0.0 };
         #[allow(clippy::cast_precision_loss)]
         let timed = OpenChannelTiming {
-            elapsed_ns: self.now_ns,
+            elapsed_ns: self.now_ns - self.started_ns,
             throughput_mb_s: per_second(self.host_bytes as f64 / 1e6),
             iops: per_second(self.latencies.all.len() as f64),
-            all: LatencyUs::from_histogram(&self.latencies.all),
-            writes: LatencyUs::from_histogram(&self.latencies.writes),
-            flushes: LatencyUs::from_histogram(&self.latencies.flushes),
+            all: latency_summary(&self.latencies.all),
+            writes: latency_summary(&self.latencies.writes),
+            flushes: latency_summary(&self.latencies.flushes),
         };
         Ok(OpenChannelReport {
             nandlab_version: env!("CARGO_PKG_VERSION"),
@@ -198,6 +217,7 @@ impl OpenChannelReplayer {
             discard: self.discard.stats().clone(),
             measured: PhaseReport::new(self.pblk.counters().clone()),
             pblk: self.pblk.stats().clone(),
+            mixed_lines_open: self.pblk.mixed_lines(),
             erase_counts: EraseStats::from_counts(self.pblk.device().reset_counts(), geometry.pe_cycles),
             waf_series: self.series.into_points(),
             timed,
