@@ -22,6 +22,22 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
+impl LatencySummary {
+    /// Summarizes a histogram of latencies in nanoseconds; `None` when empty.
+    pub fn from_histogram(histogram: &Histogram<u64>) -> Option<Self> {
+        #[allow(clippy::cast_precision_loss)]
+        let us = |ns: u64| ns as f64 / 1e3;
+        (!histogram.is_empty()).then(|| Self {
+            count: histogram.len(),
+            mean_us: histogram.mean() / 1e3,
+            p50_us: us(histogram.value_at_quantile(0.50)),
+            p99_us: us(histogram.value_at_quantile(0.99)),
+            p999_us: us(histogram.value_at_quantile(0.999)),
+            max_us: us(histogram.max()),
+        })
+    }
+}
+
 /// One point of the throughput series: what completed inside one interval.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ThroughputPoint {
@@ -168,12 +184,12 @@ impl Stats {
             read_mb_s: megabytes_per_second(self.pages_read),
             write_mb_s: megabytes_per_second(self.pages_written),
             latency: LatencyReport {
-                all: summary(&self.all),
-                read: summary(&self.by_op[0]),
-                write: summary(&self.by_op[1]),
-                trim: summary(&self.by_op[2]),
-                priority: summary(&self.priority),
-                normal: summary(&self.normal),
+                all: LatencySummary::from_histogram(&self.all),
+                read: LatencySummary::from_histogram(&self.by_op[0]),
+                write: LatencySummary::from_histogram(&self.by_op[1]),
+                trim: LatencySummary::from_histogram(&self.by_op[2]),
+                priority: LatencySummary::from_histogram(&self.priority),
+                normal: LatencySummary::from_histogram(&self.normal),
             },
             die_utilization,
             gc_die_time_share,
@@ -186,18 +202,6 @@ impl Stats {
     }
 }
 
-fn summary(histogram: &Histogram<u64>) -> Option<LatencySummary> {
-    #[allow(clippy::cast_precision_loss)]
-    let us = |ns: u64| ns as f64 / 1e3;
-    (!histogram.is_empty()).then(|| LatencySummary {
-        count: histogram.len(),
-        mean_us: histogram.mean() / 1e3,
-        p50_us: us(histogram.value_at_quantile(0.50)),
-        p99_us: us(histogram.value_at_quantile(0.99)),
-        p999_us: us(histogram.value_at_quantile(0.999)),
-        max_us: us(histogram.max()),
-    })
-}
 
 /// Throughput per fixed interval of simulated time. Completions arrive in
 /// time order, so only the current interval is open.
