@@ -68,6 +68,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
+    if args.timing_csv.is_some() && args.timing == Timing::Off {
+        anyhow::bail!("--timing-csv needs --timing on");
+    }
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = simulate(&config, &mut |update| progress.update(update))?;
     progress.finish();
@@ -77,7 +80,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         print_timed_summary(timed)?;
     }
     if let Some(path) = &args.timing_csv {
-        let timed = report.timed.as_ref().context("--timing-csv needs --timing on")?;
+        let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
         write_throughput_csv(timed, path)?;
     }
     if let Some(path) = &args.json {
