@@ -86,7 +86,7 @@ pub struct Job {
 impl Job {
     /// The logical page of the job's `page`-th page.
     pub fn lpn(&self, page: u32) -> Lpn {
-        Lpn(self.region_start + (self.first + page) % self.region_pages)
+        Lpn(self.region_start + (self.first + page) % self.region_pages.max(1))
     }
 }
 
