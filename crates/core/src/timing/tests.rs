@@ -66,6 +66,10 @@ fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
     let writes = (0..1200).map(|i| at(0, Op::Write, i * 8, 8)).collect();
     let report = run(&config, &geometry, &mut ftl, &mut script(writes), 1200);
     assert_eq!(report.gc_die_time_share, 0.0, "the device must not need GC");
+    #[allow(clippy::cast_precision_loss)]
+    let interval_s = config.timing.series_interval_ns as f64 / 1e9;
+    let series_requests: f64 = report.throughput_series.iter().map(|point| point.iops * interval_s).sum();
+    assert!(within(series_requests, 1200.0, 1e-9), "the series accounts for every request: {series_requests}");
     let page = f64::from(geometry.page_size);
     #[allow(clippy::cast_precision_loss)]
     let dies_bound = f64::from(geometry.dies()) * page / (config.timing.program_ns as f64 / 1e9);
@@ -244,4 +248,22 @@ fn timing_config_errors_name_the_key() {
     assert_eq!(error(&["timing.gc_low_blocks=1"]).key, "timing.gc_low_blocks");
     assert_eq!(error(&["timing.flush=\"stripe-merge\"", "timing.stripe_pages=16"]).key, "timing.write_buffer_pages");
     assert!(error(&["timing.read_us=40"]).reason.contains("read_us"), "unknown keys are refused");
+}
+
+#[test]
+fn timing_queues_share_the_outstanding_requests() {
+    // Closed loop: 4 queues of depth 8 keep as many requests outstanding as
+    // one queue of depth 32, so one-die random reads see the same service.
+    let mean_us = |queues: &str, depth: &str| {
+        let (config, geometry) = config(&["device.channels=1", "device.chips_per_channel=1", queues, depth]);
+        let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+        submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
+        let reads = (0..640).map(|i| at(0, Op::Read, i % 64, 1)).collect();
+        run(&config, &geometry, &mut ftl, &mut script(reads), 640).latency.read.expect("reads").mean_us
+    };
+    let one = mean_us("timing.queues=1", "timing.queue_depth=32");
+    let four = mean_us("timing.queues=4", "timing.queue_depth=8");
+    // Little's law on one die: 32 outstanding x 60 us per read.
+    assert!(within(one, 32.0 * 60.0, 0.05), "one queue: {one} us");
+    assert!(within(four, one, 0.001), "four queues: {four} us, one queue: {one} us");
 }
