@@ -223,7 +223,7 @@ impl Series {
     fn complete(&mut self, done_ns: u64, op: Op, bytes: u64) {
         let interval = done_ns / self.interval_ns;
         while self.current < interval {
-            self.push_point();
+            self.push_point(self.interval_ns);
         }
         self.requests += 1;
         match op {
@@ -233,19 +233,21 @@ impl Series {
         }
     }
 
-    /// Closes the last, partial interval if anything completed in it.
+    /// Closes the last interval, which ends at the last completion and may
+    /// be shorter than the others.
     fn close(&mut self, end_ns: u64) {
-        if self.requests > 0 || end_ns > self.current * self.interval_ns {
-            self.push_point();
+        let start_ns = self.current * self.interval_ns;
+        if end_ns > start_ns {
+            self.push_point(end_ns - start_ns);
         }
     }
 
-    fn push_point(&mut self) {
+    fn push_point(&mut self, length_ns: u64) {
         #[allow(clippy::cast_precision_loss)]
-        let seconds = self.interval_ns as f64 / 1e9;
+        let seconds = length_ns as f64 / 1e9;
         #[allow(clippy::cast_precision_loss)]
         self.points.push(ThroughputPoint {
-            time_s: (self.current + 1) as f64 * seconds,
+            time_s: (self.current * self.interval_ns + length_ns) as f64 / 1e9,
             iops: self.requests as f64 / seconds,
             read_mb_s: self.read_bytes as f64 / 1e6 / seconds,
             write_mb_s: self.write_bytes as f64 / 1e6 / seconds,

@@ -66,9 +66,13 @@ fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
     let writes = (0..1200).map(|i| at(0, Op::Write, i * 8, 8)).collect();
     let report = run(&config, &geometry, &mut ftl, &mut script(writes), 1200);
     assert_eq!(report.gc_die_time_share, 0.0, "the device must not need GC");
-    #[allow(clippy::cast_precision_loss)]
-    let interval_s = config.timing.series_interval_ns as f64 / 1e9;
-    let series_requests: f64 = report.throughput_series.iter().map(|point| point.iops * interval_s).sum();
+    let mut interval_start_s = 0.0;
+    let mut series_requests = 0.0;
+    for point in &report.throughput_series {
+        series_requests += point.iops * (point.time_s - interval_start_s);
+        interval_start_s = point.time_s;
+    }
+    assert!(within(interval_start_s, report.simulated_s, 1e-9), "the series ends at the last completion");
     assert!(within(series_requests, 1200.0, 1e-9), "the series accounts for every request: {series_requests}");
     let page = f64::from(geometry.page_size);
     #[allow(clippy::cast_precision_loss)]
