@@ -6,10 +6,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AdmissionError {
-    #[error("cannot read task set {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("{path}: {source}")]
-    Toml { path: PathBuf, source: Box<toml::de::Error> },
+    // The causes are part of the message (not `source`), so that a report of
+    // the error chain does not print them twice.
+    #[error("cannot read task set {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
+    #[error("{path}: {cause}")]
+    Toml { path: PathBuf, cause: Box<toml::de::Error> },
     #[error("{path}:{line}: task {task:?}: key `{key}`: {reason}")]
     InvalidTask { path: PathBuf, line: usize, task: String, key: &'static str, reason: String },
     #[error("invalid parameter `{name}`: {reason}")]

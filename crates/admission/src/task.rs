@@ -109,13 +109,13 @@ struct RawTask {
 impl TaskSet {
     /// Reads a task-set TOML file (format in the module documentation).
     pub fn load(path: &Path) -> Result<Self, AdmissionError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AdmissionError::Read { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
         Self::parse(&text, path)
     }
 
     /// Parses task-set TOML; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
-        let raw: RawFile = toml::from_str(text).map_err(|source| AdmissionError::Toml { path: path.to_owned(), source: Box::new(source) })?;
+        let raw: RawFile = toml::from_str(text).map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
         let tasks = raw
             .task
             .into_iter()

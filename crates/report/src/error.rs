@@ -2,18 +2,19 @@
 
 use std::path::PathBuf;
 
-/// Errors from writing an output folder or drawing a chart.
+/// Errors from writing an output folder or drawing a chart. Causes are part
+/// of the message (not `source`), so an error-chain report prints them once.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ReportError {
-    #[error("cannot create output folder {path}: {source}")]
-    CreateDir { path: PathBuf, source: std::io::Error },
-    #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
-    #[error("cannot write CSV {path}: {source}")]
-    Csv { path: PathBuf, source: csv::Error },
-    #[error("cannot serialize JSON for {path}: {source}")]
-    Json { path: PathBuf, source: serde_json::Error },
+    #[error("cannot create output folder {path}: {cause}")]
+    CreateDir { path: PathBuf, cause: std::io::Error },
+    #[error("cannot write {path}: {cause}")]
+    Write { path: PathBuf, cause: std::io::Error },
+    #[error("cannot write CSV {path}: {cause}")]
+    Csv { path: PathBuf, cause: csv::Error },
+    #[error("cannot serialize JSON for {path}: {cause}")]
+    Json { path: PathBuf, cause: serde_json::Error },
     #[error("cannot draw chart {name}: {message}")]
     Draw { name: String, message: String },
     #[error("chart {name}: {reason}")]

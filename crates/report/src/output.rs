@@ -18,7 +18,7 @@ impl OutputDir {
     /// same names are overwritten by later writes.
     pub fn create(root: impl Into<PathBuf>) -> Result<Self, ReportError> {
         let root = root.into();
-        std::fs::create_dir_all(&root).map_err(|source| ReportError::CreateDir { path: root.clone(), source })?;
+        std::fs::create_dir_all(&root).map_err(|cause| ReportError::CreateDir { path: root.clone(), cause })?;
         Ok(Self { root })
     }
 
@@ -31,19 +31,19 @@ impl OutputDir {
     /// (a struct with scalar fields). An empty `rows` writes an empty file.
     pub fn write_csv<R: Serialize>(&self, name: &str, rows: &[R]) -> Result<PathBuf, ReportError> {
         let path = self.file(name)?;
-        let csv_error = |source| ReportError::Csv { path: path.clone(), source };
+        let csv_error = |cause| ReportError::Csv { path: path.clone(), cause };
         let mut writer = csv::Writer::from_path(&path).map_err(csv_error)?;
         for row in rows {
             writer.serialize(row).map_err(csv_error)?;
         }
-        writer.flush().map_err(|source| ReportError::Write { path: path.clone(), source })?;
+        writer.flush().map_err(|cause| ReportError::Write { path: path.clone(), cause })?;
         Ok(path)
     }
 
     /// Writes `value` as pretty-printed JSON.
     pub fn write_json<T: Serialize + ?Sized>(&self, name: &str, value: &T) -> Result<PathBuf, ReportError> {
         let path = self.file(name)?;
-        let mut text = serde_json::to_string_pretty(value).map_err(|source| ReportError::Json { path: path.clone(), source })?;
+        let mut text = serde_json::to_string_pretty(value).map_err(|cause| ReportError::Json { path: path.clone(), cause })?;
         text.push('\n');
         self.write_text(name, &text)
     }
@@ -68,7 +68,7 @@ impl OutputDir {
     /// Writes any text file (markdown, TOML, …).
     pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf, ReportError> {
         let path = self.file(name)?;
-        std::fs::write(&path, text).map_err(|source| ReportError::Write { path: path.clone(), source })?;
+        std::fs::write(&path, text).map_err(|cause| ReportError::Write { path: path.clone(), cause })?;
         Ok(path)
     }
 

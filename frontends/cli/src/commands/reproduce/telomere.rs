@@ -87,6 +87,11 @@ fn find<'a>(rows: &'a [Row], point: &str, policy: &str) -> Option<&'a Row> {
     rows.iter().find(|row| row.point == point && row.policy == policy)
 }
 
+/// A storage cost in percentage points of the device (λ − utilization).
+fn cost_points(value: Option<f64>) -> String {
+    value.map_or_else(|| "n/a".to_owned(), |value| format!("{value:.1} pp"))
+}
+
 fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "n/a".to_owned(), |value| format!("{value:.0} %"))
 }
@@ -114,8 +119,8 @@ fn telomere_table(rows: &[Row], first: &'static str) -> (Vec<&'static str>, Vec<
                 sip.point.clone(),
                 percent(Some(sip.storage_utilization_percent)),
                 percent(Some(sharp.storage_utilization_percent)),
-                format!("{:.0} pp", sip.storage_cost_percent),
-                format!("{:.0} pp", sharp.storage_cost_percent),
+                cost_points(Some(sip.storage_cost_percent)),
+                cost_points(Some(sharp.storage_cost_percent)),
                 percent(Some(sharp.throughput_utilization_percent)),
             ])
         })
@@ -166,13 +171,13 @@ pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
         Comparison {
             quantity: "SiP storage cost at g = 64".to_owned(),
             paper: "about 19 % (Fig. 9, α = 0.10)".to_owned(),
-            measured: percent(at_64("Telomere SiP").map(|row| row.storage_cost_percent)),
+            measured: cost_points(at_64("Telomere SiP").map(|row| row.storage_cost_percent)),
             note: "λ = 0.90 here; ≈ 500 tasks × 1.5 stripes × 64 blocks / 262,144 blocks".to_owned(),
         },
         Comparison {
             quantity: "SharP storage cost at g = 64".to_owned(),
             paper: "about 6 % (Fig. 9, α = 0.10)".to_owned(),
-            measured: percent(at_64("Telomere SharP").map(|row| row.storage_cost_percent)),
+            measured: cost_points(at_64("Telomere SharP").map(|row| row.storage_cost_percent)),
             note: String::new(),
         },
         Comparison {
@@ -300,7 +305,7 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
                 row.policy.clone(),
                 percent(Some(row.storage_utilization_percent)),
                 percent(Some(row.throughput_utilization_percent)),
-                format!("{:.0} pp", row.storage_cost_percent),
+                cost_points(Some(row.storage_cost_percent)),
             ]
         })
         .collect();
@@ -310,13 +315,13 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
         Comparison {
             quantity: "SiP storage cost, α = 0.10".to_owned(),
             paper: "19 %".to_owned(),
-            measured: percent(at("α = 0.10", "Telomere SiP").map(|row| row.storage_cost_percent)),
+            measured: cost_points(at("α = 0.10", "Telomere SiP").map(|row| row.storage_cost_percent)),
             note: "λ − storage utilization".to_owned(),
         },
         Comparison {
             quantity: "SharP storage cost, α = 0.10".to_owned(),
             paper: "6 %".to_owned(),
-            measured: percent(at("α = 0.10", "Telomere SharP").map(|row| row.storage_cost_percent)),
+            measured: cost_points(at("α = 0.10", "Telomere SharP").map(|row| row.storage_cost_percent)),
             note: String::new(),
         },
         Comparison {
