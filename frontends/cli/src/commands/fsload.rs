@@ -1,7 +1,8 @@
 //! `nandlab fsload`: file-system workloads for `nandlab capture` — the UAV
 //! scenarios of Delay-D, Postmark and Filebench-like personalities. They
-//! run real file operations in `--dir` (default: $NANDLAB_MNT, else the
-//! current directory). The workloads live in `nandlab_capture::fsload`.
+//! run real file operations in `--dir` (default: $NANDLAB_MNT, which
+//! `nandlab capture` sets; never the current directory by accident). The
+//! workloads live in `nandlab_capture::fsload`.
 
 use anyhow::Context;
 use nandlab_capture::fsload::filebench::{FilebenchConfig, Personality};
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 pub struct FsloadArgs {
     #[command(subcommand)]
     workload: FsloadWorkload,
-    /// Directory to work in (default: $NANDLAB_MNT, else the current directory).
+    /// Directory to work in (default: $NANDLAB_MNT, set by `nandlab capture`; one of the two is required).
     #[arg(long, global = true)]
     dir: Option<PathBuf>,
     /// Seed of every random choice.
@@ -98,9 +99,14 @@ struct FilebenchArgs {
 }
 
 pub fn run(args: FsloadArgs) -> anyhow::Result<()> {
-    let dir = match args.dir {
+    // Never the current directory by default: a workload that fills its file
+    // system to 50 % must not land on the user's own disk by accident.
+    let dir = match args.dir.or_else(|| std::env::var_os(nandlab_capture::MOUNT_ENV).map(PathBuf::from)) {
         Some(dir) => dir,
-        None => std::env::var_os(nandlab_capture::MOUNT_ENV).map(PathBuf::from).unwrap_or(std::env::current_dir()?),
+        None => anyhow::bail!(
+            "fsload creates and deletes many files (the UAV scenarios fill the file system to 50 %): run it under `nandlab capture` (which sets ${}) or name a scratch directory with --dir",
+            nandlab_capture::MOUNT_ENV
+        ),
     };
     let mut progress = |line: &str| eprintln!("fsload: {line}");
     eprintln!("fsload: working in {}, seed {}, syncfs every {} ms", dir.display(), args.seed, args.writeback_ms);
