@@ -720,7 +720,18 @@ pub fn figure_10(out: &Path, seed: u64, paper_scale: bool) -> anyhow::Result<()>
         Axis::new("fraction of blocks"),
     );
     for ftl_kind in WEAR_FTLS {
+        let started = std::time::Instant::now();
         let (counts, counters) = wear_run(ftl_kind, &device, &tasks, &plan, &model)?;
+        let seconds = started.elapsed().as_secs_f64();
+        #[allow(clippy::cast_precision_loss)]
+        let flash_pages = counters.flash_pages_programmed as f64;
+        eprintln!(
+            "telomere-fig10: {}: {} host pages, {} programs in {seconds:.1} s ({:.1} M programs/s)",
+            ftl_kind.name(),
+            counters.host_pages_written,
+            counters.flash_pages_programmed,
+            flash_pages / seconds.max(1e-9) / 1e6
+        );
         let rbers = model.rbers(&counts);
         let mut sorted = rbers.clone();
         sorted.sort_by(f64::total_cmp);
