@@ -32,6 +32,10 @@ const DATA_MODES: [&str; 2] = ["ordered", "journal"];
 /// space to it. `aged`: every logical page is written once first, as a
 /// drive that held data before and got no DISCARD since.
 const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
+/// The paper's two classes, and the generalisations run besides (separated,
+/// fresh device, first ρ only).
+const CLASSIFIER: &str = "journal";
+const MORE_CLASSIFIERS: [&str; 2] = ["journal-metadata", "journal-hot-cold"];
 
 /// The experiment device: 2 groups x 4 PUs, 64-page chunks (256 KiB), so a
 /// line is 2 MiB; FEMU's timing from the `femu-32g` preset.
@@ -77,6 +81,7 @@ struct Row {
     workload: String,
     data_mode: String,
     device_state: String,
+    classifier: String,
     over_provisioning: f64,
     separated: bool,
     host_pages_written: u64,
@@ -109,21 +114,36 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
                     for separate in [false, true] {
                         let placement = if separate { "separated" } else { "mixed" };
                         eprintln!("journal: replaying {} data={mode} on the {state} device at ρ = {rho}, {placement}", job.name);
-                        let config = experiment_config(rho, separate, args.seed)?;
-                        let report = replay_open_channel(&trace, config, true, age)?;
-                        rows.push(row(Setting { workload: job.name, mode, state, rho, separate }, &report));
+                        let setting = Setting { workload: job.name, mode, state, classifier: CLASSIFIER, rho, separate };
+                        rows.push(replay_setting(&trace, &setting, age, args.seed)?);
                     }
                 }
+            }
+            for classifier in MORE_CLASSIFIERS {
+                eprintln!("journal: replaying {} data={mode} on the fresh device, classes {classifier}", job.name);
+                let setting = Setting { workload: job.name, mode, state: "fresh", classifier, rho: OVER_PROVISIONING[0], separate: true };
+                rows.push(replay_setting(&trace, &setting, false, args.seed)?);
             }
         }
     }
     write_results(&args.out, &rows, args.seed)
 }
 
-fn experiment_config(rho: f64, separate: bool, seed: u64) -> anyhow::Result<Config> {
+fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, seed: u64) -> anyhow::Result<Row> {
+    let config = experiment_config(setting, seed)?;
+    Ok(row(setting, &replay_open_channel(trace, config, true, age)?))
+}
+
+fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config> {
     let mut builder = ConfigBuilder::new();
     builder.merge_toml(DEVICE, "the journal experiment's device")?;
-    for assignment in [format!("device.over_provisioning={rho}"), format!("pblk.separate={separate}"), format!("seed={seed}")] {
+    let assignments = [
+        format!("device.over_provisioning={}", setting.rho),
+        format!("pblk.separate={}", setting.separate),
+        format!("pblk.classifier=\"{}\"", setting.classifier),
+        format!("seed={seed}"),
+    ];
+    for assignment in assignments {
         builder.set(&assignment)?;
     }
     Ok(builder.build()?.0)
@@ -217,11 +237,12 @@ struct Setting<'a> {
     workload: &'a str,
     mode: &'a str,
     state: &'a str,
+    classifier: &'a str,
     rho: f64,
     separate: bool,
 }
 
-fn row(setting: Setting<'_>, report: &OpenChannelReport) -> Row {
+fn row(setting: &Setting<'_>, report: &OpenChannelReport) -> Row {
     let counters = &report.measured.counters;
     let journal = report.classes.iter().position(|class| class == "journal");
     let journal_pages = journal.and_then(|index| report.pblk.class_pages.get(index)).copied().unwrap_or(0);
@@ -231,6 +252,7 @@ fn row(setting: Setting<'_>, report: &OpenChannelReport) -> Row {
         workload: setting.workload.to_owned(),
         data_mode: setting.mode.to_owned(),
         device_state: setting.state.to_owned(),
+        classifier: setting.classifier.to_owned(),
         over_provisioning: setting.rho,
         separated: setting.separate,
         host_pages_written: counters.host_pages_written,
@@ -253,6 +275,26 @@ fn row(setting: Setting<'_>, report: &OpenChannelReport) -> Row {
 
 fn p99(latency: Option<&LatencySummary>) -> f64 {
     latency.map_or(0.0, |latency| latency.p99_us)
+}
+
+/// Rows of the "more classes" table: WAF (GC copies) per placement.
+fn more_classes(rows: &[Row]) -> Vec<Vec<String>> {
+    let first = |row: &&Row| row.device_state == "fresh" && row.over_provisioning == OVER_PROVISIONING[0];
+    let cell = |row: Option<&Row>| row.map_or_else(|| "-".to_owned(), |row| format!("{:.3} ({})", row.waf, row.gc_page_copies));
+    rows.iter()
+        .filter(first)
+        .filter(|row| !row.separated)
+        .map(|mixed| {
+            let same = |classifier: &str| {
+                rows.iter().filter(first).find(|row| {
+                    row.separated && row.classifier == classifier && row.workload == mixed.workload && row.data_mode == mixed.data_mode
+                })
+            };
+            let mut cells = vec![mixed.workload.clone(), mixed.data_mode.clone(), cell(Some(mixed)), cell(same(CLASSIFIER))];
+            cells.extend(MORE_CLASSIFIERS.iter().map(|classifier| cell(same(classifier))));
+            cells
+        })
+        .collect()
 }
 
 /// Relative change of `pick` from mixed to separated, per (workload, mode, ρ).
@@ -284,10 +326,12 @@ fn label(row: &Row, with_rho: bool) -> String {
 /// A plotted quantity: file stem, title, unit and how to read it off a row.
 type Metric = (&'static str, &'static str, &'static str, fn(&Row) -> f64);
 
-fn write_results(out: &Path, rows: &[Row], seed: u64) -> anyhow::Result<()> {
+fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> {
     let dir = OutputDir::create(out)?;
-    dir.write_csv("journal_separation.csv", rows)?;
-    dir.write_json("journal_separation.json", rows)?;
+    dir.write_csv("journal_separation.csv", all_rows)?;
+    dir.write_json("journal_separation.json", all_rows)?;
+    let rows: Vec<Row> = all_rows.iter().filter(|row| row.classifier == CLASSIFIER).cloned().collect();
+    let rows = rows.as_slice();
     let metrics: [Metric; 4] = [
         ("waf", "WAF", "", |row| row.waf),
         ("gc_copies", "GC page copies", "pages", |row| row.gc_page_copies as f64),
@@ -382,6 +426,13 @@ fn write_results(out: &Path, rows: &[Row], seed: u64) -> anyhow::Result<()> {
             &["workload", "ext4 data=", "device", "ρ", "placement", "host pages", "journal %", "WAF", "GC WAF", "GC copies", "GC lines", "padding", "mixed lines", "MB/s", "p99 us"],
             &table,
         )
+        .heading("More classes")
+        .paragraph(
+            "The classifier generalised (fresh device, first ρ, separated): `journal-metadata` adds a class for \
+             REQ_META writes, `journal-hot-cold` one for pages written at least 4 times (counts halved every \
+             logical-capacity writes). WAF and GC page copies against the mixed and two-class runs.",
+        )
+        .table(&["workload", "ext4 data=", "mixed", "journal", "journal-metadata", "journal-hot-cold"], &more_classes(all_rows))
         .code("sh", &format!("nandlab reproduce journal --seed {seed} --out DIR   # as root: captures into DIR/traces first"));
     dir.write_summary(&summary)?;
     Ok(())
