@@ -27,50 +27,9 @@ use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
 
-/// Table 3 of the paper as a task file (periods in ms).
-const TABLE_3: &str = r#"
-[[task]]
-name = "tau0"
-read_pages = 16
-read_period_ms = 20
-write_pages = 16
-write_period_ms = 80
-lifetime_periods = 250
-
-[[task]]
-name = "tau1"
-read_pages = 8
-read_period_ms = 20
-write_pages = 16
-write_period_ms = 40
-lifetime_periods = 33
-
-[[task]]
-name = "tau2"
-read_pages = 16
-read_period_ms = 20
-write_pages = 16
-write_period_ms = 40
-lifetime_periods = 330
-
-[[task]]
-name = "tau3"
-write_pages = 16
-write_period_ms = 40
-lifetime_periods = 990
-
-[[task]]
-name = "tau4"
-write_pages = 11
-write_period_ms = 40
-lifetime_periods = 1980
-
-[[task]]
-name = "tau5"
-write_pages = 5
-write_period_ms = 40
-lifetime_periods = 1980
-"#;
+/// Table 3 of the paper, the task file nandlab-admission ships.
+const TABLE_3: &str = include_str!("../../../../crates/admission/tasksets/table3.toml");
+const TABLE_3_PATH: &str = "crates/admission/tasksets/table3.toml";
 
 /// Over-provisioning α of Figure 10 ("λ = 0.10" in its caption, which only
 /// makes sense as α).
@@ -274,7 +233,7 @@ fn timed<S: Simulated>(
 
 /// The four methods of Figures 13-14 on the Table 3 task set.
 fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<MethodRun>> {
-    let tasks = TaskSet::parse(TABLE_3, Path::new("<Table 3>"))?.tasks;
+    let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
     let utilization = AdmissionContext::utilization_for_over_provisioning(TABLE_3_OVER_PROVISIONING);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
     let mut runs = Vec::new();
@@ -313,7 +272,7 @@ fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
 /// `nandlab reproduce telomere-table3`.
 pub fn table_3(out: &Path) -> anyhow::Result<()> {
     let device = table_3_device();
-    let tasks = TaskSet::parse(TABLE_3, Path::new("<Table 3>"))?.tasks;
+    let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
     let runs = table_3_runs(&device, device.chips())?;
     let dir = OutputDir::create(out)?;
     let rows: Vec<ThroughputRow> = runs
