@@ -28,20 +28,6 @@ pub struct WriteOrigin<'a> {
     pub flags: WriteFlags,
 }
 
-/// The percentiles the timed page-FTL replay reports, so both modes read alike.
-fn latency_summary(histogram: &Histogram<u64>) -> Option<LatencySummary> {
-    #[allow(clippy::cast_precision_loss)]
-    let us = |ns: u64| ns as f64 / 1e3;
-    (!histogram.is_empty()).then(|| LatencySummary {
-        count: histogram.len(),
-        mean_us: histogram.mean() / 1e3,
-        p50_us: us(histogram.value_at_quantile(0.50)),
-        p99_us: us(histogram.value_at_quantile(0.99)),
-        p999_us: us(histogram.value_at_quantile(0.999)),
-        max_us: us(histogram.max()),
-    })
-}
-
 /// Time of the closed-loop replay.
 #[derive(Clone, Debug, Serialize)]
 pub struct OpenChannelTiming {
@@ -49,7 +35,8 @@ pub struct OpenChannelTiming {
     /// Host bytes read and written per second of simulated time, MB/s (10^6).
     pub throughput_mb_s: f64,
     pub iops: f64,
-    /// Reads, writes and flushes together.
+    /// Reads, writes and flushes together; the percentiles the timed
+    /// page-FTL replay reports, so both modes read alike.
     pub all: Option<LatencySummary>,
     pub writes: Option<LatencySummary>,
     pub flushes: Option<LatencySummary>,
@@ -202,9 +189,9 @@ impl OpenChannelReplayer {
             elapsed_ns: self.now_ns - self.started_ns,
             throughput_mb_s: per_second(self.host_bytes as f64 / 1e6),
             iops: per_second(self.latencies.all.len() as f64),
-            all: latency_summary(&self.latencies.all),
-            writes: latency_summary(&self.latencies.writes),
-            flushes: latency_summary(&self.latencies.flushes),
+            all: LatencySummary::from_histogram(&self.latencies.all),
+            writes: LatencySummary::from_histogram(&self.latencies.writes),
+            flushes: LatencySummary::from_histogram(&self.latencies.flushes),
         };
         Ok(OpenChannelReport {
             nandlab_version: env!("CARGO_PKG_VERSION"),
