@@ -271,3 +271,24 @@ fn timing_queues_share_the_outstanding_requests() {
     assert!(within(one, 32.0 * 60.0, 0.05), "one queue: {one} us");
     assert!(within(four, one, 0.001), "four queues: {four} us, one queue: {one} us");
 }
+
+#[test]
+fn timing_runs_are_deterministic() {
+    let report = || {
+        let (config, _) = config(&[
+            "timing.arrival=\"open\"",
+            "timing.arrival_iops=4000",
+            "timing.priority_fraction=0.2",
+            "timing.priority_aware_gc=true",
+            "timing.write_buffer_pages=32",
+            "workload.read_fraction=0.3",
+            "workload.trim_fraction=0.05",
+        ]);
+        let mut simulation = crate::Simulation::new(&config).expect("simulation");
+        simulation.precondition(&mut |_| {}).expect("precondition");
+        simulation.measure_timed(20_000, &mut |_| {}).expect("timed run").clone()
+    };
+    let first = report();
+    assert_eq!(first.requests, 20_000);
+    assert_eq!(first, report(), "the same configuration and seed give the same run");
+}
