@@ -180,31 +180,16 @@ fn periodic(pages: u64, period_ms: Option<f64>) -> Result<Option<Periodic>, &'st
 mod tests {
     use super::*;
 
-    const TABLE_3_HEAD: &str = "
-[[task]]
-name = \"tau0\"
-read_pages = 16
-read_period_ms = 20
-write_pages = 16
-write_period_ms = 80
-lifetime_periods = 250
-
-[[task]]
-name = \"tau3\"
-read_pages = 0
-read_period_ms = 0
-write_pages = 16
-write_period_ms = 40
-lifetime_periods = 990
-";
+    const TABLE_3: &str = include_str!("../tasksets/table3.toml");
 
     #[test]
     fn parses_tasks_and_round_trips_through_toml() {
-        let set = TaskSet::parse(TABLE_3_HEAD, Path::new("t.toml")).expect("valid task set");
-        assert_eq!(set.tasks.len(), 2);
+        let set = TaskSet::parse(TABLE_3, Path::new("table3.toml")).expect("valid task set");
+        assert_eq!(set.tasks.len(), 6);
         assert_eq!(set.tasks[0].read, Some(Periodic { pages: 16, period: Duration::from_millis(20) }));
-        assert_eq!(set.tasks[1].read, None);
-        assert_eq!(set.tasks[1].data_lifetime(), Duration::from_millis(40 * 991));
+        assert_eq!(set.tasks[3].read, None, "Table 3 writes \"0 0\" for a task that does not read");
+        assert_eq!(set.tasks[5].read, None);
+        assert_eq!(set.tasks[3].data_lifetime(), Duration::from_millis(40 * 991));
         let again = TaskSet::parse(&set.to_toml(), Path::new("again.toml")).expect("round trip");
         assert_eq!(again, set);
     }

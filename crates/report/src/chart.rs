@@ -369,7 +369,7 @@ impl BarChart {
         let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
         let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         // Bars grow from 0: no margin below a non-negative axis.
-        let y_low = if self.y.range.is_none() && y_low < 0.0 && self.series.iter().flat_map(|series| &series.values).all(|value| !(*value < 0.0)) {
+        let y_low = if self.y.range.is_none() && y_low < 0.0 && self.series.iter().flat_map(|series| &series.values).all(|value| value.is_nan() || *value >= 0.0) {
             0.0
         } else {
             y_low

@@ -142,54 +142,80 @@ fn method_paragraph(summary: &mut Summary, args: &ExperimentArgs) {
     ));
 }
 
+/// What distinguishes Figures 7 and 8: the swept quantity and the comparisons.
+struct TelomereFigure {
+    number: u8,
+    title: &'static str,
+    chart_title: &'static str,
+    x: Axis,
+    x_of: fn(&Row) -> f64,
+    first_column: &'static str,
+}
+
+/// Runs the points of Figure 7 or 8 and writes figureN.csv, figureN.svg and summary.md.
+fn telomere_figure(args: &ExperimentArgs, figure: TelomereFigure, points: &[Point], comparisons: fn(&[Row]) -> Vec<Comparison>) -> anyhow::Result<()> {
+    let name = format!("telomere-fig{}", figure.number);
+    let rows = run_points(&name, args, points)?;
+    let out = OutputDir::create(&args.out)?;
+    out.write_csv(&format!("figure{}.csv", figure.number), &rows)?;
+    let svg = format!("figure{}.svg", figure.number);
+    out.write_chart(&svg, &telomere_chart(figure.chart_title, figure.x, &rows, figure.x_of))?;
+    let mut summary = Summary::new(figure.title);
+    method_paragraph(&mut summary, args);
+    summary.image(&format!("Figure {}", figure.number), &svg);
+    let (header, cells) = telomere_table(&rows, figure.first_column);
+    summary.table(&header, &cells);
+    summary.heading("Paper vs nandlab");
+    summary.comparisons(&comparisons(&rows));
+    summary.code("sh", &reproduce_command(&name, args));
+    out.write_summary(&summary)?;
+    Ok(())
+}
+
 /// `telomere-fig7`: limits against granularity, 500 tasks, λ = 0.90.
 pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
     let points = GRANULARITIES
         .iter()
         .map(|&granularity| point(args, format!("g = {granularity}"), TASKS_DEFAULT, granularity, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let rows = run_points("telomere-fig7", args, &points)?;
-    let out = OutputDir::create(&args.out)?;
-    out.write_csv("figure7.csv", &rows)?;
-    #[allow(clippy::cast_precision_loss)]
-    let chart = telomere_chart("Telomere Fig. 7: granularity (500 tasks, λ = 0.90)", Axis::new("granularity g").unit("pages").log(), &rows, |row| row.granularity as f64);
-    out.write_chart("figure7.svg", &chart)?;
-    let at_64 = |policy| find(&rows, "g = 64", policy);
-    let mut summary = Summary::new("Telomere Figure 7: storage and throughput vs granularity");
-    method_paragraph(&mut summary, args);
-    summary.image("Figure 7", "figure7.svg");
-    let (header, cells) = telomere_table(&rows, "granularity");
-    summary.table(&header, &cells);
-    summary.heading("Paper vs nandlab");
-    summary.comparisons(&[
-        Comparison {
-            quantity: "Telomere throughput at g = 64".to_owned(),
-            paper: "100 % schedulable at 83 % (Section 6.1.5)".to_owned(),
-            measured: percent(at_64("Telomere SharP").map(|row| row.throughput_utilization_percent)),
-            note: "eq. (20); limited by t_e / min(T) and the GC term".to_owned(),
-        },
-        Comparison {
-            quantity: "SiP storage cost at g = 64".to_owned(),
-            paper: "about 19 % (Fig. 9, α = 0.10)".to_owned(),
-            measured: cost_points(at_64("Telomere SiP").map(|row| row.storage_cost_percent)),
-            note: "λ = 0.90 here; ≈ 500 tasks × 1.5 stripes × 64 blocks / 262,144 blocks".to_owned(),
-        },
-        Comparison {
-            quantity: "SharP storage cost at g = 64".to_owned(),
-            paper: "about 6 % (Fig. 9, α = 0.10)".to_owned(),
-            measured: cost_points(at_64("Telomere SharP").map(|row| row.storage_cost_percent)),
-            note: String::new(),
-        },
-        Comparison {
-            quantity: "trend".to_owned(),
-            paper: "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower".to_owned(),
-            measured: "see table".to_owned(),
-            note: "g is capped at S_chips = 64".to_owned(),
-        },
-    ]);
-    summary.code("sh", &reproduce_command("telomere-fig7", args));
-    out.write_summary(&summary)?;
-    Ok(())
+    let figure = TelomereFigure {
+        number: 7,
+        title: "Telomere Figure 7: storage and throughput vs granularity",
+        chart_title: "Telomere Fig. 7: granularity (500 tasks, λ = 0.90)",
+        x: Axis::new("granularity g").unit("pages").log(),
+        #[allow(clippy::cast_precision_loss)]
+        x_of: |row| row.granularity as f64,
+        first_column: "granularity",
+    };
+    telomere_figure(args, figure, &points, |rows| {
+        let at_64 = |policy| find(rows, "g = 64", policy);
+        vec![
+            Comparison {
+                quantity: "Telomere throughput at g = 64".to_owned(),
+                paper: "100 % schedulable at 83 % (Section 6.1.5)".to_owned(),
+                measured: percent(at_64("Telomere SharP").map(|row| row.throughput_utilization_percent)),
+                note: "eq. (20); limited by t_e / min(T) and the GC term".to_owned(),
+            },
+            Comparison {
+                quantity: "SiP storage cost at g = 64".to_owned(),
+                paper: "about 19 % (Fig. 9, α = 0.10)".to_owned(),
+                measured: cost_points(at_64("Telomere SiP").map(|row| row.storage_cost_percent)),
+                note: "λ = 0.90 here; ≈ 500 tasks × 1.5 stripes × 64 blocks / 262,144 blocks".to_owned(),
+            },
+            Comparison {
+                quantity: "SharP storage cost at g = 64".to_owned(),
+                paper: "about 6 % (Fig. 9, α = 0.10)".to_owned(),
+                measured: cost_points(at_64("Telomere SharP").map(|row| row.storage_cost_percent)),
+                note: String::new(),
+            },
+            Comparison {
+                quantity: "trend".to_owned(),
+                paper: "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower".to_owned(),
+                measured: "see table".to_owned(),
+                note: "g is capped at S_chips = 64".to_owned(),
+            },
+        ]
+    })
 }
 
 /// `telomere-fig8`: limits against the number of tasks, g = 64, λ = 0.90.
@@ -198,35 +224,31 @@ pub fn figure_8(args: &ExperimentArgs) -> anyhow::Result<()> {
         .iter()
         .map(|&tasks| point(args, format!("{tasks} tasks"), tasks, GRANULARITY_DEFAULT, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let rows = run_points("telomere-fig8", args, &points)?;
-    let out = OutputDir::create(&args.out)?;
-    out.write_csv("figure8.csv", &rows)?;
-    #[allow(clippy::cast_precision_loss)]
-    let chart = telomere_chart("Telomere Fig. 8: number of tasks (g = 64, λ = 0.90)", Axis::new("tasks per task set"), &rows, |row| row.tasks as f64);
-    out.write_chart("figure8.svg", &chart)?;
-    let mut summary = Summary::new("Telomere Figure 8: storage and throughput vs number of tasks");
-    method_paragraph(&mut summary, args);
-    summary.image("Figure 8", "figure8.svg");
-    let (header, cells) = telomere_table(&rows, "task set");
-    summary.table(&header, &cells);
-    summary.heading("Paper vs nandlab");
-    summary.comparisons(&[
-        Comparison {
-            quantity: "storage cost vs number of tasks".to_owned(),
-            paper: "grows with the number of tasks; SharP's much slower than SiP's".to_owned(),
-            measured: "see table".to_owned(),
-            note: "SiP pays about 1.5 stripes per task".to_owned(),
-        },
-        Comparison {
-            quantity: "throughput vs number of tasks".to_owned(),
-            paper: "slightly lower for smaller task sets (shorter periods raise t_e / min(T))".to_owned(),
-            measured: "see table".to_owned(),
-            note: String::new(),
-        },
-    ]);
-    summary.code("sh", &reproduce_command("telomere-fig8", args));
-    out.write_summary(&summary)?;
-    Ok(())
+    let figure = TelomereFigure {
+        number: 8,
+        title: "Telomere Figure 8: storage and throughput vs number of tasks",
+        chart_title: "Telomere Fig. 8: number of tasks (g = 64, λ = 0.90)",
+        x: Axis::new("tasks per task set"),
+        #[allow(clippy::cast_precision_loss)]
+        x_of: |row| row.tasks as f64,
+        first_column: "task set",
+    };
+    telomere_figure(args, figure, &points, |_| {
+        vec![
+            Comparison {
+                quantity: "storage cost vs number of tasks".to_owned(),
+                paper: "grows with the number of tasks; SharP's much slower than SiP's".to_owned(),
+                measured: "see table".to_owned(),
+                note: "SiP pays about 1.5 stripes per task".to_owned(),
+            },
+            Comparison {
+                quantity: "throughput vs number of tasks".to_owned(),
+                paper: "slightly lower for smaller task sets (shorter periods raise t_e / min(T))".to_owned(),
+                measured: "see table".to_owned(),
+                note: String::new(),
+            },
+        ]
+    })
 }
 
 /// The policies of Figure 9 at over-provisioning α.
