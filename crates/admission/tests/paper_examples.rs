@@ -172,3 +172,23 @@ fn table_3_sip_rejects_tau5_and_sharp_admits_all() {
     assert_eq!(sip.decisions[5].rejection, Some(Rejection::Storage));
     assert!((rate(&sip.admitted) - 1675.0).abs() < 1e-6);
 }
+
+proptest! {
+    /// Dropping tasks from a set that passes eq. (11) with SiP or eq. (20)
+    /// keeps it passing: both tests are monotone (SiP sums per-task blocks;
+    /// in eq. 20 every term is a sum and min(T) can only grow). This is what
+    /// makes per-task admission in `open()` order meaningful.
+    #[test]
+    fn sip_and_edf_admission_are_monotone(seed in any::<u64>(), tasks in 2_usize..60, utilization in 0.05_f64..1.0, keep in prop::collection::vec(any::<bool>(), 60)) {
+        use nandlab_admission::policy::{check, AdmissionContext, Policy};
+        let device = DeviceParams::telomere_1tb();
+        let config = GeneratorConfig { tasks, storage_utilization: utilization, bandwidth_utilization: utilization, granularity: 64, max_stripes_per_request: 3 };
+        let set = generate(&device, &config, seed).expect("valid config");
+        let subset: Vec<Task> = set.iter().zip(&keep).filter(|(_, keep)| **keep).map(|(task, _)| task.clone()).collect();
+        let context = AdmissionContext::new(device, 64, 0.9).expect("valid");
+        let policy = Policy::Telomere { placement: Placement::Sip };
+        let (whole, part) = (check(&policy, &context, &set), check(&policy, &context, &subset));
+        prop_assert!(part.storage.fits() || !whole.storage.fits());
+        prop_assert!(part.throughput.load() <= whole.throughput.load() + 1e-12);
+    }
+}
