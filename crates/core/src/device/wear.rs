@@ -204,10 +204,7 @@ pub fn take_free_block(
 }
 
 fn healthiest_position(free: &VecDeque<u32>, rber: &impl Fn(u32) -> f64) -> usize {
-    free.iter()
-        .enumerate()
-        .min_by(|(_, &a), (_, &b)| rber(a).total_cmp(&rber(b)).then(a.cmp(&b)))
-        .map_or(0, |(i, _)| i)
+    free.iter().enumerate().min_by(|(_, &a), (_, &b)| rber(a).total_cmp(&rber(b)).then(a.cmp(&b))).map_or(0, |(i, _)| i)
 }
 
 /// The block at the writer's hotness quantile of the free blocks ordered from

@@ -116,7 +116,11 @@ impl TelomereFtl {
                 return Err(TelomereError::StripeWidth { partition: index, width: spec.stripe_width, units });
             }
             if spec.blocks < spec.stripe_width {
-                return Err(TelomereError::TooFewBlocks { partition: index, blocks: spec.blocks, width: spec.stripe_width });
+                return Err(TelomereError::TooFewBlocks {
+                    partition: index,
+                    blocks: spec.blocks,
+                    width: spec.stripe_width,
+                });
             }
             for &task in &spec.tasks {
                 if task_partition.len() <= task {
@@ -133,7 +137,10 @@ impl TelomereFtl {
                 held: 0,
                 open: vec![NONE; spec.stripe_width as usize],
                 next_lane: 0,
-                hotness: Hotness { rank: u32::try_from(rank).unwrap_or(u32::MAX), of: u32::try_from(partitions.len()).unwrap_or(u32::MAX) },
+                hotness: Hotness {
+                    rank: u32::try_from(rank).unwrap_or(u32::MAX),
+                    of: u32::try_from(partitions.len()).unwrap_or(u32::MAX),
+                },
             });
         }
         let free = (0..units)
@@ -201,12 +208,8 @@ impl TelomereFtl {
     /// Writes one page of `task`'s data, valid until `expires`.
     pub fn write(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<Ppn, FtlError> {
         check_lpn(&self.geometry, lpn)?;
-        let partition = self
-            .task_partition
-            .get(task)
-            .copied()
-            .flatten()
-            .ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
+        let partition =
+            self.task_partition.get(task).copied().flatten().ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
         let p = &mut self.partitions[partition];
         let lane = p.next_lane;
         p.next_lane = (lane + 1) % p.open.len();
@@ -253,7 +256,10 @@ impl TelomereFtl {
     fn open_block(&mut self, partition: usize) -> Result<BlockId, FtlError> {
         let p = &self.partitions[partition];
         if p.held >= p.budget {
-            return Err(FtlError::PartitionFull { partition: u32::try_from(partition).unwrap_or(u32::MAX), blocks: p.budget });
+            return Err(FtlError::PartitionFull {
+                partition: u32::try_from(partition).unwrap_or(u32::MAX),
+                blocks: p.budget,
+            });
         }
         let unit = self.roomiest_unit(partition);
         let hotness = (self.wear_leveling == WearLeveling::HealthBinning).then_some(p.hotness);
@@ -299,7 +305,6 @@ impl TelomereFtl {
         self.state[block.index()] = BlockState::Free;
         self.free[unit.index()].push_back(block.0);
     }
-
 }
 
 impl PeriodicSink for TelomereFtl {
@@ -402,6 +407,36 @@ mod tests {
         assert_eq!(ftl.counters().gc_page_copies, 0);
     }
 
+    /// One chip, 0.7 ms programs, 2.7 ms erases, 8-page blocks: a 2-page job
+    /// every 5 ms takes 1.4 ms, or 4.1 ms behind the erase of an expired
+    /// block, and meets every deadline at 400 pages/s; a job every 1 ms needs
+    /// more than 1.4 ms per period and falls further behind with each job.
+    #[test]
+    fn timed_run_serializes_a_chip_and_counts_deadline_misses() {
+        use crate::workload::periodic::{run_timed, FlashLatency};
+        let latency = FlashLatency { read: SimNs(200_000), program: SimNs(700_000), erase: SimNs(2_700_000) };
+        let task = |period| PeriodicTask {
+            read_pages: 0,
+            read_period: SimNs(0),
+            write_pages: 2,
+            write_period: ms(period),
+            lifetime_periods: 1,
+        };
+        let run = |period| {
+            let spec = PartitionSpec { tasks: vec![0], blocks: 4, stripe_width: 1, data_lifetime: ms(2 * period) };
+            let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[spec], WearLeveling::Fifo).expect("valid");
+            let mut workload = PeriodicWorkload::new(vec![task(period)], 64, SimNs(0)).expect("fits");
+            run_timed(&mut workload, &mut ftl, 1, latency, ms(1_000), ms(500)).expect("runs")
+        };
+        let relaxed = run(5);
+        assert_eq!((relaxed.jobs, relaxed.deadline_misses), (200, 0));
+        assert!(relaxed.bins.iter().all(|bin| (bin.written_pages_per_s - 400.0).abs() < 1e-9), "{:?}", relaxed.bins);
+        let overloaded = run(1);
+        assert_eq!((overloaded.jobs, overloaded.deadline_misses), (1000, 1000));
+        // Programs alone end job k at 1.4·(k + 1) ms, against a deadline of k + 1 ms.
+        assert!(overloaded.worst_lateness_ms >= 0.4 * 1000.0, "{}", overloaded.worst_lateness_ms);
+    }
+
     #[test]
     fn expired_data_is_unreadable() {
         let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], WearLeveling::Fifo).expect("valid");
@@ -418,9 +453,15 @@ mod tests {
     fn bad_plans_are_refused() {
         let geometry = eight_page_chip(8);
         let wide = PartitionSpec { stripe_width: 2, ..partition(0, 4) };
-        assert!(matches!(TelomereFtl::new(&geometry, &[wide], WearLeveling::Fifo), Err(TelomereError::StripeWidth { .. })));
+        assert!(matches!(
+            TelomereFtl::new(&geometry, &[wide], WearLeveling::Fifo),
+            Err(TelomereError::StripeWidth { .. })
+        ));
         let twice = [partition(0, 2), partition(0, 2)];
-        assert!(matches!(TelomereFtl::new(&geometry, &twice, WearLeveling::Fifo), Err(TelomereError::TaskTwice { .. })));
+        assert!(matches!(
+            TelomereFtl::new(&geometry, &twice, WearLeveling::Fifo),
+            Err(TelomereError::TaskTwice { .. })
+        ));
         assert!(matches!(
             TelomereFtl::new(&geometry, &[partition(0, 9)], WearLeveling::Fifo),
             Err(TelomereError::OverReserved { .. })

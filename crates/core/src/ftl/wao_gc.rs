@@ -240,7 +240,6 @@ impl WaoGcFtl {
             .min_by_key(|&block| (self.valid[block as usize], block))
             .map(BlockId)
     }
-
 }
 
 impl PeriodicSink for WaoGcFtl {
@@ -322,11 +321,17 @@ mod tests {
             ftl.drain_ops(&mut ops);
             let count = |kind| ops.iter().filter(|op| op.kind == kind && op.gc).count();
             let (copies, erases) = (count(FlashOpKind::Program), count(FlashOpKind::Erase));
-            assert!(copies <= 3 && erases <= 1 && (copies == 0 || erases == 0), "write {i}: {copies} copies, {erases} erases");
+            assert!(
+                copies <= 3 && erases <= 1 && (copies == 0 || erases == 0),
+                "write {i}: {copies} copies, {erases} erases"
+            );
         }
         let steps = ftl.steps();
         assert!(steps.erase_steps > 1000 && steps.copy_steps > 1000, "{steps:?}");
         assert_eq!(steps.max_copies_in_step, 3);
-        assert_eq!(ftl.counters().gc_page_copies, ftl.counters().flash_pages_programmed - ftl.counters().host_pages_written);
+        assert_eq!(
+            ftl.counters().gc_page_copies,
+            ftl.counters().flash_pages_programmed - ftl.counters().host_pages_written
+        );
     }
 }

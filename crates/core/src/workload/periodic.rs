@@ -197,7 +197,8 @@ impl PeriodicWorkload {
             JobKind::Read => {
                 let readable = self.written[task].min(u64::from(spec.read_pages));
                 let readable = u32::try_from(readable).unwrap_or(u32::MAX);
-                let first = ring_index(self.written[task] + u64::from(region_pages) - u64::from(readable), region_pages);
+                let first =
+                    ring_index(self.written[task] + u64::from(region_pages) - u64::from(readable), region_pages);
                 (readable, first, release)
             }
         };
@@ -283,7 +284,8 @@ pub fn run_timed(
     let mut written = vec![0u64; bins_len];
     let mut read = vec![0u64; bins_len];
     let mut ops = Vec::new();
-    let mut report = TimedPeriodicReport { bins: Vec::new(), jobs: 0, deadline_misses: 0, worst_lateness_ms: 0.0, missing_reads: 0 };
+    let mut report =
+        TimedPeriodicReport { bins: Vec::new(), jobs: 0, deadline_misses: 0, worst_lateness_ms: 0.0, missing_reads: 0 };
     while let Some(job) = workload.next_job() {
         if job.release >= until {
             break;
@@ -379,7 +381,8 @@ pub fn random_task_set(spec: &TaskSetSpec, seed: u64) -> Result<Vec<PeriodicTask
     // A log-normal with relative standard deviation v has σ² = ln(1 + v²).
     let sigma = (1.0 + spec.rsd * spec.rsd).ln().sqrt();
     let lognormal = |mean: f64| {
-        LogNormal::new(mean.ln() - sigma * sigma / 2.0, sigma).map_err(|error| PeriodicError::Generator(error.to_string()))
+        LogNormal::new(mean.ln() - sigma * sigma / 2.0, sigma)
+            .map_err(|error| PeriodicError::Generator(error.to_string()))
     };
     let shares_dist = lognormal(1.0)?;
     let pages_dist = lognormal(spec.mean_write_pages)?;
@@ -437,7 +440,8 @@ mod tests {
     fn reads_take_the_newest_pages_from_their_start() {
         let tasks = vec![PeriodicTask { read_pages: 2, read_period: ms(5), ..task(3, 10, 1) }];
         let mut workload = PeriodicWorkload::new(tasks, 100, ms(12)).expect("fits");
-        let first_read = std::iter::from_fn(|| workload.next_job()).find(|job| job.kind == JobKind::Read).expect("reads");
+        let first_read =
+            std::iter::from_fn(|| workload.next_job()).find(|job| job.kind == JobKind::Read).expect("reads");
         assert_eq!(first_read.release, ms(15));
         // Written by then: 6 pages into a ring of 6 → newest are ring indices 4 and 5.
         assert_eq!((first_read.lpn(0), first_read.lpn(1)), (Lpn(4), Lpn(5)));
@@ -453,7 +457,8 @@ mod tests {
 
     #[test]
     fn generated_sets_are_seeded_and_fill_the_storage() {
-        let spec = TaskSetSpec { tasks: 10, rsd: 0.7, storage_pages: 100_000, write_period: ms(10), mean_write_pages: 8.0 };
+        let spec =
+            TaskSetSpec { tasks: 10, rsd: 0.7, storage_pages: 100_000, write_period: ms(10), mean_write_pages: 8.0 };
         let a = random_task_set(&spec, 3).expect("valid");
         assert_eq!(a, random_task_set(&spec, 3).expect("valid"));
         let stored: u64 = a.iter().map(PeriodicTask::region_pages).sum();

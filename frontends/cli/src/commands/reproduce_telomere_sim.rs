@@ -41,11 +41,15 @@ fn ns(duration: Duration) -> SimNs {
 
 /// The core's view of an admission task.
 fn periodic_task(task: &Task) -> anyhow::Result<PeriodicTask> {
-    let pages = |pages: u64| u32::try_from(pages).with_context(|| format!("task {}: {pages} pages per period", task.name));
-    let (read_pages, read_period) = task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, anyhow::Error>((pages(read.pages)?, ns(read.period))))?;
-    let (write_pages, write_period) =
-        task.write.map_or(Ok((0, SimNs(0))), |write| Ok::<_, anyhow::Error>((pages(write.pages)?, ns(write.period))))?;
-    let lifetime_periods = u32::try_from(task.lifetime_periods).with_context(|| format!("task {}: lifetime", task.name))?;
+    let pages =
+        |pages: u64| u32::try_from(pages).with_context(|| format!("task {}: {pages} pages per period", task.name));
+    let (read_pages, read_period) =
+        task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, anyhow::Error>((pages(read.pages)?, ns(read.period))))?;
+    let (write_pages, write_period) = task
+        .write
+        .map_or(Ok((0, SimNs(0))), |write| Ok::<_, anyhow::Error>((pages(write.pages)?, ns(write.period))))?;
+    let lifetime_periods =
+        u32::try_from(task.lifetime_periods).with_context(|| format!("task {}: lifetime", task.name))?;
     Ok(PeriodicTask { read_pages, read_period, write_pages, write_period, lifetime_periods })
 }
 
@@ -167,7 +171,11 @@ fn names(tasks: &[Task], indices: impl Iterator<Item = usize>) -> Vec<String> {
 
 /// Admits Table 3 under `policy` in `open()` order; returns the report and
 /// the admitted tasks in core form.
-fn admit(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> anyhow::Result<(AdmissionReport, Vec<PeriodicTask>)> {
+fn admit(
+    policy: &Policy,
+    context: &AdmissionContext,
+    tasks: &[Task],
+) -> anyhow::Result<(AdmissionReport, Vec<PeriodicTask>)> {
     let report = admit_in_order(policy, context, tasks);
     let admitted = report.admitted.iter().map(|&index| periodic_task(&tasks[index])).collect::<anyhow::Result<_>>()?;
     Ok((report, admitted))
@@ -242,7 +250,8 @@ fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<M
         let StorageCheck::Blocks(plan) = &report.verdict.storage else {
             anyhow::bail!("Telomere admission returned no block plan");
         };
-        let ftl = TelomereFtl::new(&geometry(device, region_pages(&admitted))?, &partition_specs(plan)?, WearLeveling::Fifo)?;
+        let ftl =
+            TelomereFtl::new(&geometry(device, region_pages(&admitted))?, &partition_specs(plan)?, WearLeveling::Fifo)?;
         runs.push(timed(name, &tasks, &report.admitted, admitted, ftl, device)?);
     }
     let (report, admitted) = admit(&Policy::WaoGc, &context, &tasks)?;
@@ -305,8 +314,14 @@ pub fn table_3(out: &Path) -> anyhow::Result<()> {
     dir.write_csv("table3_methods.csv", &methods)?;
     let marks = [Mark::Line, Mark::DashedLine, Mark::LinePoints, Mark::Line, Mark::DashedLine];
     for (file, title, pick) in [
-        ("fig13_write_throughput.svg", "Figure 13: write throughput, Table 3 task set", (|row: &ThroughputRow| row.written_pages_per_s) as fn(&ThroughputRow) -> f64),
-        ("fig14_read_throughput.svg", "Figure 14: read throughput, Table 3 task set", |row: &ThroughputRow| row.read_pages_per_s),
+        (
+            "fig13_write_throughput.svg",
+            "Figure 13: write throughput, Table 3 task set",
+            (|row: &ThroughputRow| row.written_pages_per_s) as fn(&ThroughputRow) -> f64,
+        ),
+        ("fig14_read_throughput.svg", "Figure 14: read throughput, Table 3 task set", |row: &ThroughputRow| {
+            row.read_pages_per_s
+        }),
     ] {
         let mut chart = Chart::new(title, Axis::new("time").unit("s"), Axis::new("throughput").unit("pages/s"));
         for (run, mark) in runs.iter().zip(marks) {
@@ -322,10 +337,19 @@ pub fn table_3(out: &Path) -> anyhow::Result<()> {
 
 /// Which tasks each policy rejects on `device` for granularity g and
 /// over-provisioning α, without running them.
-fn rejections(device: &DeviceParams, tasks: &[Task], granularity: u64, over_provisioning: f64) -> anyhow::Result<Vec<String>> {
+fn rejections(
+    device: &DeviceParams,
+    tasks: &[Task],
+    granularity: u64,
+    over_provisioning: f64,
+) -> anyhow::Result<Vec<String>> {
     let utilization = AdmissionContext::utilization_for_over_provisioning(over_provisioning);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
-    let policies = [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }, Policy::WaoGc];
+    let policies = [
+        Policy::Telomere { placement: Placement::Sip },
+        Policy::Telomere { placement: Placement::Sharp },
+        Policy::WaoGc,
+    ];
     Ok(policies
         .iter()
         .map(|policy| {
@@ -353,8 +377,14 @@ fn admission_scan(device: &DeviceParams, tasks: &[Task]) -> anyhow::Result<Vec<V
     Ok(rows)
 }
 
-fn mean_between(run: &MethodRun, from_s: f64, to_s: f64, pick: fn(&nandlab_core::workload::periodic::ThroughputBin) -> f64) -> f64 {
-    let values: Vec<f64> = run.report.bins.iter().filter(|bin| bin.start_s >= from_s && bin.start_s < to_s).map(pick).collect();
+fn mean_between(
+    run: &MethodRun,
+    from_s: f64,
+    to_s: f64,
+    pick: fn(&nandlab_core::workload::periodic::ThroughputBin) -> f64,
+) -> f64 {
+    let values: Vec<f64> =
+        run.report.bins.iter().filter(|bin| bin.start_s >= from_s && bin.start_s < to_s).map(pick).collect();
     #[allow(clippy::cast_precision_loss)]
     let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
     mean
@@ -396,8 +426,8 @@ fn table_3_summary(
         comparison("Pagemap", "1,800", "none (no admission)"),
     ];
     if let Some(row) = rows.get_mut(1) {
-        row.note = "Without τ5: 16/80 + 3 × 16/40 + 11/40 pages per ms = 1,675 pages/s; the paper rounds to 1,680."
-            .to_owned();
+        row.note =
+            "Without τ5: 16/80 + 3 × 16/40 + 11/40 pages per ms = 1,675 pages/s; the paper rounds to 1,680.".to_owned();
     }
     if let Some(row) = rows.get_mut(2) {
         row.note = "Eq. (24) with λ ≤ 0.74 leaves room for all six tasks on 32 × 21 blocks. Over 8, 16 and 32 \
@@ -482,7 +512,16 @@ fn table_3_summary(
         .image("write throughput over time", "fig13_write_throughput.svg")
         .image("read throughput over time", "fig14_read_throughput.svg")
         .table(
-            &["method", "rejected", "admitted writes pages/s", "jobs", "deadline misses", "worst lateness ms", "GC copies", "erases"],
+            &[
+                "method",
+                "rejected",
+                "admitted writes pages/s",
+                "jobs",
+                "deadline misses",
+                "worst lateness ms",
+                "GC copies",
+                "erases",
+            ],
             &method_rows,
         )
         .paragraph(
@@ -573,12 +612,17 @@ struct RberRow {
 /// A task set the SharP test admits on `device`: 10 random tasks (relative
 /// standard deviation 0.70, Section 6.2) whose storage is scaled down from
 /// λ·S_pages until SharP admits them.
-fn admitted_task_set(device: &DeviceParams, granularity: u64, seed: u64) -> anyhow::Result<(Vec<PeriodicTask>, StoragePlan)> {
+fn admitted_task_set(
+    device: &DeviceParams,
+    granularity: u64,
+    seed: u64,
+) -> anyhow::Result<(Vec<PeriodicTask>, StoragePlan)> {
     let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
     let mut storage_pages = mapped_pages(device, utilization);
     while storage_pages > device.pages_per_block {
-        let spec = TaskSetSpec { tasks: 10, rsd: 0.70, storage_pages, write_period: SimNs(10_000_000), mean_write_pages: 8.0 };
+        let spec =
+            TaskSetSpec { tasks: 10, rsd: 0.70, storage_pages, write_period: SimNs(10_000_000), mean_write_pages: 8.0 };
         let tasks = random_task_set(&spec, seed)?;
         let admission: Vec<Task> = tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
         let verdict = check(&Policy::Telomere { placement: Placement::Sharp }, &context, &admission);
@@ -592,7 +636,12 @@ fn admitted_task_set(device: &DeviceParams, granularity: u64, seed: u64) -> anyh
 
 /// Runs jobs until [`DEAD_SHARE_END`] of the blocks reached RBER 1e-2
 /// (Section 6.2); returns the final erase counts.
-fn run_until_worn<S: Simulated>(name: &str, tasks: Vec<PeriodicTask>, mut ftl: S, model: &WearModel) -> anyhow::Result<(Vec<u32>, Counters)> {
+fn run_until_worn<S: Simulated>(
+    name: &str,
+    tasks: Vec<PeriodicTask>,
+    mut ftl: S,
+    model: &WearModel,
+) -> anyhow::Result<(Vec<u32>, Counters)> {
     let blocks = model.blocks();
     let deaths: Vec<u32> = (0..blocks).map(|block| model.cycles_to_death(block_id(block))).collect();
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -603,7 +652,8 @@ fn run_until_worn<S: Simulated>(name: &str, tasks: Vec<PeriodicTask>, mut ftl: S
     let total_life: u64 = deaths.iter().map(|&death| u64::from(death)).sum();
     loop {
         let job = workload.next_job().context("a writing task set never runs out of jobs")?;
-        apply_job(&mut ftl, &job).with_context(|| format!("{name}: the simulated FTL failed at t = {:?}", job.release))?;
+        apply_job(&mut ftl, &job)
+            .with_context(|| format!("{name}: the simulated FTL failed at t = {:?}", job.release))?;
         let erases = ftl.counters().erases;
         // Checking every block costs O(blocks); only do it every few erases.
         if erases < checked_erases + 8 {
@@ -771,19 +821,37 @@ fn figure_10_summary(
         .comparisons(&[
             Comparison {
                 quantity: "wear-leveling effectiveness (spread of RBER, p90/p10)".to_owned(),
-                paper: "Telomere HB and RBER are the most even; then Telomere noWL, Pagemap RBER, Pagemap noWL".to_owned(),
-                measured: WEAR_FTLS.iter().map(|kind| format!("{} {:.1}×", kind.name(), spread(kind.name()))).collect::<Vec<_>>().join(", "),
+                paper: "Telomere HB and RBER are the most even; then Telomere noWL, Pagemap RBER, Pagemap noWL"
+                    .to_owned(),
+                measured: WEAR_FTLS
+                    .iter()
+                    .map(|kind| format!("{} {:.1}×", kind.name(), spread(kind.name())))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 note: "Smaller is better: the ideal CDF is a step at 1e-2.".to_owned(),
             },
             Comparison {
                 quantity: "host pages written before 2 % of blocks die".to_owned(),
                 paper: "not reported".to_owned(),
-                measured: WEAR_FTLS.iter().map(|kind| format!("{} {}", kind.name(), writes(kind.name()))).collect::<Vec<_>>().join(", "),
+                measured: WEAR_FTLS
+                    .iter()
+                    .map(|kind| format!("{} {}", kind.name(), writes(kind.name())))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 note: "Telomere never copies a page, so it writes more host data per erase than Pagemap.".to_owned(),
             },
         ])
-        .table(&["method", "host pages", "erases", "GC copies", "dead blocks", "RBER p10", "RBER median", "RBER p90"], &table)
-        .code("sh", &format!("nandlab reproduce telomere-fig10 --seed {seed} --out DIR{}", if paper_scale { " --paper-scale" } else { "" }));
+        .table(
+            &["method", "host pages", "erases", "GC copies", "dead blocks", "RBER p10", "RBER median", "RBER p90"],
+            &table,
+        )
+        .code(
+            "sh",
+            &format!(
+                "nandlab reproduce telomere-fig10 --seed {seed} --out DIR{}",
+                if paper_scale { " --paper-scale" } else { "" }
+            ),
+        );
     summary
 }
 
@@ -823,9 +891,11 @@ mod tests {
                 mean_write_pages: [1.0, 4.0, 40.0][usize::try_from(seed % 3).expect("small")],
             };
             let tasks = random_task_set(&spec, seed).expect("valid spec");
-            let admission: Vec<Task> = tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
+            let admission: Vec<Task> =
+                tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
             let context = AdmissionContext::new(device.clone(), granularity, utilization).expect("valid context");
-            let StorageCheck::Blocks(plan) = check(&Policy::Telomere { placement }, &context, &admission).storage else {
+            let StorageCheck::Blocks(plan) = check(&Policy::Telomere { placement }, &context, &admission).storage
+            else {
                 panic!("Telomere plans blocks");
             };
             if !plan.fits() {
@@ -833,13 +903,18 @@ mod tests {
             }
             runs += 1;
             let specs = partition_specs(&plan).expect("plan converts");
-            let mut ftl = TelomereFtl::new(&geometry(&device, region_pages(&tasks)).expect("geometry"), &specs, WearLeveling::Fifo)
-                .expect("an admitted plan is a valid FTL configuration");
+            let mut ftl = TelomereFtl::new(
+                &geometry(&device, region_pages(&tasks)).expect("geometry"),
+                &specs,
+                WearLeveling::Fifo,
+            )
+            .expect("an admitted plan is a valid FTL configuration");
             let horizon = tasks.iter().map(|task| task.data_lifetime().0).max().expect("tasks") * 4;
             let logical = ftl.flash().geometry().logical_pages;
             let mut workload = PeriodicWorkload::new(tasks, logical, SimNs(0)).expect("fits");
             while let Some(job) = workload.next_job().filter(|job| job.release.0 < horizon) {
-                apply_job(&mut ftl, &job).unwrap_or_else(|error| panic!("seed {seed} ({placement:?}, g = {granularity}): {error}"));
+                apply_job(&mut ftl, &job)
+                    .unwrap_or_else(|error| panic!("seed {seed} ({placement:?}, g = {granularity}): {error}"));
             }
             assert_eq!(ftl.counters().gc_page_copies, 0, "seed {seed}");
             assert!(ftl.counters().erases > 0, "seed {seed}: the run lasted past the first expiries");
