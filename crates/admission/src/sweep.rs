@@ -23,6 +23,14 @@ pub struct SweepConfig {
     pub seed: u64,
 }
 
+/// The first task set a test rejected: regenerate it with
+/// [`generate`]`(device, &failure.generator, failure.seed)` to inspect it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub generator: GeneratorConfig,
+    pub seed: u64,
+}
+
 /// The result for one policy at one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
@@ -31,6 +39,9 @@ pub struct Limits {
     /// 0 when even u = 0.01 fails.
     pub storage_utilization: f64,
     pub throughput_utilization: f64,
+    /// The task sets that ended each line (none if u = 1.00 still passed).
+    pub storage_failure: Option<Failure>,
+    pub throughput_failure: Option<Failure>,
 }
 
 /// Runs the sweep; `progress` is called with each utilization percent done.
@@ -39,10 +50,10 @@ pub struct Limits {
 pub fn max_schedulable(config: &SweepConfig, policies: &[Policy], progress: &mut dyn FnMut(u32)) -> Result<Vec<Limits>, AdmissionError> {
     let mut storage_percent = vec![0_u32; policies.len()];
     let mut throughput_percent = vec![0_u32; policies.len()];
-    let mut storage_alive = vec![true; policies.len()];
-    let mut throughput_alive = vec![true; policies.len()];
+    let mut storage_failure: Vec<Option<Failure>> = vec![None; policies.len()];
+    let mut throughput_failure: Vec<Option<Failure>> = vec![None; policies.len()];
     for percent in 1..=100_u32 {
-        if !storage_alive.iter().chain(&throughput_alive).any(|alive| *alive) {
+        if storage_failure.iter().chain(&throughput_failure).all(Option::is_some) {
             break;
         }
         let utilization = f64::from(percent) / 100.0;
@@ -56,20 +67,21 @@ pub fn max_schedulable(config: &SweepConfig, policies: &[Policy], progress: &mut
         for set in 0..config.task_sets {
             let seed = derive_seed(config.seed, &[config.tasks as u64, generator.granularity, u64::from(percent), set as u64]);
             let tasks = generate(&config.context.device, &generator, seed)?;
+            let failure = Some(Failure { generator, seed });
             for (index, policy) in policies.iter().enumerate() {
-                if storage_alive[index] && !check_storage(policy, &config.context, &tasks).fits() {
-                    storage_alive[index] = false;
+                if storage_failure[index].is_none() && !check_storage(policy, &config.context, &tasks).fits() {
+                    storage_failure[index] = failure;
                 }
-                if throughput_alive[index] && !check_throughput(policy, &config.context, &tasks).fits() {
-                    throughput_alive[index] = false;
+                if throughput_failure[index].is_none() && !check_throughput(policy, &config.context, &tasks).fits() {
+                    throughput_failure[index] = failure;
                 }
             }
         }
         for index in 0..policies.len() {
-            if storage_alive[index] {
+            if storage_failure[index].is_none() {
                 storage_percent[index] = percent;
             }
-            if throughput_alive[index] {
+            if throughput_failure[index].is_none() {
                 throughput_percent[index] = percent;
             }
         }
@@ -82,6 +94,8 @@ pub fn max_schedulable(config: &SweepConfig, policies: &[Policy], progress: &mut
             policy: policy.name(),
             storage_utilization: f64::from(storage_percent[index]) / 100.0,
             throughput_utilization: f64::from(throughput_percent[index]) / 100.0,
+            storage_failure: storage_failure[index],
+            throughput_failure: throughput_failure[index],
         })
         .collect())
 }

@@ -6,7 +6,10 @@ use super::ExperimentArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use nandlab_admission::policy::{multilog_waf, wao_gc_max_utilization, AdmissionContext, MultiLogWorkload, Policy};
 use nandlab_admission::storage::Placement;
-use nandlab_admission::sweep::{max_schedulable, Limits, SweepConfig};
+use nandlab_admission::generator::generate;
+use nandlab_admission::policy::check_throughput;
+use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
+use nandlab_admission::TaskSet;
 use nandlab_admission::DeviceParams;
 use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
 use serde::Serialize;
@@ -33,6 +36,11 @@ struct Row {
     throughput_utilization_percent: f64,
     /// λ minus the storage utilization, in percentage points of the device.
     storage_cost_percent: f64,
+    /// Seed of the first task set the throughput test rejected (regenerate
+    /// with the point's parameters at throughput + 1 %).
+    throughput_failure_seed: Option<u64>,
+    #[serde(skip)]
+    throughput_failure: Option<Failure>,
 }
 
 struct Point {
@@ -80,6 +88,8 @@ fn row(point: &Point, limits: Limits) -> Row {
         storage_utilization_percent: (100.0 * limits.storage_utilization).round(),
         throughput_utilization_percent: (100.0 * limits.throughput_utilization).round(),
         storage_cost_percent: (10_000.0 * (utilization - limits.storage_utilization)).round() / 100.0,
+        throughput_failure_seed: limits.throughput_failure.map(|failure| failure.seed),
+        throughput_failure: limits.throughput_failure,
     }
 }
 
@@ -332,6 +342,7 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
         })
         .collect();
     summary.table(&["over-provisioning", "method", "storage", "throughput", "storage cost"], &cells);
+    write_first_rejections(out, &mut summary, &points[0], rows)?;
     summary.heading("Paper vs nandlab");
     summary.comparisons(&[
         Comparison {
@@ -377,6 +388,38 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
     ]);
     summary.code("sh", &reproduce_command("telomere-fig9", args));
     out.write_summary(&summary)?;
+    Ok(())
+}
+
+/// For the EDF-tested methods of `point`, regenerates the first task set the
+/// throughput test rejected, writes it as a task file and tabulates the terms
+/// of eq. (20): where each throughput line of the figure ends, and why.
+fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point, rows: &[Row]) -> anyhow::Result<()> {
+    let mut cells = Vec::new();
+    // SiP and SharP share the throughput test; MultiLog's is not eq. (20).
+    let edf_tested = |policy: &&Policy| matches!(policy, Policy::Telomere { placement: Placement::Sharp } | Policy::WaoGc);
+    for policy in point.policies.iter().filter(edf_tested) {
+        let Some(failure) = find(rows, &point.label, &policy.name()).and_then(|row| row.throughput_failure) else { continue };
+        let tasks = generate(&point.config.context.device, &failure.generator, failure.seed)?;
+        let file = format!("rejected_{}.toml", policy.name().to_lowercase().replace([' ', '-'], "_"));
+        out.write_text(&file, &TaskSet { tasks: tasks.clone() }.to_toml())?;
+        if let nandlab_admission::policy::ThroughputCheck::Edf(edf) = check_throughput(policy, &point.config.context, &tasks) {
+            cells.push(vec![
+                policy.name(),
+                format!("{:.0} %", 100.0 * failure.generator.bandwidth_utilization),
+                failure.seed.to_string(),
+                format!("{:.3}", edf.blocking),
+                format!("{:.3}", edf.read),
+                format!("{:.3}", edf.write),
+                format!("{:.3}", edf.gc),
+                format!("{:.3}", edf.total()),
+                format!("`{file}`"),
+            ]);
+        }
+    }
+    summary.heading(&format!("Where the throughput lines end ({})", point.label));
+    summary.paragraph("The first task set eq. (20) rejected, with its terms; the task file reproduces it.");
+    summary.table(&["method", "U^b", "seed", "t_e/min(T)", "reads", "writes", "GC", "total", "task file"], &cells);
     Ok(())
 }
 
