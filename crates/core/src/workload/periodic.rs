@@ -265,11 +265,15 @@ pub struct TimedPeriodicReport {
     pub missing_reads: u64,
 }
 
-/// The timed run: jobs in release order; every flash operation the FTL issues
-/// for a page (its garbage collection included) queues on its chip after the
-/// chip's previous operation and takes the chip for its latency; a job
-/// completes when its last page does. Chips are the parallel units of the
-/// geometry (the Cosmos preset has one plane per chip).
+/// The timed run (the scheduling of Telomere Section 6.3: "the FTL ...
+/// orders them according to EDF and starts handling the request if the flash
+/// chip is not busy"). At each job's release the FTL maps its pages and
+/// reports the flash operations they take (garbage collection and erases
+/// included); each operation waits in its chip's queue, and an idle chip
+/// starts the queued operation with the earliest deadline (release order
+/// among equal deadlines) and holds it, without preemption, for t_r, t_w or
+/// t_e. A job completes with its last operation. Chips are the parallel
+/// units of the geometry (the Cosmos preset has one plane per chip).
 pub fn run_timed(
     workload: &mut PeriodicWorkload,
     sink: &mut dyn PeriodicSink,
@@ -279,75 +283,210 @@ pub fn run_timed(
     bin: SimNs,
 ) -> Result<TimedPeriodicReport, FtlError> {
     sink.set_recording(true);
-    let mut chip_free_ns = vec![0u64; units as usize];
-    let bins_len = usize::try_from(until.0.div_ceil(bin.0.max(1))).unwrap_or(usize::MAX);
-    let mut written = vec![0u64; bins_len];
-    let mut read = vec![0u64; bins_len];
+    let mut chips = EdfChips::new(units, latency, until, bin);
     let mut ops = Vec::new();
-    let mut report =
-        TimedPeriodicReport { bins: Vec::new(), jobs: 0, deadline_misses: 0, worst_lateness_ms: 0.0, missing_reads: 0 };
-    while let Some(job) = workload.next_job() {
-        if job.release >= until {
-            break;
-        }
-        sink.advance(job.release)?;
-        let mut job_done_ns = job.release.0;
-        for page in 0..job.pages {
-            let present = match job.kind {
-                JobKind::Write => {
-                    sink.write_page(job.lpn(page), job.task, job.expires)?;
-                    true
+    let mut next = workload.next_job().filter(|job| job.release < until);
+    while next.is_some() || chips.busy() {
+        let completion = chips.next_completion_ns();
+        match next {
+            Some(job) if completion.is_none_or(|done| job.release.0 <= done) => {
+                sink.advance(job.release)?;
+                let slot = chips.open_job(&job);
+                for page in 0..job.pages {
+                    let present = match job.kind {
+                        JobKind::Write => {
+                            sink.write_page(job.lpn(page), job.task, job.expires)?;
+                            true
+                        }
+                        JobKind::Read => sink.read_page(job.lpn(page))?,
+                    };
+                    chips.missing_reads += u64::from(!present);
+                    ops.clear();
+                    sink.drain_ops(&mut ops);
+                    chips.enqueue(slot, &job, &ops, present);
                 }
-                JobKind::Read => sink.read_page(job.lpn(page))?,
-            };
-            report.missing_reads += u64::from(!present);
-            ops.clear();
-            sink.drain_ops(&mut ops);
-            let page_done_ns = schedule(&ops, &mut chip_free_ns, job.release.0, latency);
-            job_done_ns = job_done_ns.max(page_done_ns);
-            let slot = usize::try_from(page_done_ns / bin.0.max(1)).unwrap_or(usize::MAX);
-            let counts = if job.kind == JobKind::Write { &mut written } else { &mut read };
-            if present {
-                if let Some(count) = counts.get_mut(slot) {
-                    *count += 1;
-                }
+                chips.close_job(slot, job.release.0);
+                chips.start_idle(job.release.0);
+                next = workload.next_job().filter(|job| job.release < until);
             }
-        }
-        report.jobs += 1;
-        if job_done_ns > job.deadline.0 {
-            report.deadline_misses += 1;
-            #[allow(clippy::cast_precision_loss)]
-            let lateness_ms = (job_done_ns - job.deadline.0) as f64 / 1e6;
-            report.worst_lateness_ms = report.worst_lateness_ms.max(lateness_ms);
+            _ => chips.complete_next(),
         }
     }
     sink.set_recording(false);
-    #[allow(clippy::cast_precision_loss)]
-    let bin_s = bin.0 as f64 / 1e9;
-    report.bins = written
-        .iter()
-        .zip(&read)
-        .enumerate()
-        .map(|(i, (&w, &r))| {
-            #[allow(clippy::cast_precision_loss)]
-            let (start_s, w, r) = (i as f64 * bin_s, w as f64, r as f64);
-            ThroughputBin { start_s, written_pages_per_s: w / bin_s, read_pages_per_s: r / bin_s }
-        })
-        .collect();
-    Ok(report)
+    Ok(chips.report())
 }
 
-/// Places `ops` on their chips no earlier than `release_ns`; returns when the
-/// last one ends.
-fn schedule(ops: &[FlashOp], chip_free_ns: &mut [u64], release_ns: u64, latency: FlashLatency) -> u64 {
-    let mut done_ns = release_ns;
-    for op in ops {
-        let chip = &mut chip_free_ns[op.unit.index()];
-        let start = (*chip).max(release_ns);
-        *chip = start + latency.of(op.kind);
-        done_ns = done_ns.max(*chip);
+/// A flash operation in a chip's queue: (deadline, sequence, job slot,
+/// latency, host page kind: 0 none (GC), 1 write, 2 read).
+type QueuedOp = Reverse<(u64, u64, u32, u64, u8)>;
+
+/// A job in flight: operations not yet done (plus one while it is being
+/// built), deadline, latest completion.
+#[derive(Clone, Copy, Debug)]
+struct OpenJob {
+    open_ops: u32,
+    deadline_ns: u64,
+    done_ns: u64,
+}
+
+/// The chips of a timed run and what they measured.
+#[derive(Debug)]
+struct EdfChips {
+    latency: FlashLatency,
+    queues: Vec<BinaryHeap<QueuedOp>>,
+    /// The operation each chip runs and when it ends.
+    running: Vec<Option<(u64, QueuedOp)>>,
+    jobs: Vec<OpenJob>,
+    free_slots: Vec<u32>,
+    sequence: u64,
+    bin_ns: u64,
+    written: Vec<u64>,
+    read: Vec<u64>,
+    report: TimedPeriodicReport,
+    missing_reads: u64,
+}
+
+impl EdfChips {
+    fn new(units: u32, latency: FlashLatency, until: SimNs, bin: SimNs) -> Self {
+        let bin_ns = bin.0.max(1);
+        let bins = usize::try_from(until.0.div_ceil(bin_ns)).unwrap_or(0);
+        Self {
+            latency,
+            queues: vec![BinaryHeap::new(); units as usize],
+            running: vec![None; units as usize],
+            jobs: Vec::new(),
+            free_slots: Vec::new(),
+            sequence: 0,
+            bin_ns,
+            written: vec![0; bins],
+            read: vec![0; bins],
+            report: TimedPeriodicReport {
+                bins: Vec::new(),
+                jobs: 0,
+                deadline_misses: 0,
+                worst_lateness_ms: 0.0,
+                missing_reads: 0,
+            },
+            missing_reads: 0,
+        }
     }
-    done_ns
+
+    fn busy(&self) -> bool {
+        self.running.iter().any(Option::is_some)
+    }
+
+    fn next_completion_ns(&self) -> Option<u64> {
+        self.running.iter().flatten().map(|(done, _)| *done).min()
+    }
+
+    fn open_job(&mut self, job: &Job) -> u32 {
+        let open = OpenJob { open_ops: 1, deadline_ns: job.deadline.0, done_ns: job.release.0 };
+        match self.free_slots.pop() {
+            Some(slot) => {
+                self.jobs[slot as usize] = open;
+                slot
+            }
+            None => {
+                self.jobs.push(open);
+                u32::try_from(self.jobs.len() - 1).unwrap_or(u32::MAX)
+            }
+        }
+    }
+
+    /// Queues one page's operations; the host operation of a page that holds
+    /// data counts for the throughput series when it completes.
+    fn enqueue(&mut self, slot: u32, job: &Job, ops: &[FlashOp], present: bool) {
+        for op in ops {
+            let host = match (op.gc, op.kind, present) {
+                (false, FlashOpKind::Program, true) => 1,
+                (false, FlashOpKind::Read, true) => 2,
+                _ => 0,
+            };
+            self.sequence += 1;
+            let entry = Reverse((job.deadline.0, self.sequence, slot, self.latency.of(op.kind), host));
+            self.queues[op.unit.index()].push(entry);
+            self.jobs[slot as usize].open_ops += 1;
+        }
+    }
+
+    /// The job is fully queued: drop the hold its builder had on it.
+    fn close_job(&mut self, slot: u32, now_ns: u64) {
+        self.finish_op(slot, now_ns);
+    }
+
+    fn start_idle(&mut self, now_ns: u64) {
+        for chip in 0..self.queues.len() {
+            self.start_next(chip, now_ns);
+        }
+    }
+
+    fn start_next(&mut self, chip: usize, now_ns: u64) {
+        if self.running[chip].is_some() {
+            return;
+        }
+        if let Some(op) = self.queues[chip].pop() {
+            let latency = op.0 .3;
+            self.running[chip] = Some((now_ns + latency, op));
+        }
+    }
+
+    /// Completes the operation that ends first and starts its chip's next one.
+    fn complete_next(&mut self) {
+        let Some(chip) = (0..self.running.len())
+            .filter(|&chip| self.running[chip].is_some())
+            .min_by_key(|&chip| self.running[chip].map(|(done, _)| done))
+        else {
+            return;
+        };
+        let Some((done_ns, Reverse((_, _, slot, _, host)))) = self.running[chip].take() else { return };
+        let bin = usize::try_from(done_ns / self.bin_ns).unwrap_or(usize::MAX);
+        let counts = match host {
+            1 => Some(&mut self.written),
+            2 => Some(&mut self.read),
+            _ => None,
+        };
+        if let Some(count) = counts.and_then(|counts| counts.get_mut(bin)) {
+            *count += 1;
+        }
+        self.finish_op(slot, done_ns);
+        self.start_next(chip, done_ns);
+    }
+
+    fn finish_op(&mut self, slot: u32, done_ns: u64) {
+        let job = &mut self.jobs[slot as usize];
+        job.done_ns = job.done_ns.max(done_ns);
+        job.open_ops -= 1;
+        if job.open_ops > 0 {
+            return;
+        }
+        let job = *job;
+        self.free_slots.push(slot);
+        self.report.jobs += 1;
+        if job.done_ns > job.deadline_ns {
+            self.report.deadline_misses += 1;
+            #[allow(clippy::cast_precision_loss)]
+            let lateness_ms = (job.done_ns - job.deadline_ns) as f64 / 1e6;
+            self.report.worst_lateness_ms = self.report.worst_lateness_ms.max(lateness_ms);
+        }
+    }
+
+    fn report(mut self) -> TimedPeriodicReport {
+        #[allow(clippy::cast_precision_loss)]
+        let bin_s = self.bin_ns as f64 / 1e9;
+        self.report.bins = self
+            .written
+            .iter()
+            .zip(&self.read)
+            .enumerate()
+            .map(|(i, (&w, &r))| {
+                #[allow(clippy::cast_precision_loss)]
+                let (start_s, w, r) = (i as f64 * bin_s, w as f64, r as f64);
+                ThroughputBin { start_s, written_pages_per_s: w / bin_s, read_pages_per_s: r / bin_s }
+            })
+            .collect();
+        self.report.missing_reads = self.missing_reads;
+        self.report
+    }
 }
 
 /// Parameters of a random task set (Telomere Section 6.2: "each task set

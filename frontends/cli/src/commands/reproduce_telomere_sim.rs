@@ -492,9 +492,10 @@ fn table_3_summary(
              read {:?}, program {:?}, erase {:?}; α = {TABLE_3_OVER_PROVISIONING}, g = {} (all chips). Each method's \
              admission control (nandlab-admission, tasks in `open()` order) decides which tasks run; the \
              admitted tasks then run for {} s in nandlab's periodic simulator, reads from t = {} s. The timed \
-             model places every flash operation (GC included) on its chip in release order, earliest deadline \
-             first among simultaneous releases; it is not the queueing engine of `crates/core/src/timing`, which \
-             drives only the page-mapped FTL through host queues.",
+             model queues every flash operation (GC and erases included) at its chip, and an idle chip runs the \
+             queued operation with the earliest deadline, without preemption, as the board's FTL does; it is not \
+             the queueing engine of `crates/core/src/timing`, which drives only the page-mapped FTL through host \
+             queues.",
             device.name,
             device.channels,
             device.chips_per_channel,
