@@ -103,6 +103,11 @@ pub struct TimingConfig {
     /// requests are outstanding, GC runs only below the critical watermark.
     #[serde(default)]
     pub priority_aware_gc: bool,
+    /// Multi-plane operations: operations of one kind queued back to back on
+    /// different planes of a die run as one command (one array time; each
+    /// page still crosses the bus). Off: the planes of a die take turns.
+    #[serde(default)]
+    pub multi_plane: bool,
     /// Mapping unit in pages (a stripe); writes that cover a stripe only in
     /// part cost a read-modify-write of the rest. 1 = page mapping.
     #[serde(default = "one")]
@@ -160,6 +165,7 @@ impl Default for TimingConfig {
             flush: FlushPolicy::default(),
             gc_low_blocks: None,
             priority_aware_gc: false,
+            multi_plane: false,
             stripe_pages: 1,
             series_interval_ns: default_series_interval_ns(),
         }

@@ -27,7 +27,7 @@
 //! allocates nothing.
 
 use crate::device::Geometry;
-use crate::ftl::{FlashOpKind, FtlConfig, FtlError, PageFtl};
+use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, PageFtl};
 use crate::host::Op;
 use crate::sim::{Phase, Progress};
 use crate::timing::config::{Arrival, FlushPolicy, Interface, TimingConfig};
@@ -75,7 +75,42 @@ fn unpack(event: Event) -> (u64, EventKind, u32) {
 struct QueuedOp {
     kind: FlashOpKind,
     gc: bool,
+    /// Plane of the die, for multi-plane operations.
+    plane: u16,
     job: u32,
+}
+
+/// Most operations one multi-plane command carries.
+const MULTI_PLANE_MAX: usize = 8;
+
+/// The operations of one flash command, inline (no heap).
+#[derive(Clone, Copy, Debug)]
+struct Command {
+    ops: [QueuedOp; MULTI_PLANE_MAX],
+    len: usize,
+}
+
+impl Default for Command {
+    fn default() -> Self {
+        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB };
+        Self { ops: [idle; MULTI_PLANE_MAX], len: 0 }
+    }
+}
+
+impl Command {
+    fn ops(&self) -> &[QueuedOp] {
+        &self.ops[..self.len]
+    }
+
+    fn start(&mut self, first: QueuedOp) {
+        self.ops[0] = first;
+        self.len = 1;
+    }
+
+    fn push(&mut self, op: QueuedOp) {
+        self.ops[self.len] = op;
+        self.len += 1;
+    }
 }
 
 #[derive(Debug)]
@@ -85,12 +120,22 @@ struct Die {
     array_free_ns: u64,
     /// An operation holds the die's register (it is not ready for the next).
     busy: bool,
-    /// The read whose page waits in the register for the bus.
-    sensed: Option<QueuedOp>,
+    /// The operations of the command in service (one per plane with
+    /// multi-plane operations); for a read, their pages wait in the
+    /// registers for the bus.
+    command: Command,
     /// Host operations and foreground GC, in order.
     host_ops: VecDeque<QueuedOp>,
     /// Operations of the die's background GC step.
     gc_ops: VecDeque<QueuedOp>,
+}
+
+/// Which queue of a die a command comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queue {
+    /// Host operations and foreground GC, in order.
+    Host,
+    BackgroundGc,
 }
 
 /// What completes when a job's operations are done.
@@ -208,7 +253,7 @@ impl Engine {
                 channel: geometry.unit_location(UnitId(die)).channel as usize,
                 array_free_ns: 0,
                 busy: false,
-                sensed: None,
+                command: Command::default(),
                 host_ops: VecDeque::with_capacity(4 * geometry.pages_per_block as usize),
                 gc_ops: VecDeque::with_capacity(2 * geometry.pages_per_block as usize + 1),
             })
@@ -573,27 +618,43 @@ impl Engine {
     /// Host requests wait for every operation, inline GC included.
     fn enqueue_recorded(&mut self, ftl: &mut PageFtl, job: u32) {
         let dies = self.geometry.dies();
+        let multi_plane = self.config.multi_plane;
         for &op in ftl.recorded() {
-            let die = op.unit.0 % dies;
             if job != NO_JOB {
                 self.jobs.get_mut(job).open_ops += 1;
             }
-            let queued = QueuedOp { kind: op.kind, gc: op.gc, job };
-            let entry = &mut self.dies[die as usize];
-            if entry.busy {
-                entry.host_ops.push_back(queued);
-            } else {
-                self.start_op(die, queued);
+            let die = op.unit.0 % dies;
+            let queued = self.queued(op, job);
+            self.dies[die as usize].host_ops.push_back(queued);
+            if !multi_plane && !self.dies[die as usize].busy {
+                self.start_command(die, Queue::Host);
+            }
+        }
+        if multi_plane {
+            // Only now start idle dies, so a multi-plane command can take
+            // every operation this call queued at its die.
+            for op in ftl.recorded() {
+                let die = op.unit.0 % dies;
+                if !self.dies[die as usize].busy {
+                    self.start_command(die, Queue::Host);
+                }
             }
         }
         ftl.clear_recorded();
     }
 
+    fn queued(&self, op: FlashOp, job: u32) -> QueuedOp {
+        // Planes per die fit in u16 whenever multi-plane batching matters.
+        #[allow(clippy::cast_possible_truncation)]
+        let plane = (op.unit.0 / self.geometry.dies()) as u16;
+        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
+    }
+
     /// The die is ready: host operations first, then background GC when
     /// cleaning is allowed.
     fn start_next(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
-        if let Some(op) = self.dies[die as usize].host_ops.pop_front() {
-            self.start_op(die, op);
+        if !self.dies[die as usize].host_ops.is_empty() {
+            self.start_command(die, Queue::Host);
             return Ok(());
         }
         if self.config.priority_aware_gc && self.priority_outstanding > 0 {
@@ -602,8 +663,8 @@ impl Engine {
         if self.dies[die as usize].gc_ops.is_empty() {
             self.plan_background_gc(ftl, die)?;
         }
-        if let Some(op) = self.dies[die as usize].gc_ops.pop_front() {
-            self.start_op(die, op);
+        if !self.dies[die as usize].gc_ops.is_empty() {
+            self.start_command(die, Queue::BackgroundGc);
         }
         Ok(())
     }
@@ -616,8 +677,10 @@ impl Engine {
         for plane in 0..self.geometry.planes_per_die {
             let unit = UnitId(die + plane * dies);
             if ftl.free_blocks(unit) < self.gc_low_blocks && ftl.collect_one(unit)? {
-                let entry = &mut self.dies[die as usize];
-                entry.gc_ops.extend(ftl.recorded().iter().map(|op| QueuedOp { kind: op.kind, gc: true, job: NO_JOB }));
+                for &op in ftl.recorded() {
+                    let queued = self.queued(op, NO_JOB);
+                    self.dies[die as usize].gc_ops.push_back(queued);
+                }
                 ftl.clear_recorded();
                 return Ok(());
             }
@@ -634,55 +697,91 @@ impl Engine {
         Ok(())
     }
 
-    fn start_op(&mut self, die: u32, op: QueuedOp) {
+    /// Starts the next command of `die` from `queue`: its first operation
+    /// and, with multi-plane operations, the operations of the same kind on
+    /// other planes queued right behind it.
+    fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
+        let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
         let entry = &mut self.dies[die as usize];
+        let ops = match queue {
+            Queue::Host => &mut entry.host_ops,
+            Queue::BackgroundGc => &mut entry.gc_ops,
+        };
+        let Some(first) = ops.pop_front() else { return };
+        entry.command.start(first);
+        while entry.command.len < planes.min(MULTI_PLANE_MAX) {
+            match ops.front() {
+                Some(next) if next.kind == first.kind && entry.command.ops().iter().all(|op| op.plane != next.plane) => {
+                    entry.command.push(*next);
+                    ops.pop_front();
+                }
+                _ => break,
+            }
+        }
         entry.busy = true;
-        let array_ns = match op.kind {
+        let array_ns = match first.kind {
             FlashOpKind::Read => self.config.read_ns,
             FlashOpKind::Program => self.config.program_ns,
             FlashOpKind::Erase => self.config.erase_ns,
         };
+        // One array operation serves every plane of the command; GC's share
+        // of it is the share of GC operations in the command.
+        let ops_count = entry.command.len as u64;
+        let gc_ops = entry.command.ops().iter().filter(|op| op.gc).count() as u64;
         self.stats.die_busy_ns += array_ns;
-        if op.gc {
+        if gc_ops == ops_count {
             self.stats.gc_die_busy_ns += array_ns;
+        } else if gc_ops > 0 {
+            self.stats.gc_die_busy_ns += array_ns * gc_ops / ops_count;
         }
-        match op.kind {
+        match first.kind {
             FlashOpKind::Program => {
-                // Cache program: the page crosses the bus into the register
-                // while the array may still program the previous page.
+                // Cache program: the pages cross the bus into the registers
+                // while the array may still program the previous command.
                 let channel = &mut self.channel_free_ns[entry.channel];
-                let transferred = (*channel).max(now) + self.transfer_ns;
+                let mut transferred = (*channel).max(now);
+                transferred += self.transfer_ns * ops_count;
                 *channel = transferred;
                 let array_start = transferred.max(entry.array_free_ns);
                 entry.array_free_ns = array_start + array_ns;
                 let done = entry.array_free_ns;
                 self.events.push(pack(array_start, EventKind::DieReady, die));
-                self.finish_op(op.job, done);
+                self.finish_command(die, done);
             }
             FlashOpKind::Read => {
                 let sensed = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = sensed;
-                entry.sensed = Some(op);
                 self.events.push(pack(sensed, EventKind::ReadSensed, die));
             }
             FlashOpKind::Erase => {
                 let done = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = done;
                 self.events.push(pack(done, EventKind::DieReady, die));
-                self.finish_op(op.job, done);
+                self.finish_command(die, done);
             }
         }
     }
 
-    /// A read's page leaves the register over the bus; then the die is ready.
+    /// Every operation of the die's command finishes at `done_ns`.
+    fn finish_command(&mut self, die: u32, done_ns: u64) {
+        let command = self.dies[die as usize].command;
+        for op in command.ops() {
+            self.finish_op(op.job, done_ns);
+        }
+    }
+
+    /// A read command's pages leave the registers over the bus, one after
+    /// the other; then the die is ready.
     fn read_sensed(&mut self, die: u32) {
-        let entry = &mut self.dies[die as usize];
-        let Some(op) = entry.sensed.take() else { return };
-        let channel = &mut self.channel_free_ns[entry.channel];
-        let transferred = (*channel).max(self.now_ns) + self.transfer_ns;
-        *channel = transferred;
+        let channel = self.dies[die as usize].channel;
+        let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
+        let command = self.dies[die as usize].command;
+        for op in command.ops() {
+            transferred += self.transfer_ns;
+            self.finish_op(op.job, transferred);
+        }
+        self.channel_free_ns[channel] = transferred;
         self.events.push(pack(transferred, EventKind::DieReady, die));
-        self.finish_op(op.job, transferred);
     }
 }

@@ -60,8 +60,16 @@ fn timing_one_outstanding_read_costs_read_plus_transfer() {
 
 /// Sequential 32 KiB writes at queue depth 64 on a fresh device (no GC).
 fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
-    let (config, geometry) =
-        config(&["timing.queue_depth=64", &format!("timing.channel_bytes_per_s={channel_bytes_per_s}")]);
+    sequential_write_mb_s_with(channel_bytes_per_s, &[])
+}
+
+/// Like [`sequential_write_mb_s`], with more overrides; the die bound
+/// counts planes when multi-plane operations are on.
+fn sequential_write_mb_s_with(channel_bytes_per_s: u64, overrides: &[&str]) -> (f64, f64) {
+    let rate = format!("timing.channel_bytes_per_s={channel_bytes_per_s}");
+    let mut all = vec!["timing.queue_depth=64", rate.as_str()];
+    all.extend_from_slice(overrides);
+    let (config, geometry) = config(&all);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
     let writes = (0..1200).map(|i| at(0, Op::Write, i * 8, 8)).collect();
     let report = run(&config, &geometry, &mut ftl, &mut script(writes), 1200);
@@ -76,7 +84,8 @@ fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
     assert!(within(series_requests, 1200.0, 1e-9), "the series accounts for every request: {series_requests}");
     let page = f64::from(geometry.page_size);
     #[allow(clippy::cast_precision_loss)]
-    let dies_bound = f64::from(geometry.dies()) * page / (config.timing.program_ns as f64 / 1e9);
+    let parallel = if config.timing.multi_plane { geometry.units() } else { geometry.dies() };
+    let dies_bound = f64::from(parallel) * page / (config.timing.program_ns as f64 / 1e9);
     #[allow(clippy::cast_precision_loss)]
     let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
     (report.write_mb_s, dies_bound.min(channels_bound) / 1e6)
@@ -291,4 +300,15 @@ fn timing_runs_are_deterministic() {
     let first = report();
     assert_eq!(first.requests, 20_000);
     assert_eq!(first, report(), "the same configuration and seed give the same run");
+}
+
+#[test]
+fn timing_multi_plane_programs_double_the_die_bound() {
+    let two_planes = ["device.planes_per_die=2"];
+    let (alone, alone_expected) = sequential_write_mb_s_with(1_000_000_000, &two_planes);
+    let (together, together_expected) =
+        sequential_write_mb_s_with(1_000_000_000, &["device.planes_per_die=2", "timing.multi_plane=true"]);
+    assert!(within(alone, alone_expected, 0.02), "planes take turns: {alone:.2} MB/s, bound {alone_expected:.2}");
+    assert!(within(together, together_expected, 0.02), "multi-plane: {together:.2} MB/s, bound {together_expected:.2}");
+    assert!(within(together_expected, 2.0 * alone_expected, 1e-9));
 }
