@@ -60,7 +60,7 @@ const EXPERIMENTS: &[Experiment] = &[
     Experiment {
         name: "telomere-fig10",
         description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL",
-        run: |args| super::reproduce_telomere_sim::figure_10(&args.out, args.seed, args.paper_scale),
+        run: |args| super::reproduce_telomere_sim::figure_10(&args.out, args.seed, args.paper_scale, args.samples),
     },
     Experiment {
         name: "telomere-table3",

@@ -610,15 +610,15 @@ struct RberRow {
     rber: f64,
 }
 
-/// A task set the SharP test admits on `device`: 10 random tasks (relative
-/// standard deviation 0.70, Section 6.2) whose storage is scaled down from
-/// λ·S_pages until SharP admits them.
+/// A task set the SharP test admits on `device` at device utilization λ: 10
+/// random tasks (relative standard deviation 0.70, Section 6.2) whose storage
+/// is scaled down from λ·S_pages until SharP admits them.
 fn admitted_task_set(
     device: &DeviceParams,
     granularity: u64,
+    utilization: f64,
     seed: u64,
 ) -> anyhow::Result<(Vec<PeriodicTask>, StoragePlan)> {
-    let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
     let mut storage_pages = mapped_pages(device, utilization);
     while storage_pages > device.pages_per_block {
@@ -690,6 +690,7 @@ fn wear_run(
     tasks: &[PeriodicTask],
     plan: &StoragePlan,
     model: &WearModel,
+    utilization: f64,
 ) -> anyhow::Result<(Vec<u32>, Counters)> {
     let name = ftl_kind.name();
     match ftl_kind {
@@ -699,7 +700,6 @@ fn wear_run(
             run_until_worn(name, tasks.to_vec(), ftl, model)
         }
         WearFtl::Pagemap(order) => {
-            let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
             let config = FtlConfig { free_block_order: order, ..FtlConfig::default() };
             let mut ftl = PageFtl::new(&geometry(device, mapped_pages(device, utilization))?, &config, 1)?;
             ftl.set_wear_model(model.clone());
@@ -708,11 +708,13 @@ fn wear_run(
     }
 }
 
-/// `nandlab reproduce telomere-fig10`.
-pub fn figure_10(out: &Path, seed: u64, paper_scale: bool) -> anyhow::Result<()> {
+/// `nandlab reproduce telomere-fig10`; with `samples`, also Section 6.2's
+/// sweep of `samples` task sets per λ from 0.70 to 0.95.
+pub fn figure_10(out: &Path, seed: u64, paper_scale: bool, samples: Option<usize>) -> anyhow::Result<()> {
     let device = wear_device(paper_scale);
     let endurance = wear_endurance(paper_scale);
-    let (tasks, plan) = admitted_task_set(&device, device.chips(), seed)?;
+    let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+    let (tasks, plan) = admitted_task_set(&device, device.chips(), utilization, seed)?;
     let blocks = u32::try_from(device.blocks())?;
     let distribution = WearDistribution::default();
     let model = WearModel::sample(blocks, endurance, &distribution, seed)?;
@@ -731,7 +733,7 @@ pub fn figure_10(out: &Path, seed: u64, paper_scale: bool) -> anyhow::Result<()>
     );
     for ftl_kind in WEAR_FTLS {
         let started = std::time::Instant::now();
-        let (counts, counters) = wear_run(ftl_kind, &device, &tasks, &plan, &model)?;
+        let (counts, counters) = wear_run(ftl_kind, &device, &tasks, &plan, &model, utilization)?;
         let seconds = started.elapsed().as_secs_f64();
         #[allow(clippy::cast_precision_loss)]
         let flash_pages = counters.flash_pages_programmed as f64;
@@ -767,7 +769,103 @@ pub fn figure_10(out: &Path, seed: u64, paper_scale: bool) -> anyhow::Result<()>
     dir.write_csv("fig10_rber.csv", &rber_rows)?;
     dir.write_csv("fig10_summary.csv", &summary_rows)?;
     dir.write_chart("fig10_rber_cdf.svg", &chart)?;
-    dir.write_summary(&figure_10_summary(&device, endurance, seed, &distribution, &plan, &summary_rows, paper_scale))?;
+    let mut summary = figure_10_summary(&device, endurance, seed, &distribution, &plan, &summary_rows, paper_scale);
+    if let Some(samples) = samples {
+        wear_sweep(&dir, &mut summary, &device, endurance, &distribution, seed, samples)?;
+    }
+    dir.write_summary(&summary)?;
+    Ok(())
+}
+
+/// Device utilizations of Section 6.2's sweep: 0.70 to 0.95 by 0.05.
+const SWEEP_UTILIZATIONS: [f64; 6] = [0.70, 0.75, 0.80, 0.85, 0.90, 0.95];
+
+#[derive(Serialize)]
+struct SweepRow {
+    utilization: f64,
+    seed: u64,
+    method: &'static str,
+    host_pages_written: u64,
+    rber_spread: f64,
+}
+
+/// Section 6.2: `samples` task sets for each λ, every FTL and wear-leveling
+/// policy until 2 % of the blocks die; host pages written by then and the
+/// spread of RBER (p90/p10) per λ.
+fn wear_sweep(
+    dir: &OutputDir,
+    summary: &mut Summary,
+    device: &DeviceParams,
+    endurance: u32,
+    distribution: &WearDistribution,
+    seed: u64,
+    samples: usize,
+) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    for utilization in SWEEP_UTILIZATIONS {
+        for sample in 0..samples {
+            let set_seed = seed + u64::try_from(sample)?;
+            eprintln!("telomere-fig10: sweep λ = {utilization:.2}, task set seed {set_seed}");
+            let (tasks, plan) = admitted_task_set(device, device.chips(), utilization, set_seed)?;
+            let model = WearModel::sample(u32::try_from(device.blocks())?, endurance, distribution, set_seed)?;
+            for ftl_kind in WEAR_FTLS {
+                let (counts, counters) = wear_run(ftl_kind, device, &tasks, &plan, &model, utilization)?;
+                let mut rbers = model.rbers(&counts);
+                rbers.sort_by(f64::total_cmp);
+                rows.push(SweepRow {
+                    utilization,
+                    seed: set_seed,
+                    method: ftl_kind.name(),
+                    host_pages_written: counters.host_pages_written,
+                    rber_spread: quantile(&rbers, 0.90) / quantile(&rbers, 0.10),
+                });
+            }
+        }
+    }
+    dir.write_csv("fig10_sweep.csv", &rows)?;
+    let mean = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| {
+        let values: Vec<f64> =
+            rows.iter().filter(|row| row.method == method && row.utilization == utilization).map(pick).collect();
+        #[allow(clippy::cast_precision_loss)]
+        let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+        mean
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let written = |row: &SweepRow| row.host_pages_written as f64;
+    let spread = |row: &SweepRow| row.rber_spread;
+    for (file, title, y, pick) in [
+        ("fig10_sweep_writes.svg", "Host pages written before 2 % of blocks die", "host pages", written as fn(&SweepRow) -> f64),
+        ("fig10_sweep_spread.svg", "RBER spread (p90/p10) when 2 % of blocks die", "p90 / p10", spread),
+    ] {
+        let mut chart = Chart::new(title, Axis::new("device utilization λ"), Axis::new(y));
+        for kind in WEAR_FTLS {
+            let points = SWEEP_UTILIZATIONS.iter().map(|&u| (u, mean(kind.name(), u, pick))).collect();
+            chart.push(Series::new(kind.name(), Mark::LinePoints, points));
+        }
+        dir.write_chart(file, &chart)?;
+    }
+    let table: Vec<Vec<String>> = SWEEP_UTILIZATIONS
+        .iter()
+        .map(|&u| {
+            let mut row = vec![format!("{u:.2}")];
+            row.extend(WEAR_FTLS.iter().map(|kind| {
+                format!("{:.2} M, {:.2}×", mean(kind.name(), u, written) / 1e6, mean(kind.name(), u, spread))
+            }));
+            row
+        })
+        .collect();
+    let mut header = vec!["λ"];
+    header.extend(WEAR_FTLS.iter().map(|kind| kind.name()));
+    summary
+        .heading("Sweep over λ (Section 6.2)")
+        .paragraph(&format!(
+            "{samples} task set(s) per λ (seeds {seed}..{}), each with its own block parameters; per cell: mean host \
+             pages written before 2 % of the blocks die, and mean RBER spread p90/p10.",
+            seed + u64::try_from(samples)?.saturating_sub(1)
+        ))
+        .table(&header, &table)
+        .image("host pages before 2 % of blocks die", "fig10_sweep_writes.svg")
+        .image("RBER spread", "fig10_sweep_spread.svg");
     Ok(())
 }
 
