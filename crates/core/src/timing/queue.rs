@@ -3,8 +3,8 @@
 //! current time, so times popped never decrease and a radix heap applies:
 //! push is O(1) and each event moves between buckets at most once per bit of
 //! the gap between its time and the last popped one. Events with equal times
-//! pop in an order fixed by the sequence of pushes and pops, so runs stay
-//! deterministic.
+//! pop in payload order, whatever order they were pushed in, so a run's
+//! trajectory does not depend on incidental push order.
 
 /// An event: its time and an opaque payload (kind and index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +36,15 @@ impl EventQueue {
     pub fn push(&mut self, event: Event) {
         debug_assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
         let bucket = self.bucket(event.time_ns.max(self.last_ns));
-        self.buckets[bucket].push(event);
+        if bucket == 0 {
+            // Bucket 0 is kept sorted, largest payload first, and popped
+            // from its end; it rarely holds more than a few events.
+            let current = &mut self.buckets[0];
+            let at = current.partition_point(|queued| queued.payload > event.payload);
+            current.insert(at, event);
+        } else {
+            self.buckets[bucket].push(event);
+        }
     }
 
     /// Time of the earliest event, without removing it. It leaves the
@@ -70,6 +78,7 @@ impl EventQueue {
             self.buckets[bucket].push(event);
         }
         self.buckets[lowest] = moving;
+        self.buckets[0].sort_unstable_by(|a, b| b.payload.cmp(&a.payload));
         Some(())
     }
 }
@@ -104,6 +113,30 @@ mod tests {
                 prop_assert_eq!(queue.pop().map(|event| event.time_ns), Some(expected));
             }
             prop_assert!(queue.pop().is_none());
+        }
+
+        /// Equal times pop in payload order, however they were pushed,
+        /// including pushes at the current time after a pop.
+        #[test]
+        fn equal_times_pop_in_payload_order(payloads in proptest::collection::vec(0u64..1_000, 2..50)) {
+            let (first, second) = payloads.split_at(payloads.len() / 2);
+            let mut queue = EventQueue::new();
+            queue.push(Event { time_ns: 10, payload: 0 });
+            for &payload in first {
+                queue.push(Event { time_ns: 20, payload });
+            }
+            prop_assert_eq!(queue.pop().map(|event| event.time_ns), Some(10));
+            let smallest_first = first.iter().copied().min().expect("first half is not empty");
+            prop_assert_eq!(queue.pop().map(|event| event.payload), Some(smallest_first));
+            for &payload in second {
+                queue.push(Event { time_ns: 20, payload });
+            }
+            let mut rest: Vec<u64> = first.iter().chain(second).copied().collect();
+            rest.sort_unstable();
+            let taken = rest.iter().position(|&payload| payload == smallest_first).expect("present");
+            rest.remove(taken);
+            let popped: Vec<u64> = std::iter::from_fn(|| queue.pop().map(|event| event.payload)).collect();
+            prop_assert_eq!(popped, rest);
         }
     }
 }
