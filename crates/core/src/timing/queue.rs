@@ -6,6 +6,9 @@
 //! pop in payload order, whatever order they were pushed in, so a run's
 //! trajectory does not depend on incidental push order.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 /// An event: its time and an opaque payload (kind and index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Event {
@@ -17,15 +20,18 @@ pub struct Event {
 /// capacity, so the steady state allocates nothing.
 #[derive(Debug)]
 pub struct EventQueue {
-    /// Bucket `i` holds events whose time differs from `last_ns` first in
-    /// bit `i - 1` (bucket 0: equal to `last_ns`).
+    /// Payloads of the events at exactly `last_ns`, smallest first. Flash
+    /// timings are round numbers, so equal times are common.
+    current: BinaryHeap<Reverse<u64>>,
+    /// Bucket `i` (from 1) holds events whose time differs from `last_ns`
+    /// first in bit `i - 1`; bucket 0 is unused (see `current`).
     buckets: Vec<Vec<Event>>,
     last_ns: u64,
 }
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self { buckets: (0..=64).map(|_| Vec::new()).collect(), last_ns: 0 }
+        Self { current: BinaryHeap::new(), buckets: (0..=64).map(|_| Vec::new()).collect(), last_ns: 0 }
     }
 
     fn bucket(&self, time_ns: u64) -> usize {
@@ -35,15 +41,9 @@ impl EventQueue {
     /// Schedules `event`; its time must not precede the last popped time.
     pub fn push(&mut self, event: Event) {
         debug_assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
-        let bucket = self.bucket(event.time_ns.max(self.last_ns));
-        if bucket == 0 {
-            // Bucket 0 is kept sorted, largest payload first, and popped
-            // from its end; it rarely holds more than a few events.
-            let current = &mut self.buckets[0];
-            let at = current.partition_point(|queued| queued.payload > event.payload);
-            current.insert(at, event);
-        } else {
-            self.buckets[bucket].push(event);
+        match self.bucket(event.time_ns.max(self.last_ns)) {
+            0 => self.current.push(Reverse(event.payload)),
+            bucket => self.buckets[bucket].push(event),
         }
     }
 
@@ -51,7 +51,7 @@ impl EventQueue {
     /// reference time alone, so events may still be pushed at any time
     /// from the last popped one on.
     pub fn peek_time(&self) -> Option<u64> {
-        if !self.buckets[0].is_empty() {
+        if !self.current.is_empty() {
             return Some(self.last_ns);
         }
         let lowest = self.buckets.iter().find(|bucket| !bucket.is_empty())?;
@@ -60,25 +60,23 @@ impl EventQueue {
 
     /// Removes the earliest event.
     pub fn pop(&mut self) -> Option<Event> {
-        self.settle()?;
-        self.buckets[0].pop()
+        if self.current.is_empty() {
+            self.advance()?;
+        }
+        let Reverse(payload) = self.current.pop()?;
+        Some(Event { time_ns: self.last_ns, payload })
     }
 
-    /// Makes bucket 0 non-empty: the lowest non-empty bucket's minimum
-    /// becomes the new reference time and its events spread to lower buckets.
-    fn settle(&mut self) -> Option<()> {
-        if !self.buckets[0].is_empty() {
-            return Some(());
-        }
+    /// Moves the reference time to the lowest non-empty bucket's minimum and
+    /// spreads that bucket's events over the lower buckets and `current`.
+    fn advance(&mut self) -> Option<()> {
         let lowest = self.buckets.iter().position(|bucket| !bucket.is_empty())?;
         let mut moving = std::mem::take(&mut self.buckets[lowest]);
         self.last_ns = moving.iter().map(|event| event.time_ns).min()?;
         for event in moving.drain(..) {
-            let bucket = self.bucket(event.time_ns);
-            self.buckets[bucket].push(event);
+            self.push(event);
         }
         self.buckets[lowest] = moving;
-        self.buckets[0].sort_unstable_by(|a, b| b.payload.cmp(&a.payload));
         Some(())
     }
 }
