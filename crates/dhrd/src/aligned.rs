@@ -42,7 +42,7 @@ impl AlignedBuf {
 
 /// True when `offset` and `len` are multiples of the O_DIRECT alignment.
 pub(crate) fn is_direct_aligned(offset: u64, len: usize) -> bool {
-    offset % DIRECT_ALIGN as u64 == 0 && len % DIRECT_ALIGN == 0
+    offset.is_multiple_of(DIRECT_ALIGN as u64) && len.is_multiple_of(DIRECT_ALIGN)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use crate::config::DeviceConfig;
 use crate::device::Device;
 use crate::error::{DhrdError, Result};
-use crate::stats::LatencySummary;
+use crate::stats::{latency_histogram, record_latency, summarize, LatencySummary};
 
 /// What a benchmark thread does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,10 +80,6 @@ struct ThreadTally {
     writes: u64,
     read_ns: Histogram<u64>,
     write_ns: Histogram<u64>,
-}
-
-fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("constant histogram bounds are valid")
 }
 
 /// Runs `spec` against `device` with `spec.threads` threads, each issuing one request at a time.
@@ -161,31 +157,15 @@ fn run_thread(device: &Device, spec: &WorkloadSpec, blocks: u64, index: usize) -
         let op_started = Instant::now();
         if is_read {
             device.read_at(offset, &mut buf)?;
-            record(&mut tally.read_ns, op_started);
+            record_latency(&mut tally.read_ns, op_started.elapsed());
             tally.reads += 1;
         } else {
             device.write_at(offset, &buf)?;
-            record(&mut tally.write_ns, op_started);
+            record_latency(&mut tally.write_ns, op_started.elapsed());
             tally.writes += 1;
         }
     }
     Ok(tally)
-}
-
-fn record(histogram: &mut Histogram<u64>, started: Instant) {
-    let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    histogram.saturating_record(ns.max(1));
-}
-
-fn summarize(histogram: &Histogram<u64>) -> LatencySummary {
-    LatencySummary {
-        count: histogram.len(),
-        p50_ns: histogram.value_at_quantile(0.50),
-        p90_ns: histogram.value_at_quantile(0.90),
-        p99_ns: histogram.value_at_quantile(0.99),
-        p999_ns: histogram.value_at_quantile(0.999),
-        max_ns: histogram.max(),
-    }
 }
 
 /// Fast initialization seen from a client (section 3.3): how soon after `open` requests complete.

@@ -104,7 +104,7 @@ impl DeviceConfig {
 }
 
 pub(crate) fn validate_size(size: u64) -> Result<()> {
-    if size == 0 || size % BLOCK_BYTES != 0 {
+    if size == 0 || !size.is_multiple_of(BLOCK_BYTES) {
         return Err(DhrdError::Config {
             key: "size_bytes",
             value: size.to_string(),

@@ -41,30 +41,40 @@ pub(crate) struct LatencyRecorder {
 
 impl LatencyRecorder {
     pub(crate) fn new() -> LatencyRecorder {
-        // Three significant digits over 1 ns .. 1 h: bounded memory, well under 1 MiB.
-        // Constant, valid bounds: construction cannot fail.
-        let histogram = Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3)
-            .expect("hdrhistogram accepts constant bounds 1..1h at 3 digits");
         LatencyRecorder {
-            histogram: Mutex::new(histogram),
+            histogram: Mutex::new(latency_histogram()),
         }
     }
 
     pub(crate) fn record(&self, elapsed: Duration) {
-        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(LATENCY_NS_MAX);
-        lock(&self.histogram).saturating_record(ns.clamp(1, LATENCY_NS_MAX));
+        record_latency(&mut lock(&self.histogram), elapsed);
     }
 
     pub(crate) fn summary(&self) -> LatencySummary {
-        let histogram = lock(&self.histogram);
-        LatencySummary {
-            count: histogram.len(),
-            p50_ns: histogram.value_at_quantile(0.50),
-            p90_ns: histogram.value_at_quantile(0.90),
-            p99_ns: histogram.value_at_quantile(0.99),
-            p999_ns: histogram.value_at_quantile(0.999),
-            max_ns: histogram.max(),
-        }
+        summarize(&lock(&self.histogram))
+    }
+}
+
+/// A latency histogram in nanoseconds: 1 ns .. 1 h at three significant digits (bounded memory).
+pub(crate) fn latency_histogram() -> Histogram<u64> {
+    // Constant, valid bounds: construction cannot fail.
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3)
+        .expect("hdrhistogram accepts constant bounds 1..1h at 3 digits")
+}
+
+pub(crate) fn record_latency(histogram: &mut Histogram<u64>, elapsed: Duration) {
+    let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(LATENCY_NS_MAX);
+    histogram.saturating_record(ns.clamp(1, LATENCY_NS_MAX));
+}
+
+pub(crate) fn summarize(histogram: &Histogram<u64>) -> LatencySummary {
+    LatencySummary {
+        count: histogram.len(),
+        p50_ns: histogram.value_at_quantile(0.50),
+        p90_ns: histogram.value_at_quantile(0.90),
+        p99_ns: histogram.value_at_quantile(0.99),
+        p999_ns: histogram.value_at_quantile(0.999),
+        max_ns: histogram.max(),
     }
 }
 

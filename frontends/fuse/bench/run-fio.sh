@@ -9,11 +9,19 @@
 # write; psync engine, one job, queue depth 1, RUNTIME seconds each. Configuration (d), the
 # in-process read_at, is `nandlab dhrd bench`.
 # Usage: run-fio.sh WORKDIR_ON_DISK [SIZE_MIB] [RUNTIME_S] [JOBS]   (root; needs fio and fuse3)
+# PIN_CPU=N pins fio and the daemon to CPU N: on a VM, waking a FUSE thread on another (idle) vCPU
+# costs tens of microseconds, which otherwise dominates a 4 KiB request and makes runs bimodal.
 set -euo pipefail
 work=${1:?work directory on the disk under test}
 size_mib=${2:-1024}
 runtime=${3:-5}
 jobs=${4:-1}
+pin_fio=()
+pin_daemon=()
+if [ -n "${PIN_CPU:-}" ]; then
+  pin_fio=(--cpus_allowed="$PIN_CPU")
+  pin_daemon=(taskset -c "$PIN_CPU")
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 daemon="$root/target/release/nandlab-dhrd-fuse"
@@ -48,7 +56,7 @@ run() { # config file direct sync
     local json
     json=$(fio --name="$name" --filename="$file" --rw="$rw" --bs="$bs" --size="${size_mib}m" \
       --direct="$direct" --sync="$sync" --ioengine=psync --numjobs="$jobs" --group_reporting \
-      --time_based --runtime="$runtime" --randrepeat=1 --output-format=json "$@")
+      --time_based --runtime="$runtime" --randrepeat=1 --output-format=json "${pin_fio[@]}" "$@")
     FIO_JSON=$json python3 - "$config" "$name" <<'PY'
 import json, os, sys
 config, name = sys.argv[1], sys.argv[2]
@@ -80,7 +88,8 @@ rm -f "$shm"
 
 # (a) DHRD over FUSE; the backing file is filled first so initialization copies real data
 fill "$work/dhrd-backing.img" 1
-"$daemon" --backing "$work/dhrd-backing.img" --mount "$work/mnt" --durability direct --progress-ms 0 >"$work/daemon.out" &
+rm -f "$work/daemon.out"
+"${pin_daemon[@]}" "$daemon" --backing "$work/dhrd-backing.img" --mount "$work/mnt" --durability direct --progress-ms 0 >"$work/daemon.out" &
 pid=$!
 until grep -q "dhrd: serving" "$work/daemon.out" 2>/dev/null; do sleep 0.05; done
 until grep -q "init_finished_after_ms [0-9]" "$work/mnt/stats"; do sleep 0.1; done

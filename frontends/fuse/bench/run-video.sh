@@ -34,7 +34,7 @@ video() { # label dir
 
 # (a) DHRD: 4 GiB image, ext4, files inside; once per durability mode (DURABILITIES)
 for durability in ${DURABILITIES:-direct write-back}; do
-  rm -f "$work/video-backing.img"
+  rm -f "$work/video-backing.img" "$work/serve.out"
   "$nandlab" dhrd serve --backing "$work/video-backing.img" --size 4GiB --mount "$work/mnt" \
     --durability "$durability" --progress-ms 0 >"$work/serve.out" &
   pid=$!

@@ -14,6 +14,8 @@ pub enum FuseError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{0} is already a mount point (is another DHRD serving it?); unmount it first")]
+    MountPointBusy(PathBuf),
     #[error("mount point {0} is not an existing directory")]
     MountPointMissing(PathBuf),
     #[error("installing the SIGINT/SIGTERM handler failed: {0}")]

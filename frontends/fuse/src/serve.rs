@@ -125,6 +125,9 @@ pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> R
     if !mountpoint.is_dir() {
         return Err(FuseError::MountPointMissing(mountpoint.to_path_buf()));
     }
+    if is_mount_point(mountpoint) {
+        return Err(FuseError::MountPointBusy(mountpoint.to_path_buf()));
+    }
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::FSName("nandlab-dhrd".into()),
@@ -149,6 +152,17 @@ pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> R
         session: Some(session),
         mountpoint: mountpoint.to_path_buf(),
     })
+}
+
+/// True when `path` is the root of a mounted file system (its device differs from its parent's).
+/// Mounting over a live mount would hide it and confuse every later path lookup.
+fn is_mount_point(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let parent = path.join("..");
+    match (std::fs::metadata(path), std::fs::metadata(parent)) {
+        (Ok(inner), Ok(outer)) => inner.dev() != outer.dev(),
+        _ => false,
+    }
 }
 
 /// A daemon killed with SIGKILL leaves its mount behind, answering ENOTCONN; detach it.

@@ -1,5 +1,6 @@
 //! The FUSE file semantics a loop device and a reader need: unaligned direct reads and writes,
-//! writes clipped at the end of the disk, fsync, punch-hole, and the stats file.
+//! writes clipped at the end of the disk, fsync, punch-hole, the stats file, and refusing to mount
+//! over a live mount.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use nandlab_dhrd::{Device, DeviceConfig};
-use nandlab_fuse::{mount, MountOptions, STATS_FILE_NAME};
+use nandlab_fuse::{mount, FuseError, MountOptions, STATS_FILE_NAME};
 use nix::fcntl::{fallocate, FallocateFlags};
 use support::fuse_unavailable;
 
@@ -60,6 +61,10 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     for key in ["reads ", "writes 2", "discards 1", "read_latency_p99_ns", "init_permille 1000"] {
         assert!(stats.contains(key), "stats lack {key:?}:\n{stats}");
     }
+    // A second daemon must not stack its mount over a live one.
+    let second = mount(Arc::clone(&device), &mnt, options);
+    assert!(matches!(second, Err(FuseError::MountPointBusy(_))));
+
     drop(disk);
     fuse.unmount().expect("unmount");
     assert_eq!(device.verify_mirror().expect("mirror"), 8);

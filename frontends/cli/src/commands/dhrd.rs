@@ -184,7 +184,7 @@ fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()>
         let take = usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
         file.write_all(&block[..take]).with_context(|| format!("fill {}", path.display()))?;
         written += take as u64;
-        if written % (256 << 20) == 0 {
+        if written.is_multiple_of(256 << 20) {
             eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
         }
     }
