@@ -2,8 +2,9 @@
 //!
 //! A writer issues random writes (random sizes and offsets, unaligned) through DIR/disk and logs
 //! each acknowledged one into a reference image; a killer thread sends SIGKILL at a random moment;
-//! the next daemon start (which clears the stale mount itself and re-initializes from the backing
-//! store, clearing the stale mount the dead daemon left, with a throttled copier so writes and kills also land during initialization) must read
+//! the next daemon start (which clears the stale mount the dead daemon left and re-initializes from
+//! the backing store, with a throttled copier in every other round so writes and kills land both
+//! during and after initialization) must read
 //! back every acknowledged write exactly. Only the bytes of the one write in flight at the kill are
 //! uncertain; they are adopted from the device after the check.
 
@@ -36,12 +37,17 @@ struct Daemon {
 }
 
 impl Daemon {
-    fn start(backing: &Path, mountpoint: &Path) -> Daemon {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"))
+    /// `throttled` slows the copier so the kill lands during initialization.
+    fn start(backing: &Path, mountpoint: &Path, throttled: bool) -> Daemon {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"));
+        if throttled {
+            command.args(["--copy-rate", "200MiB"]);
+        }
+        let mut child = command
             .args(["--backing", backing.to_str().expect("utf-8 path")])
             .args(["--size", &SIZE_BYTES.to_string()])
             .args(["--mount", mountpoint.to_str().expect("utf-8 path")])
-            .args(["--chunk", "256KiB", "--copy-rate", "200MiB", "--progress-ms", "0"])
+            .args(["--chunk", "256KiB", "--progress-ms", "0"])
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -128,19 +134,20 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
     let mut killed_during_init = 0usize;
 
     for round in 0..KILLS {
-        let mut daemon = Daemon::start(&backing, &mountpoint);
+        let mut daemon = Daemon::start(&backing, &mountpoint, round % 2 == 0);
         let disk = daemon.disk();
-        let init_running = init_running(&mountpoint);
-        killed_during_init += usize::from(init_running);
         let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
         let kill_after = Duration::from_millis(rng.random_range(10..100));
         let killed = Arc::new(AtomicBool::new(false));
         let killer = {
             let killed = Arc::clone(&killed);
+            let mountpoint = mountpoint.clone();
             thread::spawn(move || {
                 thread::sleep(kill_after);
+                let during_init = init_running(&mountpoint);
                 nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).expect("SIGKILL");
                 killed.store(true, Ordering::Release);
+                during_init
             })
         };
         // Writes only after the check, so the check itself never races the kill.
@@ -161,7 +168,7 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
                 break;
             }
         }
-        killer.join().expect("killer thread");
+        killed_during_init += usize::from(killer.join().expect("killer thread"));
         assert!(killed.load(Ordering::Acquire));
         drop(disk);
         let _ = daemon.child.wait();
@@ -169,12 +176,12 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
         drop(daemon);
 
         // Restart from the backing store alone and check before anything else is written.
-        let daemon = Daemon::start(&backing, &mountpoint);
+        let daemon = Daemon::start(&backing, &mountpoint, true);
         reference.verify(&daemon.disk(), round);
         drop(daemon); // SIGKILL again: the next round recovers from this kill too
     }
 
-    let mut daemon = Daemon::start(&backing, &mountpoint);
+    let mut daemon = Daemon::start(&backing, &mountpoint, false);
     reference.verify(&daemon.disk(), KILLS);
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(daemon.child.id() as i32),
