@@ -9,23 +9,13 @@
 # write; psync engine, one job, queue depth 1, RUNTIME seconds each. Configuration (d), the
 # in-process read_at, is `nandlab dhrd bench`.
 # Usage: run-fio.sh WORKDIR_ON_DISK [SIZE_MIB] [RUNTIME_S] [JOBS]   (root; needs fio and fuse3)
-# PIN_CPU=N pins fio and the daemon to CPU N: on a VM, waking a FUSE thread on another (idle) vCPU
-# costs tens of microseconds, which otherwise dominates a 4 KiB request and makes runs bimodal.
+# PIN_CPU=N pins fio and the daemon to one CPU (see common.sh).
 set -euo pipefail
 work=${1:?work directory on the disk under test}
 size_mib=${2:-1024}
 runtime=${3:-5}
 jobs=${4:-1}
-pin_fio=()
-pin_daemon=()
-if [ -n "${PIN_CPU:-}" ]; then
-  pin_fio=(--cpus_allowed="$PIN_CPU")
-  pin_daemon=(taskset -c "$PIN_CPU")
-fi
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../../.." && pwd)
-daemon="$root/target/release/nandlab-dhrd-fuse"
-[ -x "$daemon" ] || (cd "$root" && cargo build --release -p nandlab-fuse)
+source "$(dirname "$0")/common.sh"
 mkdir -p "$work/mnt"
 shm=/dev/shm/dhrd-bench-ramdisk.img
 cleanup() {

@@ -3,21 +3,13 @@
 # both see the same state of a disk whose speed drifts (host caches, writeback after a fill).
 #   SSD: fio O_DIRECT+O_DSYNC on a file; DHRD: fio O_DIRECT on DIR/disk (durability=direct).
 # Usage: run-write-compare.sh WORKDIR_ON_DISK [SIZE_MIB=1024] [RUNTIME_S=5] [ROUNDS=3]  (root)
-# PIN_CPU=N pins fio and the daemon to one CPU (see run-fio.sh).
+# PIN_CPU=N pins fio and the daemon to one CPU (see common.sh).
 set -euo pipefail
 work=${1:?work directory on the disk under test}
 size_mib=${2:-1024}
 runtime=${3:-5}
 rounds=${4:-3}
-pin_fio=()
-pin_daemon=()
-if [ -n "${PIN_CPU:-}" ]; then
-  pin_fio=(--cpus_allowed="$PIN_CPU")
-  pin_daemon=(taskset -c "$PIN_CPU")
-fi
-root=$(cd "$(dirname "$0")/../../.." && pwd)
-daemon="$root/target/release/nandlab-dhrd-fuse"
-[ -x "$daemon" ] || (cd "$root" && cargo build --release -p nandlab-fuse)
+source "$(dirname "$0")/common.sh"
 mkdir -p "$work/mnt"
 cleanup() {
   [ -n "${pid:-}" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true

@@ -20,9 +20,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-use support::fuse_unavailable;
+use rand::RngExt;
+use support::{fuse_unavailable, seeded_rng, skipped};
 
 const KILLS: usize = 50;
 const SIZE_BYTES: u64 = 32 << 20;
@@ -114,13 +113,10 @@ impl Reference {
 
 #[test]
 fn acknowledged_writes_survive_sigkill_of_the_daemon() {
-    if let Some(reason) = fuse_unavailable() {
-        eprintln!("SKIPPED: {reason}");
+    if skipped(fuse_unavailable()) {
         return;
     }
-    let seed = 0xC4A5_4DE5_u64;
-    eprintln!("seed {seed:#x}");
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut rng = seeded_rng(0xC4A5_4DE5_u64);
     let dir = tempfile::tempdir().expect("tempdir");
     let backing = dir.path().join("backing.img");
     let mountpoint = dir.path().join("mnt");

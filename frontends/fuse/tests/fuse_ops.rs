@@ -12,12 +12,11 @@ use std::sync::Arc;
 use nandlab_dhrd::{Device, DeviceConfig};
 use nandlab_fuse::{mount, FuseError, MountOptions, STATS_FILE_NAME};
 use nix::fcntl::{fallocate, FallocateFlags};
-use support::fuse_unavailable;
+use support::{fuse_unavailable, skipped};
 
 #[test]
 fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
-    if let Some(reason) = fuse_unavailable() {
-        eprintln!("SKIPPED: {reason}");
+    if skipped(fuse_unavailable()) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

@@ -8,9 +8,8 @@ use std::sync::Arc;
 
 use nandlab_dhrd::{Device, DeviceConfig};
 use nandlab_fuse::{mount, MountOptions};
-use rand::{RngExt, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-use support::{loop_unavailable, run, Cleanup};
+use rand::RngExt;
+use support::{loop_unavailable, run, seeded_rng, skipped, Cleanup};
 
 const OPTIONS: MountOptions = MountOptions {
     threads: 2,
@@ -19,19 +18,16 @@ const OPTIONS: MountOptions = MountOptions {
 
 #[test]
 fn ext4_on_a_loop_device_over_the_fuse_disk_survives_a_restart() {
-    if let Some(reason) = loop_unavailable() {
-        eprintln!("SKIPPED: {reason}");
+    if skipped(loop_unavailable()) {
         return;
     }
-    let seed = 0x10_0e_47_u64;
-    eprintln!("seed {seed:#x}");
     let dir = tempfile::tempdir().expect("tempdir");
     let backing = dir.path().join("backing.img");
     let fuse_dir = dir.path().join("fuse");
     let ext4_dir = dir.path().join("ext4");
     std::fs::create_dir_all(&fuse_dir).expect("mkdir fuse");
     std::fs::create_dir_all(&ext4_dir).expect("mkdir ext4");
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut rng = seeded_rng(0x10_0e_47);
     let big: Vec<u8> = (0..3_000_000).map(|_| rng.random()).collect();
     let mut config = DeviceConfig::new(&backing, Some(128 << 20));
     config.chunk_bytes = 1 << 20;

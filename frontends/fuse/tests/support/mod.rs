@@ -6,6 +6,24 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Prints `SKIPPED: <reason>` and returns true when a capability is missing.
+pub fn skipped(missing: Option<String>) -> bool {
+    match missing {
+        Some(reason) => {
+            eprintln!("SKIPPED: {reason}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// The test's random generator; the seed is printed so a failure can be replayed.
+pub fn seeded_rng(seed: u64) -> rand_xoshiro::Xoshiro256PlusPlus {
+    use rand::SeedableRng;
+    eprintln!("seed {seed:#x}");
+    rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
 /// Returns why FUSE tests cannot run here, if they cannot.
 pub fn fuse_unavailable() -> Option<String> {
     if !Path::new("/dev/fuse").exists() {
