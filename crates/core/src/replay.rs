@@ -1,12 +1,13 @@
-//! Trace replay in counting mode: host events from a block trace pass the
-//! DISCARD stage and reach the FTL as page writes, reads and trims. The
-//! front end turns a trace file into [`HostEvent`]s; this module never
-//! touches files.
+//! Trace replay: host events from a block trace pass the DISCARD stage and
+//! reach the device as page writes, reads and trims, in counting mode
+//! ([`Replayer::apply`], event by event). The front end turns a trace file into [`HostEvent`]s;
+//! this module never touches files.
 
 use crate::config::{Config, ConfigError};
 use crate::device::Geometry;
 use crate::ftl::{FtlError, PageFtl};
 use crate::host::discard::{DiscardScheduler, DiscardStats, SectorRange};
+use crate::host::{submit, Op, Request};
 use crate::metrics::{EraseStats, WafPoint, WafSeries};
 use crate::sim::{DeviceSummary, PhaseReport, SimError};
 use crate::units::{Lpn, SimNs, StreamId};
@@ -64,82 +65,46 @@ pub struct ReplayReport {
     pub waf_series: Vec<WafPoint>,
 }
 
-/// Replays events one by one; [`Replayer::finish`] issues what the DISCARD
-/// stage still holds and reports.
-pub struct Replayer {
-    config: Config,
-    geometry: Geometry,
-    ftl: PageFtl,
+/// The host side of a replay: counts the trace, runs the DISCARD stage and
+/// turns each event into the device requests it causes, in the order the
+/// device must see them.
+struct HostStage {
+    sectors_per_page: u64,
+    logical_pages: u32,
     discard: DiscardScheduler,
     issue: Vec<SectorRange>,
     counts: TraceCounts,
-    series: WafSeries,
     events: u64,
 }
 
-impl Replayer {
-    pub fn new(config: &Config) -> Result<Self, SimError> {
-        let geometry = config.validate()?;
-        let ftl = PageFtl::new(&geometry, &config.ftl, config.seed)?;
-        let window = config.metrics.window_pages.unwrap_or_else(|| (u64::from(geometry.logical_pages) / 20).max(1));
-        let series = WafSeries::new(window, ftl.counters());
-        Ok(Self {
-            config: config.clone(),
-            geometry,
-            ftl,
-            discard: DiscardScheduler::new(&config.discard),
-            issue: Vec::new(),
-            counts: TraceCounts::default(),
-            series,
-            events: 0,
-        })
-    }
-
-    pub fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    /// Applies one event. Errors name the event's position in the trace.
-    pub fn apply(&mut self, event: &HostEvent) -> Result<(), SimError> {
+impl HostStage {
+    /// Appends the requests `event` causes to `out`. Ranges the DISCARD
+    /// stage makes due before the event are trimmed before it: a write
+    /// arriving now must never be trimmed by an older DISCARD.
+    fn requests(&mut self, event: &HostEvent, out: &mut impl Extend<Request>) -> Result<(), FtlError> {
         self.events += 1;
         self.count(event);
         self.discard.advance(event.time, &mut self.issue);
-        let result = match event.op {
+        self.trims(event.stream, out)?;
+        match event.op {
             HostOp::Write => {
                 self.discard.write(event.sectors);
-                self.write(event)
+                out.extend(self.touched(Op::Write, event)?);
             }
-            HostOp::Read => self.read(event),
-            HostOp::Discard => {
-                self.discard.discard(event.time, event.sectors, &mut self.issue);
-                Ok(())
-            }
-            HostOp::Flush => Ok(()),
-        };
-        result.map_err(|error| self.locate(error))?;
+            HostOp::Read => out.extend(self.touched(Op::Read, event)?),
+            HostOp::Discard => self.discard.discard(event.time, event.sectors, &mut self.issue),
+            HostOp::Flush => {}
+        }
         if event.journal_commit {
             self.discard.journal_commit(event.time, &mut self.issue);
         }
-        self.trim_issued().map_err(|error| self.locate(error))?;
-        self.series.observe(self.ftl.counters());
-        Ok(())
+        self.trims(event.stream, out)
     }
 
-    pub fn finish(mut self) -> Result<ReplayReport, SimError> {
+    /// The end of the trace: what the DISCARD stage still holds.
+    fn finish(&mut self, out: &mut impl Extend<Request>) -> Result<(), FtlError> {
         self.discard.finish(&mut self.issue);
-        self.trim_issued()?;
-        let geometry = self.geometry;
-        Ok(ReplayReport {
-            nandlab_version: env!("CARGO_PKG_VERSION"),
-            seed: self.config.seed,
-            device: DeviceSummary::new(&geometry),
-            trace: self.counts,
-            discard: self.discard.stats().clone(),
-            measured: PhaseReport::new(self.ftl.counters().clone()),
-            erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),
-            waf_series: self.series.into_points(),
-            config: self.config,
-        })
+        self.trims(StreamId(0), out)
     }
 
     fn count(&mut self, event: &HostEvent) {
@@ -156,46 +121,36 @@ impl Replayer {
         counts.last_ns = Some(event.time.0);
     }
 
-    /// Every page the request touches is written: a partial page costs a
-    /// whole page program (the read-modify-write's read is not modelled here).
-    fn write(&mut self, event: &HostEvent) -> Result<(), FtlError> {
-        self.ftl.count_request();
-        for lpn in self.touched_pages(event.sectors) {
-            self.ftl.write(Lpn(lpn), event.stream)?;
-        }
-        Ok(())
-    }
-
-    fn read(&mut self, event: &HostEvent) -> Result<(), FtlError> {
-        self.ftl.count_request();
-        for lpn in self.touched_pages(event.sectors) {
-            self.ftl.read(Lpn(lpn))?;
-        }
-        Ok(())
+    /// Every page the request touches: a partial page costs a whole page
+    /// program (the read-modify-write's read is not modelled).
+    fn touched(&self, op: Op, event: &HostEvent) -> Result<Option<Request>, FtlError> {
+        let first = event.sectors.start / self.sectors_per_page;
+        let end = event.sectors.end.div_ceil(self.sectors_per_page);
+        self.request(op, first, end, event.stream)
     }
 
     /// Trims the pages wholly inside each issued range: a device cannot
     /// invalidate part of a page.
-    fn trim_issued(&mut self) -> Result<(), FtlError> {
-        let sectors_per_page = u64::from(self.geometry.sectors_per_page());
-        for range in self.issue.drain(..) {
-            let first = range.start.div_ceil(sectors_per_page);
-            let end = range.end / sectors_per_page;
-            if end > first {
-                let first = page_number(first, &self.geometry)?;
-                let pages = u32::try_from(end - u64::from(first)).map_err(|_| out_of_range(end, &self.geometry))?;
-                self.ftl.trim(Lpn(first), pages)?;
-            }
+    fn trims(&mut self, stream: StreamId, out: &mut impl Extend<Request>) -> Result<(), FtlError> {
+        for range in std::mem::take(&mut self.issue) {
+            let first = range.start.div_ceil(self.sectors_per_page);
+            let end = range.end / self.sectors_per_page;
+            out.extend(self.request(Op::Trim, first, end, stream)?);
         }
         Ok(())
     }
 
-    fn touched_pages(&self, sectors: SectorRange) -> std::ops::Range<u32> {
-        let sectors_per_page = u64::from(self.geometry.sectors_per_page());
-        let first = sectors.start / sectors_per_page;
-        let end = sectors.end.div_ceil(sectors_per_page);
-        let clamp = |page: u64| u32::try_from(page).unwrap_or(u32::MAX);
-        clamp(first)..clamp(end)
+    fn request(&self, op: Op, first: u64, end: u64, stream: StreamId) -> Result<Option<Request>, FtlError> {
+        if end <= first {
+            return Ok(None);
+        }
+        let out_of_range = || FtlError::LpnOutOfRange { lpn: end - 1, logical_pages: self.logical_pages };
+        if end > u64::from(self.logical_pages) {
+            return Err(out_of_range());
+        }
+        let start = u32::try_from(first).map_err(|_| out_of_range())?;
+        let pages = u32::try_from(end - first).map_err(|_| out_of_range())?;
+        Ok(Some(Request { op, start: Lpn(start), pages, stream }))
     }
 
     fn locate(&self, error: FtlError) -> SimError {
@@ -206,10 +161,70 @@ impl Replayer {
     }
 }
 
-fn page_number(page: u64, geometry: &Geometry) -> Result<u32, FtlError> {
-    u32::try_from(page).map_err(|_| out_of_range(page, geometry))
+/// Replays events one by one ([`Replayer::apply`] then [`Replayer::finish`]).
+pub struct Replayer {
+    config: Config,
+    geometry: Geometry,
+    ftl: PageFtl,
+    host: HostStage,
+    requests: Vec<Request>,
+    series: WafSeries,
 }
 
-fn out_of_range(page: u64, geometry: &Geometry) -> FtlError {
-    FtlError::LpnOutOfRange { lpn: page, logical_pages: geometry.logical_pages }
+impl Replayer {
+    pub fn new(config: &Config) -> Result<Self, SimError> {
+        let geometry = config.validate()?;
+        let ftl = PageFtl::new(&geometry, &config.ftl, config.seed)?;
+        let window = config.metrics.window_pages.unwrap_or_else(|| (u64::from(geometry.logical_pages) / 20).max(1));
+        let series = WafSeries::new(window, ftl.counters());
+        let host = HostStage {
+            sectors_per_page: u64::from(geometry.sectors_per_page()),
+            logical_pages: geometry.logical_pages,
+            discard: DiscardScheduler::new(&config.discard),
+            issue: Vec::new(),
+            counts: TraceCounts::default(),
+            events: 0,
+        };
+        Ok(Self { config: config.clone(), geometry, ftl, host, requests: Vec::new(), series })
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// Applies one event in counting mode. Errors name the event's position in the trace.
+    pub fn apply(&mut self, event: &HostEvent) -> Result<(), SimError> {
+        self.host.requests(event, &mut self.requests).map_err(|error| self.host.locate(error))?;
+        self.submit_pending()?;
+        self.series.observe(self.ftl.counters());
+        Ok(())
+    }
+
+    /// Issues what the DISCARD stage still holds and reports.
+    pub fn finish(mut self) -> Result<ReplayReport, SimError> {
+        self.host.finish(&mut self.requests).map_err(|error| self.host.locate(error))?;
+        self.submit_pending()?;
+        let geometry = self.geometry;
+        Ok(ReplayReport {
+            nandlab_version: env!("CARGO_PKG_VERSION"),
+            seed: self.config.seed,
+            device: DeviceSummary::new(&geometry),
+            trace: self.host.counts,
+            discard: self.host.discard.stats().clone(),
+            measured: PhaseReport::new(self.ftl.counters().clone()),
+            erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),
+            waf_series: self.series.into_points(),
+            config: self.config,
+        })
+    }
+
+    fn submit_pending(&mut self) -> Result<(), SimError> {
+        for request in self.requests.drain(..) {
+            submit(&mut self.ftl, &request).map_err(|error| self.host.locate(error))?;
+        }
+        Ok(())
+    }
 }
+
+#[cfg(test)]
+mod tests;

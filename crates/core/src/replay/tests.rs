@@ -1,0 +1,96 @@
+//! Replays of hand-written event sequences: the order in which the DISCARD
+//! stage's trims and the trace's writes reach the FTL.
+
+use super::*;
+use crate::config::ConfigBuilder;
+use crate::host::discard::DiscardPolicy;
+
+const MS: u64 = 1_000_000;
+/// 4 KiB pages: 8 sectors each.
+const PAGE: u64 = 8;
+
+fn config(policy: DiscardPolicy) -> Config {
+    let (mut config, _) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("the small preset is valid");
+    config.discard.policy = policy;
+    config.discard.delay_ms = 10;
+    config
+}
+
+fn event(time_ms: u64, op: HostOp, first_page: u64, pages: u64) -> HostEvent {
+    HostEvent { time: SimNs(time_ms * MS), op, sectors: SectorRange::new(first_page * PAGE, pages * PAGE), journal_commit: false, stream: StreamId(0) }
+}
+
+fn commit(time_ms: u64) -> HostEvent {
+    HostEvent { journal_commit: true, ..event(time_ms, HostOp::Flush, 0, 0) }
+}
+
+/// Two adjacent files written, deleted (one DISCARD each), the first one's
+/// space partly reallocated, and commits before and after the delay.
+fn delete_and_reallocate() -> Vec<HostEvent> {
+    vec![
+        event(0, HostOp::Write, 100, 16),
+        event(0, HostOp::Write, 116, 16),
+        commit(1),
+        event(2, HostOp::Discard, 100, 16),
+        event(2, HostOp::Discard, 116, 16),
+        commit(3),
+        event(5, HostOp::Write, 100, 4),
+        commit(6),
+        commit(21),
+        event(22, HostOp::Read, 100, 32),
+    ]
+}
+
+fn replay(policy: DiscardPolicy, events: &[HostEvent]) -> ReplayReport {
+    let mut replayer = Replayer::new(&config(policy)).expect("valid config");
+    for event in events {
+        replayer.apply(event).expect("the events fit the device");
+    }
+    replayer.finish().expect("finishes")
+}
+
+#[test]
+fn delay_d_cancels_the_reallocated_part_and_merges_the_rest() {
+    let report = replay(DiscardPolicy::DelayD, &delete_and_reallocate());
+    let discard = &report.discard;
+    assert_eq!((discard.received_commands, discard.issued_commands, discard.merged_commands), (2, 1, 1));
+    assert_eq!(discard.cancelled_sectors, 4 * PAGE);
+    assert_eq!(report.measured.counters.host_pages_trimmed, 28, "pages 104..132 are trimmed in one command");
+    // The read of pages 100..132 after the last commit finds the 4 rewritten pages and nothing else.
+    assert_eq!(report.measured.counters.unmapped_reads, 28);
+}
+
+#[test]
+fn online_trims_everything_and_off_nothing() {
+    let online = replay(DiscardPolicy::Online, &delete_and_reallocate());
+    assert_eq!((online.discard.issued_commands, online.measured.counters.host_pages_trimmed), (2, 32));
+    assert_eq!(online.measured.counters.unmapped_reads, 28, "the reallocated pages were written after their trim");
+    let off = replay(DiscardPolicy::Off, &delete_and_reallocate());
+    assert_eq!((off.discard.issued_commands, off.measured.counters.host_pages_trimmed), (0, 0));
+    assert_eq!(off.measured.counters.unmapped_reads, 0);
+}
+
+/// Regression: a range the timer made due at a write's arrival was trimmed
+/// after the write, wiping the data just written.
+#[test]
+fn a_range_due_at_a_write_is_trimmed_before_the_write() {
+    let events = [
+        event(0, HostOp::Write, 10, 8),
+        event(1, HostOp::Discard, 10, 8),
+        // No commit: the timer issues after twice the delay, at this write.
+        event(30, HostOp::Write, 10, 8),
+        event(31, HostOp::Read, 10, 8),
+    ];
+    let report = replay(DiscardPolicy::DelayD, &events);
+    assert_eq!(report.discard.issued_commands, 1, "the range was due before the write cancelled it");
+    assert_eq!(report.measured.counters.unmapped_reads, 0, "the rewritten pages must survive");
+}
+
+#[test]
+fn a_request_beyond_the_device_names_its_position() {
+    let mut replayer = Replayer::new(&config(DiscardPolicy::Online)).expect("valid config");
+    let beyond = u64::from(replayer.geometry().logical_pages);
+    replayer.apply(&event(0, HostOp::Write, 0, 1)).expect("fits");
+    let error = replayer.apply(&event(0, HostOp::Write, beyond - 1, 2)).expect_err("out of range");
+    assert!(error.to_string().contains("trace request #2"), "{error}");
+}
