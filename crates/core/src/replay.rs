@@ -1,7 +1,9 @@
 //! Trace replay: host events from a block trace pass the DISCARD stage and
 //! reach the device as page writes, reads and trims, in counting mode
-//! ([`Replayer::apply`], event by event). The front end turns a trace file into [`HostEvent`]s;
-//! this module never touches files.
+//! ([`Replayer::apply`], event by event) or through the timing model
+//! ([`Replayer::run_timed`]: open loop in trace time, or closed loop at the
+//! configured queue depth). The front end turns a trace file into
+//! [`HostEvent`]s; this module never touches files.
 
 use crate::config::{Config, ConfigError};
 use crate::device::Geometry;
@@ -9,9 +11,11 @@ use crate::ftl::{FtlError, PageFtl};
 use crate::host::discard::{DiscardScheduler, DiscardStats, SectorRange};
 use crate::host::{submit, Op, Request};
 use crate::metrics::{EraseStats, WafPoint, WafSeries};
-use crate::sim::{DeviceSummary, PhaseReport, SimError};
+use crate::sim::{DeviceSummary, PhaseReport, Progress, SimError};
+use crate::timing::{Engine, RequestSource, TimedReport, TimedRequest};
 use crate::units::{Lpn, SimNs, StreamId};
 use serde::Serialize;
+use std::collections::VecDeque;
 
 /// Bytes per sector in [`HostEvent`] addresses.
 pub const SECTOR_BYTES: u64 = 512;
@@ -62,7 +66,11 @@ pub struct ReplayReport {
     pub discard: DiscardStats,
     pub measured: PhaseReport,
     pub erase_counts: EraseStats,
+    /// WAF over time (counting mode only: a timed replay reports the
+    /// throughput series in `timed` instead).
     pub waf_series: Vec<WafPoint>,
+    /// Throughput, latencies and run time of a timed replay.
+    pub timed: Option<TimedReport>,
 }
 
 /// The host side of a replay: counts the trace, runs the DISCARD stage and
@@ -204,8 +212,33 @@ impl Replayer {
     pub fn finish(mut self) -> Result<ReplayReport, SimError> {
         self.host.finish(&mut self.requests).map_err(|error| self.host.locate(error))?;
         self.submit_pending()?;
+        Ok(self.report(None))
+    }
+
+    /// Replays `events` through the timing model (`[timing]`): each event's
+    /// requests arrive at the event's time (`timing.arrival = "open"`) or as
+    /// soon as a queue slot frees (`"closed"`, the device's own pace). Call
+    /// it on a fresh replayer, instead of [`Self::apply`].
+    pub fn run_timed(
+        mut self,
+        events: &mut dyn Iterator<Item = HostEvent>,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<ReplayReport, SimError> {
+        let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
+        let mut source = TraceSource { events, host: &mut self.host, pending: VecDeque::new(), error: None, done: false };
+        // The trace's length is unknown: progress counts completed requests.
+        let mut progress = |update: Progress| observer(Progress { total: 0, ..update });
+        let timed = engine.run(&mut self.ftl, &mut source, u64::MAX, &mut progress);
+        if let Some(error) = source.error {
+            return Err(error);
+        }
+        let timed = timed.map_err(|error| self.host.locate(error))?;
+        Ok(self.report(Some(timed)))
+    }
+
+    fn report(self, timed: Option<TimedReport>) -> ReplayReport {
         let geometry = self.geometry;
-        Ok(ReplayReport {
+        ReplayReport {
             nandlab_version: env!("CARGO_PKG_VERSION"),
             seed: self.config.seed,
             device: DeviceSummary::new(&geometry),
@@ -214,8 +247,9 @@ impl Replayer {
             measured: PhaseReport::new(self.ftl.counters().clone()),
             erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),
             waf_series: self.series.into_points(),
+            timed,
             config: self.config,
-        })
+        }
     }
 
     fn submit_pending(&mut self) -> Result<(), SimError> {
@@ -223,6 +257,46 @@ impl Replayer {
             submit(&mut self.ftl, &request).map_err(|error| self.host.locate(error))?;
         }
         Ok(())
+    }
+}
+
+/// The timed engine's request source over a trace: each event passes the
+/// DISCARD stage, and the requests it causes arrive at the event's time.
+struct TraceSource<'a> {
+    events: &'a mut dyn Iterator<Item = HostEvent>,
+    host: &'a mut HostStage,
+    pending: VecDeque<Request>,
+    error: Option<SimError>,
+    done: bool,
+}
+
+impl TraceSource<'_> {
+    /// Turns the next event (or the end of the trace) into pending requests;
+    /// `None` when nothing more will come.
+    fn refill(&mut self) -> Option<()> {
+        if self.done || self.error.is_some() {
+            return None;
+        }
+        let outcome = match self.events.next() {
+            Some(event) => self.host.requests(&event, &mut self.pending),
+            None => {
+                self.done = true;
+                self.host.finish(&mut self.pending)
+            }
+        };
+        outcome.map_err(|error| self.error = Some(self.host.locate(error))).ok()
+    }
+}
+
+impl RequestSource for TraceSource<'_> {
+    /// Requests arrive at the time of the event that caused them; the
+    /// DISCARD stage's final issue at the end of the trace arrives with the last event.
+    fn next_request(&mut self) -> Option<TimedRequest> {
+        while self.pending.is_empty() {
+            self.refill()?;
+        }
+        let request = self.pending.pop_front()?;
+        Some(TimedRequest { request, arrival: SimNs(self.host.counts.last_ns.unwrap_or(0)), priority: false })
     }
 }
 

@@ -94,3 +94,56 @@ fn a_request_beyond_the_device_names_its_position() {
     let error = replayer.apply(&event(0, HostOp::Write, beyond - 1, 2)).expect_err("out of range");
     assert!(error.to_string().contains("trace request #2"), "{error}");
 }
+
+fn replay_timed(config: &Config, events: &[HostEvent]) -> ReplayReport {
+    let replayer = Replayer::new(config).expect("valid config");
+    replayer.run_timed(&mut events.iter().copied(), &mut |_| {}).expect("replays")
+}
+
+#[test]
+fn a_timed_replay_reaches_the_ftl_with_what_counting_mode_does() {
+    let events = delete_and_reallocate();
+    for policy in [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD] {
+        let counted = replay(policy, &events);
+        let timed = replay_timed(&config(policy), &events);
+        let (counted_ftl, timed_ftl) = (&counted.measured.counters, &timed.measured.counters);
+        assert_eq!(counted_ftl.host_pages_written, timed_ftl.host_pages_written, "{policy:?}");
+        assert_eq!(counted_ftl.host_pages_trimmed, timed_ftl.host_pages_trimmed, "{policy:?}");
+        assert_eq!(counted_ftl.unmapped_reads, timed_ftl.unmapped_reads, "{policy:?}");
+        assert_eq!(counted.discard, timed.discard, "{policy:?}");
+        let report = timed.timed.expect("a timed replay reports time");
+        let requests = 3 + 1 + timed.discard.issued_commands;
+        assert_eq!(report.requests, requests, "{policy:?}: writes, the read and the trims issued");
+    }
+}
+
+#[test]
+fn an_open_loop_replay_runs_in_trace_time_and_a_closed_loop_one_at_device_speed() {
+    // Writes 10 ms apart: in trace time the run lasts as long as the trace.
+    let events: Vec<HostEvent> = (0..20).map(|i| event(10 * i, HostOp::Write, 8 * i, 8)).collect();
+    let mut open = config(DiscardPolicy::Off);
+    open.timing.arrival = crate::timing::Arrival::Open;
+    let open_report = replay_timed(&open, &events).timed.expect("timed");
+    assert!(open_report.simulated_s >= 0.190, "the last write arrives at 190 ms: {}", open_report.simulated_s);
+    let mut closed = config(DiscardPolicy::Off);
+    closed.timing.arrival = crate::timing::Arrival::Closed;
+    let closed_report = replay_timed(&closed, &events).timed.expect("timed");
+    assert!(closed_report.simulated_s < 0.010, "160 page programs on 4 dies take milliseconds: {}", closed_report.simulated_s);
+}
+
+/// Regression: with every page of a unit valid and the unit below the low
+/// watermark, background GC copied whole blocks without ever freeing one, and
+/// a timed replay never ended (this test hung).
+#[test]
+fn a_timed_replay_of_a_full_device_without_discards_ends() {
+    let mut config = config(DiscardPolicy::Off);
+    // 64 blocks per plane, 51 of them logical: filling the device leaves
+    // every unit far below a low watermark of 40 free blocks.
+    config.timing.gc_low_blocks = Some(40);
+    let logical_pages = u64::from(Replayer::new(&config).expect("valid").geometry().logical_pages);
+    let events: Vec<HostEvent> = (0..logical_pages / 64).map(|i| event(0, HostOp::Write, 64 * i, 64)).collect();
+    let report = replay_timed(&config, &events);
+    assert_eq!(report.measured.counters.host_pages_written, (logical_pages / 64) * 64);
+    let timed = report.timed.expect("timed");
+    assert!(timed.drained_s >= timed.simulated_s);
+}

@@ -116,6 +116,10 @@ impl Command {
 #[derive(Debug)]
 struct Die {
     channel: usize,
+    /// The host epoch in which a background GC step on this die freed no
+    /// block (every victim page valid): no more steps until the host writes
+    /// or trims again, which is what can make a step pay off.
+    futile_gc_epoch: Option<u64>,
     /// When the array finishes its current operation.
     array_free_ns: u64,
     /// An operation holds the die's register (it is not ready for the next).
@@ -238,6 +242,13 @@ pub struct Engine {
     /// Requests taken from the source ahead of time, so their mapping entries
     /// are in cache when they are dispatched.
     ahead: VecDeque<TimedRequest>,
+    /// Host requests handed to the FTL so far (see `Die::futile_gc_epoch`).
+    host_epoch: u64,
+    /// The source returned no more requests.
+    source_dry: bool,
+    /// Every request completed: the dies finish their queued work, no new
+    /// background GC starts.
+    draining: bool,
     stats: Stats,
 }
 
@@ -251,6 +262,7 @@ impl Engine {
         let dies = (0..geometry.dies())
             .map(|die| Die {
                 channel: geometry.unit_location(UnitId(die)).channel as usize,
+                futile_gc_epoch: None,
                 array_free_ns: 0,
                 busy: false,
                 command: Command::default(),
@@ -281,6 +293,9 @@ impl Engine {
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
+            host_epoch: 0,
+            source_dry: false,
+            draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
         }
     }
@@ -352,8 +367,10 @@ impl Engine {
                     if completed.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase: Phase::Measure, done: completed, total: requests });
                     }
-                    if completed >= requests {
-                        break;
+                    let exhausted = self.source_dry && self.ahead.is_empty() && next_arrival.is_none();
+                    if completed >= requests || (exhausted && completed == issued) {
+                        self.draining = true;
+                        continue;
                     }
                     if self.config.arrival == Arrival::Closed && issued < requests {
                         if let Some(timed) = self.next_request(ftl, source) {
@@ -376,8 +393,11 @@ impl Engine {
     // ----- host interface -----
 
     fn next_request(&mut self, ftl: &PageFtl, source: &mut dyn RequestSource) -> Option<TimedRequest> {
-        while self.ahead.len() <= LOOKAHEAD {
-            let Some(timed) = source.next_request() else { break };
+        while self.ahead.len() <= LOOKAHEAD && !self.source_dry {
+            let Some(timed) = source.next_request() else {
+                self.source_dry = true;
+                break;
+            };
             ftl.prefetch_mapping(timed.request.start);
             self.ahead.push_back(timed);
         }
@@ -617,6 +637,7 @@ impl Engine {
     /// Queues the flash operations the FTL just performed at their dies.
     /// Host requests wait for every operation, inline GC included.
     fn enqueue_recorded(&mut self, ftl: &mut PageFtl, job: u32) {
+        self.host_epoch += 1;
         let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
         for &op in ftl.recorded() {
@@ -673,10 +694,17 @@ impl Engine {
     /// watermark: the FTL reclaims a victim now, the die pays for it as its
     /// idle time allows.
     fn plan_background_gc(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
+        if self.draining || self.dies[die as usize].futile_gc_epoch == Some(self.host_epoch) {
+            return Ok(());
+        }
         let dies = self.geometry.dies();
         for plane in 0..self.geometry.planes_per_die {
             let unit = UnitId(die + plane * dies);
-            if ftl.free_blocks(unit) < self.gc_low_blocks && ftl.collect_one(unit)? {
+            let free_before = ftl.free_blocks(unit);
+            if free_before < self.gc_low_blocks && ftl.collect_one(unit)? {
+                if ftl.free_blocks(unit) <= free_before {
+                    self.dies[die as usize].futile_gc_epoch = Some(self.host_epoch);
+                }
                 for &op in ftl.recorded() {
                     let queued = self.queued(op, NO_JOB);
                     self.dies[die as usize].gc_ops.push_back(queued);
@@ -747,6 +775,7 @@ impl Engine {
                 entry.array_free_ns = array_start + array_ns;
                 let done = entry.array_free_ns;
                 self.events.push(pack(array_start, EventKind::DieReady, die));
+                self.stats.busy_until(done);
                 self.finish_command(die, done);
             }
             FlashOpKind::Read => {
@@ -758,6 +787,7 @@ impl Engine {
                 let done = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = done;
                 self.events.push(pack(done, EventKind::DieReady, die));
+                self.stats.busy_until(done);
                 self.finish_command(die, done);
             }
         }
@@ -782,6 +812,7 @@ impl Engine {
             self.finish_op(op.job, transferred);
         }
         self.channel_free_ns[channel] = transferred;
+        self.stats.busy_until(transferred);
         self.events.push(pack(transferred, EventKind::DieReady, die));
     }
 }

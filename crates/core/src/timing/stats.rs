@@ -64,6 +64,10 @@ pub struct LatencyReport {
 pub struct TimedReport {
     /// Simulated time from the start to the last completion.
     pub simulated_s: f64,
+    /// Simulated time until the flash finished the work requests left
+    /// behind (buffered writes, programs after an early acknowledgement);
+    /// at least `simulated_s`. Die utilization is taken over this span.
+    pub drained_s: f64,
     pub requests: u64,
     pub iops: f64,
     pub read_mb_s: f64,
@@ -101,6 +105,7 @@ pub struct Stats {
     pub host_pages_written: u64,
     series: Series,
     last_completion_ns: u64,
+    last_busy_ns: u64,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -135,6 +140,7 @@ impl Stats {
             host_pages_written: 0,
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
+            last_busy_ns: 0,
         }
     }
 
@@ -154,6 +160,11 @@ impl Stats {
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
     }
 
+    /// A die stays busy until `ns`.
+    pub fn busy_until(&mut self, ns: u64) {
+        self.last_busy_ns = self.last_busy_ns.max(ns);
+    }
+
     pub fn completed(&self) -> u64 {
         self.all.len()
     }
@@ -168,17 +179,18 @@ impl Stats {
         };
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
         #[allow(clippy::cast_precision_loss)]
-        let die_utilization = if self.last_completion_ns == 0 {
-            0.0
-        } else {
-            self.die_busy_ns as f64 / (f64::from(dies) * self.last_completion_ns as f64)
-        };
+        let drained_ns = self.last_completion_ns.max(self.last_busy_ns);
+        #[allow(clippy::cast_precision_loss)]
+        let die_utilization =
+            if drained_ns == 0 { 0.0 } else { self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64) };
         #[allow(clippy::cast_precision_loss)]
         let gc_die_time_share =
             if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
         self.series.close(self.last_completion_ns);
         TimedReport {
             simulated_s: seconds,
+            #[allow(clippy::cast_precision_loss)]
+            drained_s: drained_ns as f64 / 1e9,
             requests: self.all.len(),
             iops: per_second(self.all.len()),
             read_mb_s: megabytes_per_second(self.pages_read),

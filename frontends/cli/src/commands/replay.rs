@@ -1,11 +1,13 @@
 //! `nandlab replay`: a block trace through a DISCARD policy onto the
-//! simulated SSD, in counting mode.
+//! simulated SSD, in counting mode or through the timing model.
 
-use crate::commands::run::{bytes, ConfigArgs, ProgressReporter};
+use crate::commands::run::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, Replayer, SECTOR_BYTES};
 use nandlab_core::sim::{Phase, Progress};
+use nandlab_core::timing::Arrival;
+use nandlab_core::Config;
 use nandlab_core::units::{SimNs, StreamId};
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader};
 use std::io::Write;
@@ -38,6 +40,31 @@ pub struct ReplayArgs {
     /// `--set pblk.separate=true` gives the journal its own lines).
     #[arg(long, value_enum, default_value_t = DeviceMode::PageFtl)]
     pub device_mode: DeviceMode,
+    /// `on`: simulate time with the `[timing]` model (run time, throughput,
+    /// latency percentiles, DISCARD cost). `off`: count operations only (fast).
+    #[arg(long, value_enum, default_value_t = Timing::Off)]
+    pub timing: Timing,
+    /// With `--timing on`: `trace` issues each request at its trace timestamp
+    /// (open loop); `closed` keeps `timing.queue_depth` requests outstanding,
+    /// so the trace runs as fast as the device allows.
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Trace)]
+    pub arrival: ArrivalArg,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalArg {
+    Trace,
+    Closed,
+}
+
+/// How `replay` runs a trace: which DISCARD policy, whether the device is
+/// scaled to the trace, and in which mode.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayMode {
+    pub policy: Option<DiscardPolicy>,
+    pub fit: bool,
+    /// `None`: counting mode; `Some(arrival)`: timed.
+    pub timed: Option<Arrival>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,11 +94,26 @@ impl From<DiscardArg> for DiscardPolicy {
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if args.device_mode == DeviceMode::OpenChannel {
+        if args.timing == Timing::On {
+            anyhow::bail!("--timing on is for the page-FTL device; the open-channel mode has its own pblk timing");
+        }
         return crate::commands::reproduce_journal::replay_command(&args);
     }
+    if args.timing == Timing::Off && args.arrival != ArrivalArg::Trace {
+        anyhow::bail!("--arrival needs --timing on");
+    }
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
-    let report = replay(&args.trace, format, args.device.clone(), &args.config, args.discard.map(Into::into), args.fit)?;
+    let timed = (args.timing == Timing::On).then_some(match args.arrival {
+        ArrivalArg::Trace => Arrival::Open,
+        ArrivalArg::Closed => Arrival::Closed,
+    });
+    let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
+    let config = args.config.build()?.0;
+    let report = replay(&args.trace, format, args.device.clone(), config, mode)?;
     print_summary(&args.trace, &report)?;
+    if let Some(timed) = &report.timed {
+        print_timed_summary(timed)?;
+    }
     if let Some(path) = &args.json {
         let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
         serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
@@ -79,41 +121,58 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Replays one trace file; shared with `reproduce`.
+/// Replays one trace file on the device `config` describes; shared with `reproduce`.
 pub fn replay(
     path: &Path,
     format: Option<Format>,
     device: Option<String>,
-    config_args: &ConfigArgs,
-    policy: Option<DiscardPolicy>,
-    fit: bool,
+    mut config: Config,
+    mode: ReplayMode,
 ) -> anyhow::Result<ReplayReport> {
     let mut trace = nandlab_trace::open(path, format, &ReadOptions { device })?;
     let header = trace.header().clone();
-    let (mut config, _) = config_args.build()?;
-    if let Some(policy) = policy {
+    if let Some(policy) = mode.policy {
         config.discard.policy = policy;
     }
-    if fit {
+    if mode.fit {
         let size = header
             .device_size_bytes
             .with_context(|| format!("{}: the trace header gives no device size to --fit to", path.display()))?;
         config.device = config.device.fitted_to(size)?;
     }
+    if let Some(arrival) = mode.timed {
+        config.timing.arrival = arrival;
+    }
     let mut replayer = Replayer::new(&config)?;
     let mut progress = ProgressReporter::new();
-    let mut done: u64 = 0;
     let mut commits = CommitDetector::default();
-    for record in &mut trace {
-        let record = record?;
-        replayer.apply(&host_event(&record, &header, &mut commits))?;
-        done += 1;
-        if done % 65_536 == 0 {
-            progress.update(Progress { phase: Phase::Measure, done, total: 0 });
+    let report = if mode.timed.is_some() {
+        let mut read_error = None;
+        let mut events = (&mut trace).map_while(|record| match record {
+            Ok(record) => Some(host_event(&record, &header, &mut commits)),
+            Err(error) => {
+                read_error = Some(error);
+                None
+            }
+        });
+        let report = replayer.run_timed(&mut events, &mut |update| progress.update(update));
+        if let Some(error) = read_error {
+            return Err(error.into());
         }
-    }
+        report?
+    } else {
+        let mut done: u64 = 0;
+        for record in &mut trace {
+            replayer.apply(&host_event(&record?, &header, &mut commits))?;
+            done += 1;
+            if done % 65_536 == 0 {
+                progress.update(Progress { phase: Phase::Measure, done, total: 0 });
+            }
+        }
+        replayer.finish()?
+    };
     progress.finish();
-    Ok(replayer.finish()?)
+    Ok(report)
 }
 
 /// A trace record as the simulator's host sees it, in 512-byte sectors.

@@ -170,13 +170,16 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow::Result<()> {
+pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
         "timed      {:.3} s simulated: {:.0} IOPS, read {:.1} MB/s, write {:.1} MB/s",
         timed.simulated_s, timed.iops, timed.read_mb_s, timed.write_mb_s
     )?;
+    if timed.drained_s > timed.simulated_s {
+        writeln!(out, "           flash drained at {:.3} s (buffered work after the last completion)", timed.drained_s)?;
+    }
     writeln!(
         out,
         "dies       {:.1} % busy, {:.1} % of busy time on GC",
