@@ -13,9 +13,9 @@ use std::path::PathBuf;
 pub struct AdmitArgs {
     /// Task-set TOML file (`[[task]]` tables; see docs/telomere.md).
     pub tasks: PathBuf,
-    /// Device parameters: `1tb` (Section 6.1.1) or `cosmos` (Section 6.3).
-    #[arg(long, default_value = "1tb")]
-    pub device: String,
+    /// Device preset: `telomere-1tb` (or `1tb`, Section 6.1.1) or `cosmos` (Section 6.3).
+    #[arg(long, visible_alias = "device", default_value = "telomere-1tb")]
+    pub preset: String,
     /// Telomere block placement.
     #[arg(long, value_enum, default_value_t = PlacementArg::Sharp)]
     pub placement: PlacementArg,
@@ -34,7 +34,7 @@ pub struct AdmitArgs {
     /// Erase term: `prorated` ⌈w·t_e/T⌉ (matches Section 4.2's example) or `per-period` w·⌈t_e/T⌉ as printed.
     #[arg(long, value_enum, default_value_t = EraseArg::Prorated)]
     pub erase_term: EraseArg,
-    /// Also write the full report as JSON to this file.
+    /// Also write the full report as JSON to this file (`-`: to stdout, instead of the table).
     #[arg(long)]
     pub json: Option<PathBuf>,
 }
@@ -66,7 +66,8 @@ pub enum EraseArg {
 }
 
 pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
-    let device = DeviceParams::preset(&args.device).with_context(|| format!("unknown device {:?} (expected `1tb` or `cosmos`)", args.device))?;
+    let device = DeviceParams::preset(&args.preset)
+        .with_context(|| format!("unknown preset {:?} (expected `telomere-1tb`, `1tb` or `cosmos`)", args.preset))?;
     let set = TaskSet::load(&args.tasks)?;
     let mut context = AdmissionContext::new(device, args.granularity, AdmissionContext::utilization_for_over_provisioning(args.over_provisioning))?;
     context.storage.write_size = match args.equations {
@@ -79,10 +80,18 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
     };
     let policy = policy(args.policy, args.placement, args.over_provisioning)?;
     let report = admit_in_order(&policy, &context, &set.tasks);
-    print_report(&context, &set, &report);
+    let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    if !to_stdout {
+        print_report(&context, &set, &report);
+    }
     if let Some(path) = &args.json {
         let json = serde_json::json!({ "tasks_file": args.tasks, "context": context, "tasks": set.tasks, "report": report });
-        std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n").with_context(|| format!("cannot write {}", path.display()))?;
+        let text = serde_json::to_string_pretty(&json)? + "\n";
+        if to_stdout {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     Ok(())
 }

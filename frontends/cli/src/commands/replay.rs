@@ -165,7 +165,7 @@ pub fn replay(
         for record in &mut trace {
             replayer.apply(&host_event(&record?, &header, &mut commits))?;
             done += 1;
-            if done % 65_536 == 0 {
+            if done.is_multiple_of(65_536) {
                 progress.update(Progress { phase: Phase::Measure, done, total: 0 });
             }
         }

@@ -10,7 +10,7 @@
 use crate::commands::replay::{host_event, CommitDetector};
 use crate::commands::reproduce::ExperimentArgs;
 use anyhow::Context as _;
-use nandlab_capture::{capture, CaptureConfig, Workload};
+use crate::commands::reproduce_discard::{capture_cached, CaptureSpec};
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::SectorRange;
@@ -151,10 +151,10 @@ fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config>
 
 /// Captures `job` on ext4 `data=mode` unless its trace exists already.
 fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Result<PathBuf> {
-    let output = traces.join(format!("{}-{mode}.nlt", job.name));
-    if output.exists() {
-        eprintln!("journal: reusing {}", output.display());
-        return Ok(output);
+    let name = format!("{}-{mode}.nlt", job.name);
+    if traces.join(&name).exists() {
+        eprintln!("journal: reusing {}", traces.join(&name).display());
+        return Ok(traces.join(name));
     }
     let exe = std::env::current_exe().context("locating the nandlab binary")?;
     let fio = traces.join("fio-randwrite.fio");
@@ -171,26 +171,14 @@ fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Resu
         let script = "\"$@\" & pid=$!; while kill -0 $pid 2>/dev/null; do sleep 0.2; sync; done; wait $pid";
         argv = ["sh", "-c", script, "sh"].iter().map(|arg| (*arg).to_owned()).chain(argv).collect();
     }
-    let config = CaptureConfig {
-        file_system: "ext4".to_owned(),
-        size_bytes: nandlab_capture::parse_size(FS_SIZE)?,
-        mount_options: format!("data={mode}"),
-        mkfs_options: Vec::new(),
-        image_dir: PathBuf::from("/dev/shm"),
-        output: output.clone(),
-        buffer_kib_per_cpu: 16384,
+    let spec = CaptureSpec {
+        name: &name,
+        size: FS_SIZE,
+        mount_options: &format!("data={mode}"),
+        image_dir: Path::new("/dev/shm"),
+        argv,
     };
-    eprintln!("journal: capturing {} on ext4 data={mode} (needs root, fio for the fio job)", job.name);
-    let report = capture(&config, Workload::Command(argv), &mut |line| eprintln!("capture: {line}"))
-        .with_context(|| format!("capturing {} data={mode}", job.name))?;
-    if report.exit_code != Some(0) {
-        let _ = std::fs::remove_file(&output);
-        anyhow::bail!("the {} workload failed (exit {:?}); no trace kept", job.name, report.exit_code);
-    }
-    if report.events_lost > 0 {
-        eprintln!("journal: WARNING: {} lost {} trace events", job.name, report.events_lost);
-    }
-    Ok(output)
+    capture_cached(&spec, traces, "journal")
 }
 
 /// Replays a trace on the open-channel device under the pblk-like host FTL.
@@ -496,6 +484,7 @@ mod tests {
 
     use super::*;
     use nandlab_capture::fsload::FileOps;
+    use nandlab_capture::{capture, CaptureConfig, Workload};
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
     use nandlab_trace::Op;
 

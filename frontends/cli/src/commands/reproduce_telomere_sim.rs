@@ -708,15 +708,38 @@ fn wear_run(
     }
 }
 
+/// The `--set` keys of `telomere-fig10`: the eq. (27) parameter distribution.
+pub const WEAR_KEYS: [&str; 4] = ["wear.x_mean", "wear.x_std_dev", "wear.y_mean", "wear.y_std_dev"];
+
+/// The default [`WearDistribution`] with `KEY=VALUE` overrides of [`WEAR_KEYS`].
+fn wear_distribution(set: &[String]) -> anyhow::Result<WearDistribution> {
+    let mut distribution = WearDistribution::default();
+    for assignment in set {
+        let (key, value) = assignment.split_once('=').with_context(|| format!("--set {assignment:?}: expected KEY=VALUE"))?;
+        let value: f64 = value.trim().parse().with_context(|| format!("--set {key}: {value:?} is not a number"))?;
+        let field = match key.trim() {
+            "wear.x_mean" => &mut distribution.x_mean,
+            "wear.x_std_dev" => &mut distribution.x_std_dev,
+            "wear.y_mean" => &mut distribution.y_mean,
+            "wear.y_std_dev" => &mut distribution.y_std_dev,
+            other => anyhow::bail!("--set {other}: unknown key (expected one of {})", WEAR_KEYS.join(", ")),
+        };
+        *field = value;
+    }
+    Ok(distribution)
+}
+
 /// `nandlab reproduce telomere-fig10`; with `samples`, also Section 6.2's
-/// sweep of `samples` task sets per λ from 0.70 to 0.95.
-pub fn figure_10(out: &Path, seed: u64, paper_scale: bool, samples: Option<usize>) -> anyhow::Result<()> {
+/// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
+/// changes the distribution of the per-block eq. (27) parameters.
+pub fn figure_10(args: &crate::commands::reproduce::ExperimentArgs) -> anyhow::Result<()> {
+    let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
     let device = wear_device(paper_scale);
     let endurance = wear_endurance(paper_scale);
     let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
     let (tasks, plan) = admitted_task_set(&device, device.chips(), utilization, seed)?;
     let blocks = u32::try_from(device.blocks())?;
-    let distribution = WearDistribution::default();
+    let distribution = wear_distribution(&args.set)?;
     let model = WearModel::sample(blocks, endurance, &distribution, seed)?;
     eprintln!(
         "telomere-fig10: seed {seed}, {blocks} blocks rated {endurance} P/E cycles, {} tasks in {} SharP partitions",
