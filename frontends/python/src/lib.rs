@@ -2,6 +2,7 @@
 //! arguments, releases the GIL around the Rust call, and maps errors to the
 //! Python exceptions defined in `errors.rs`.
 
+mod dhrd;
 mod errors;
 
 use nandlab_core::config::{self, Document};
@@ -12,8 +13,11 @@ use pyo3::prelude::*;
 ///
 /// `config_json` is a JSON object in the TOML layout; `config_toml` TOML text
 /// (with `origin` naming it in errors). At most one of the two may be given.
+/// `timing` runs the measured workload through the timing model
+/// (`nandlab run --timing on`); the report then has a `timed` section.
 #[pyfunction]
-#[pyo3(signature = (preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None))]
+#[allow(clippy::too_many_arguments, reason = "one parameter per Python keyword argument")]
+#[pyo3(signature = (preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None, timing=false))]
 fn run_json(
     py: Python<'_>,
     preset: Option<String>,
@@ -22,6 +26,7 @@ fn run_json(
     origin: Option<String>,
     overrides: Vec<String>,
     seed: Option<u64>,
+    timing: bool,
 ) -> PyResult<String> {
     let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
     let origin = origin.unwrap_or_else(|| "<config>".to_owned());
@@ -32,7 +37,8 @@ fn run_json(
         (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
     };
     let (config, _) = config::from_sources(preset.as_deref(), document, &overrides, seed).map_err(errors::from_config)?;
-    let report = py.detach(|| nandlab_core::run(&config, &mut |_| {})).map_err(errors::from_sim)?;
+    let simulate = if timing { nandlab_core::sim::run_timed } else { nandlab_core::run };
+    let report = py.detach(|| simulate(&config, &mut |_| {})).map_err(errors::from_sim)?;
     serde_json::to_string(&report).map_err(|error| errors::simulation_error(&error.to_string()))
 }
 
@@ -58,6 +64,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_class::<dhrd::PyDhrd>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

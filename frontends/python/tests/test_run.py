@@ -61,3 +61,27 @@ def test_presets_listed():
     names = nandlab.presets()
     assert {"femu-32g", "telomere-1tb", "cosmos", "small"} <= set(names)
     assert "channels" in nandlab.preset_toml("femu-32g")
+
+
+def test_timed_run_has_a_timed_section():
+    counting = nandlab.run(preset="small", set=SMALL, seed=4)
+    assert counting.get("timed") is None
+    timed = nandlab.run(preset="small", set=SMALL, seed=4, timing=True)
+    assert timed["timed"]["iops"] > 0
+    assert timed["timed"]["requests"] > 0
+    assert timed["timed"]["simulated_s"] > 0
+    assert timed["measured"]["host_pages_written"] == 20000
+
+
+def test_timed_run_same_as_cli(tmp_path):
+    binary = cli_binary()
+    if not binary.exists():
+        pytest.fail(f"build the CLI first: {binary} is missing (cargo build --release)")
+    out = tmp_path / "report.json"
+    subprocess.run(
+        [binary, "run", "--preset", "small", "--seed", "9", "--timing", "on",
+         *[a for s in SMALL for a in ("--set", s)], "--json", out],
+        check=True,
+        capture_output=True,
+    )
+    assert json.loads(out.read_text()) == nandlab.run(preset="small", set=SMALL, seed=9, timing=True)

@@ -6,7 +6,18 @@ The simulation runs in the Rust core; this package is a thin front end::
     report = nandlab.run(preset="small", set=["ftl.gc_policy=fifo"], seed=3)
     print(report["measured"]["waf"])
 
-``run`` returns the same document as ``nandlab run --json``.
+``run`` returns the same document as ``nandlab run --json`` (``timing=True``:
+``nandlab run --timing on --json``).
+
+``Dhrd`` is the durable hybrid RAM disk of crate nandlab-dhrd as a Python
+object::
+
+    with nandlab.Dhrd("disk.img", size="64MiB") as disk:
+        disk.write_at(12345, b"hello")
+        assert disk.read_at(12345, 5) == b"hello"
+
+Its errors are built-in exceptions: ``OSError`` (with errno) for backing-file
+failures, ``ValueError`` for bad arguments and ranges.
 """
 
 from __future__ import annotations
@@ -16,9 +27,9 @@ import os
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from . import _native
-from ._native import ConfigError, SimulationError
+from ._native import ConfigError, Dhrd, SimulationError
 
-__all__ = ["run", "presets", "preset_toml", "ConfigError", "SimulationError", "__version__"]
+__all__ = ["run", "presets", "preset_toml", "Dhrd", "ConfigError", "SimulationError", "__version__"]
 __version__: str = _native.__version__
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -30,6 +41,7 @@ def run(
     preset: Optional[str] = None,
     set: Iterable[str] = (),  # noqa: A002 - mirrors the CLI's --set
     seed: Optional[int] = None,
+    timing: bool = False,
 ) -> dict:
     """Run one simulation and return its report as a dict.
 
@@ -38,8 +50,11 @@ def run(
     ``"preset"`` key. ``preset`` starts from an embedded preset (default
     ``femu-32g`` when no config is given), ``set`` applies ``key=value``
     overrides as the CLI's ``--set`` does, and ``seed`` overrides the seed.
+    ``timing=True`` runs the measured workload through the timing model (as
+    ``nandlab run --timing on``) and the report gains a ``timed`` section
+    (throughput, IOPS, latencies); without it the report has no ``timed`` key.
     """
-    arguments: dict = {"preset": preset, "overrides": list(set), "seed": seed}
+    arguments: dict = {"preset": preset, "overrides": list(set), "seed": seed, "timing": bool(timing)}
     if isinstance(config, Mapping):
         arguments["config_json"] = json.dumps(config)
     elif config is not None:
