@@ -26,12 +26,14 @@ pub struct EventQueue {
     /// Bucket `i` (from 1) holds events whose time differs from `last_ns`
     /// first in bit `i - 1`; bucket 0 is unused (see `current`).
     buckets: Vec<Vec<Event>>,
+    /// Bit `i` set: bucket `i` is not empty (finds the lowest one in one instruction).
+    occupied: u128,
     last_ns: u64,
 }
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self { current: BinaryHeap::new(), buckets: (0..=64).map(|_| Vec::new()).collect(), last_ns: 0 }
+        Self { current: BinaryHeap::new(), buckets: (0..=64).map(|_| Vec::new()).collect(), occupied: 0, last_ns: 0 }
     }
 
     fn bucket(&self, time_ns: u64) -> usize {
@@ -43,7 +45,10 @@ impl EventQueue {
         debug_assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
         match self.bucket(event.time_ns.max(self.last_ns)) {
             0 => self.current.push(Reverse(event.payload)),
-            bucket => self.buckets[bucket].push(event),
+            bucket => {
+                self.buckets[bucket].push(event);
+                self.occupied |= 1 << bucket;
+            }
         }
     }
 
@@ -54,8 +59,8 @@ impl EventQueue {
         if !self.current.is_empty() {
             return Some(self.last_ns);
         }
-        let lowest = self.buckets.iter().find(|bucket| !bucket.is_empty())?;
-        lowest.iter().map(|event| event.time_ns).min()
+        let lowest = self.lowest_bucket()?;
+        self.buckets[lowest].iter().map(|event| event.time_ns).min()
     }
 
     /// Removes the earliest event.
@@ -67,10 +72,15 @@ impl EventQueue {
         Some(Event { time_ns: self.last_ns, payload })
     }
 
+    fn lowest_bucket(&self) -> Option<usize> {
+        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize)
+    }
+
     /// Moves the reference time to the lowest non-empty bucket's minimum and
     /// spreads that bucket's events over the lower buckets and `current`.
     fn advance(&mut self) -> Option<()> {
-        let lowest = self.buckets.iter().position(|bucket| !bucket.is_empty())?;
+        let lowest = self.lowest_bucket()?;
+        self.occupied &= !(1 << lowest);
         let mut moving = std::mem::take(&mut self.buckets[lowest]);
         self.last_ns = moving.iter().map(|event| event.time_ns).min()?;
         for event in moving.drain(..) {
