@@ -126,20 +126,6 @@ impl PyDhrd {
         Self::create(py, backing, size, chunk_bytes, durability, copy_rate_bytes_per_s)
     }
 
-    /// Same as the constructor `Dhrd(backing, size, ...)`.
-    #[staticmethod]
-    #[pyo3(signature = (backing, size=None, *, chunk_bytes=None, durability="direct", copy_rate_bytes_per_s=None))]
-    fn open(
-        py: Python<'_>,
-        backing: PathBuf,
-        size: Option<&Bound<'_, PyAny>>,
-        chunk_bytes: Option<&Bound<'_, PyAny>>,
-        durability: &str,
-        copy_rate_bytes_per_s: Option<u64>,
-    ) -> PyResult<Self> {
-        Self::create(py, backing, size, chunk_bytes, durability, copy_rate_bytes_per_s)
-    }
-
     /// Device size in bytes.
     #[getter]
     fn size_bytes(&self) -> PyResult<u64> {

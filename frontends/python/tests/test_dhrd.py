@@ -56,7 +56,7 @@ def test_data_survives_reopen_and_ram_equals_backing(backing):
         write_model(disk, model)
         disk.flush()
     assert backing.stat().st_size == SIZE
-    with nandlab.Dhrd.open(backing, chunk_bytes=CHUNK) as disk:  # size taken from the file
+    with nandlab.Dhrd(backing, chunk_bytes=CHUNK) as disk:  # size taken from the file
         assert disk.size_bytes == SIZE
         assert disk.wait_initialized(timeout_s=30)
         assert disk.initialized

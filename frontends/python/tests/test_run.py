@@ -26,17 +26,23 @@ def test_run_returns_a_report():
     assert report["precondition"]["steady"] is True
 
 
-def test_same_results_as_cli(tmp_path):
+def cli_report(tmp_path, *extra) -> dict:
+    """`nandlab run --preset small --seed 9` with the SMALL overrides and `extra` flags, as JSON."""
     binary = cli_binary()
     if not binary.exists():
         pytest.fail(f"build the CLI first: {binary} is missing (cargo build --release)")
     out = tmp_path / "report.json"
+    overrides = [a for s in SMALL for a in ("--set", s)]
     subprocess.run(
-        [binary, "run", "--preset", "small", "--seed", "9", *[a for s in SMALL for a in ("--set", s)], "--json", out],
+        [binary, "run", "--preset", "small", "--seed", "9", *extra, *overrides, "--json", out],
         check=True,
         capture_output=True,
     )
-    assert json.loads(out.read_text()) == nandlab.run(preset="small", set=SMALL, seed=9)
+    return json.loads(out.read_text())
+
+
+def test_same_results_as_cli(tmp_path):
+    assert cli_report(tmp_path) == nandlab.run(preset="small", set=SMALL, seed=9)
 
 
 def test_dict_and_file_configs(tmp_path):
@@ -74,14 +80,4 @@ def test_timed_run_has_a_timed_section():
 
 
 def test_timed_run_same_as_cli(tmp_path):
-    binary = cli_binary()
-    if not binary.exists():
-        pytest.fail(f"build the CLI first: {binary} is missing (cargo build --release)")
-    out = tmp_path / "report.json"
-    subprocess.run(
-        [binary, "run", "--preset", "small", "--seed", "9", "--timing", "on",
-         *[a for s in SMALL for a in ("--set", s)], "--json", out],
-        check=True,
-        capture_output=True,
-    )
-    assert json.loads(out.read_text()) == nandlab.run(preset="small", set=SMALL, seed=9, timing=True)
+    assert cli_report(tmp_path, "--timing", "on") == nandlab.run(preset="small", set=SMALL, seed=9, timing=True)

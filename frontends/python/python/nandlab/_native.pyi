@@ -35,15 +35,6 @@ class Dhrd:
         durability: str = ...,
         copy_rate_bytes_per_s: Optional[int] = ...,
     ) -> None: ...
-    @staticmethod
-    def open(
-        backing: _Path,
-        size: Optional[_Size] = ...,
-        *,
-        chunk_bytes: Optional[_Size] = ...,
-        durability: str = ...,
-        copy_rate_bytes_per_s: Optional[int] = ...,
-    ) -> Dhrd: ...
     @property
     def size_bytes(self) -> int: ...
     @property
