@@ -794,6 +794,118 @@ mod tests {
         assert!(ratio(0.0, 0.0).starts_with("equal"));
     }
 
+    const MIB_SECTORS: u64 = 2048;
+
+    /// A single-erase trace without a file system: a 64 MiB device, the first
+    /// half pre-filled, 20 images of 1 MiB kept in a ring of 32 slots (so a
+    /// freed slot is reused 12 replacements later), 200 replacements 10 ms
+    /// apart, each followed by a 4 KiB jbd2 commit write.
+    fn synthetic_single_erase(path: &Path) {
+        use nandlab_trace::{Flags, Op, ProcessName, Record, Sector, SectorCount, TimestampNs, TraceHeader};
+        let header = TraceHeader {
+            device_size_bytes: Some(64 << 20),
+            ..TraceHeader::default()
+        };
+        let mut writer = nandlab_trace::create(path, nandlab_trace::Format::Native, &header).expect("trace file");
+        let mut time_ns = 0;
+        let mut emit = |op: Op, flags: Flags, start: u64, sectors: u64, process: &str| {
+            time_ns += 1_000_000;
+            let len = SectorCount(u32::try_from(sectors).expect("small"));
+            let record = Record {
+                timestamp: TimestampNs(time_ns),
+                op,
+                flags,
+                start: Sector(start),
+                len,
+                process: ProcessName::new(process),
+                stream: None,
+            };
+            writer.write(&record).expect("writes");
+        };
+        let slot = |index: u64| (32 + index % 32) * MIB_SECTORS;
+        for mib in 0..32 {
+            emit(Op::Write, Flags::NONE, mib * MIB_SECTORS, MIB_SECTORS, "prefill");
+        }
+        for image in 0..220 {
+            if image >= 20 {
+                emit(Op::Discard, Flags::NONE, slot(image - 20), MIB_SECTORS, "kworker");
+            }
+            emit(Op::Write, Flags::SYNC, slot(image), MIB_SECTORS, "camera");
+            // The commit block, in a 512 KiB journal ring at the end of the pre-fill:
+            // its pages share flash blocks with the images.
+            emit(
+                Op::Write,
+                Flags::PREFLUSH.with(Flags::FUA),
+                31 * MIB_SECTORS + (image % 128) * 8,
+                8,
+                "jbd2/loop0-8",
+            );
+        }
+        writer.finish().expect("finishes");
+    }
+
+    /// The experiment's replay path on a trace whose answer is known: freed
+    /// slots are reused only 120 ms later, so a 30 ms delay issues them and a
+    /// 10 s one sees every one reallocated.
+    #[test]
+    fn policies_on_a_synthetic_single_erase_trace() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = dir.path().join("single.nlt");
+        synthetic_single_erase(&trace);
+        let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned()]).expect("config");
+        let rows: Vec<PolicyRow> = POLICIES
+            .iter()
+            .map(|&policy| policy_row(&trace, &short, "single-erase", policy).expect("replays"))
+            .collect();
+        let [disabled, enabled, delay_d] = [&rows[0], &rows[1], &rows[2]];
+        assert!(rows
+            .iter()
+            .all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
+        assert_eq!((disabled.discard_issued, enabled.discard_issued), (0, 200));
+        assert_eq!(
+            delay_d.discard_cancelled, 0,
+            "every freed slot is issued before it is reused"
+        );
+        assert!(
+            delay_d.discard_issued < 200 && delay_d.discard_merged > 0,
+            "adjacent freed slots merge: {delay_d:?}"
+        );
+        assert!(
+            disabled.gc_page_copies > 0,
+            "without DISCARD the whole device looks live"
+        );
+        assert!(enabled.gc_page_copies < disabled.gc_page_copies);
+        assert!(delay_d.gc_page_copies <= disabled.gc_page_copies);
+        assert!(
+            enabled.sata_run_s > enabled.nvme_run_s,
+            "unqueued DISCARDs cost time on SATA"
+        );
+        assert!(rows.iter().all(|r| r.nvme_run_s > 0.0));
+
+        let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
+        let waiting = policy_row(&trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
+        assert_eq!(
+            waiting.sectors_discarded,
+            12 * MIB_SECTORS,
+            "only the 12 slots never reallocated are issued, at the end"
+        );
+        assert_eq!(
+            waiting.gc_page_copies, disabled.gc_page_copies,
+            "what is reallocated before issue helps nothing"
+        );
+
+        let setup = DelayDSetup {
+            seed: 1,
+            size: "64M",
+            delay_ms: 30,
+        };
+        let markdown = delay_d_summary(&rows, &[], &setup).to_markdown();
+        assert!(
+            markdown.contains("Table 2") && markdown.contains("200 / "),
+            "{markdown}"
+        );
+    }
+
     #[test]
     fn the_experiment_devices_are_valid() {
         config_from(FEMU, &["discard.delay_ms=625".to_owned()]).expect("femu device");
