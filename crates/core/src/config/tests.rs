@@ -53,6 +53,7 @@ fn impossible_geometry_is_explained() {
     assert_eq!(build(&["ftl.gc_threshold_blocks=1"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
     assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
     assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
+    assert_eq!(build(&["ftl.gc_threshold_blocks=100000"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
 }
 
 #[test]
@@ -61,6 +62,8 @@ fn workload_errors_are_named() {
     assert_eq!(build(&["workload.request_pages=0"]).expect_err("size").key, "workload.request_pages");
     assert_eq!(build(&["workload.requests=5", "workload.bytes=5"]).expect_err("two lengths").key, "workload");
     assert_eq!(build(&["workload.stream=9"]).expect_err("stream").key, "workload.stream");
+    assert_eq!(build(&["workload.requests=0"]).expect_err("empty run").key, "workload.requests");
+    assert_eq!(build(&["workload.bytes=0"]).expect_err("empty run").key, "workload.bytes");
 }
 
 #[test]

@@ -87,8 +87,14 @@ impl FtlConfig {
         // unit; streams that are never written cost nothing.
         let reserved = self.gc_threshold_blocks + 2;
         if reserved >= geometry.blocks_per_plane {
+            // Blame the key the user most likely set: a raised threshold, else the geometry.
+            let key = if self.gc_threshold_blocks > FtlConfig::default().gc_threshold_blocks {
+                "ftl.gc_threshold_blocks"
+            } else {
+                "device.blocks_per_plane"
+            };
             return Err(ConfigError::new(
-                "device.blocks_per_plane",
+                key,
                 format!(
                     "{} blocks per plane leave nothing to write to: one host stream, the GC stream and \
                      {} reserve blocks need {reserved}",

@@ -148,6 +148,11 @@ impl WorkloadConfig {
         if lengths.iter().filter(|&&set| set).count() > 1 {
             return Err(ConfigError::new("workload", "set only one of `requests`, `bytes`, `device_writes`"));
         }
+        for (key, length) in [("workload.requests", self.requests), ("workload.bytes", self.bytes)] {
+            if length == Some(0) {
+                return Err(ConfigError::new(key, "must be at least 1: a run of nothing measures nothing"));
+            }
+        }
         if let Some(writes) = self.device_writes {
             if !(writes.is_finite() && writes > 0.0) {
                 return Err(ConfigError::new("workload.device_writes", "must be a positive number"));
