@@ -66,8 +66,8 @@ pub struct ReplayReport {
     pub discard: DiscardStats,
     pub measured: PhaseReport,
     pub erase_counts: EraseStats,
-    /// WAF over time (counting mode only: a timed replay reports the
-    /// throughput series in `timed` instead).
+    /// WAF over time (windows of `metrics.window_pages`, by default a
+    /// twentieth of the logical space).
     pub waf_series: Vec<WafPoint>,
     /// Throughput, latencies and run time of a timed replay.
     pub timed: Option<TimedReport>,
@@ -228,7 +228,7 @@ impl Replayer {
         let mut source = TraceSource { events, host: &mut self.host, pending: VecDeque::new(), error: None, done: false };
         // The trace's length is unknown: progress counts completed requests.
         let mut progress = |update: Progress| observer(Progress { total: 0, ..update });
-        let timed = engine.run(&mut self.ftl, &mut source, u64::MAX, &mut progress);
+        let timed = engine.run_with_waf(&mut self.ftl, &mut source, u64::MAX, &mut progress, Some(&mut self.series));
         if let Some(error) = source.error {
             return Err(error);
         }

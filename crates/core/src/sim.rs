@@ -222,11 +222,17 @@ impl Simulation {
         }))
     }
 
-    /// Issues `requests` requests of the workload and records the WAF series.
-    pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+    /// The WAF series of a measured phase of `requests` requests: windows of
+    /// `metrics.window_pages`, by default a hundredth of the phase.
+    fn phase_series(&self, requests: u64) -> WafSeries {
         let request_pages = u64::from(self.config.workload.request_pages);
         let window_pages = self.config.metrics.window_pages.unwrap_or_else(|| (requests * request_pages / 100).max(1));
-        let mut series = WafSeries::new(window_pages, self.ftl.counters());
+        WafSeries::new(window_pages, self.ftl.counters())
+    }
+
+    /// Issues `requests` requests of the workload and records the WAF series.
+    pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let mut series = self.phase_series(requests);
         for done in 0..requests {
             let request = self.lookahead.next(&self.ftl, || self.workload.next_request());
             submit(&mut self.ftl, &request)?;
@@ -256,9 +262,11 @@ impl Simulation {
         let timing = &self.config.timing;
         let iops = (timing.arrival == Arrival::Open).then_some(timing.arrival_iops);
         let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
+        let mut series = self.phase_series(requests);
         let mut source = SyntheticSource::new(&mut self.workload, arrivals);
         let engine = Engine::new(&self.geometry, timing, &self.config.ftl);
-        let report = engine.run(&mut self.ftl, &mut source, requests, observer)?;
+        let report = engine.run_with_waf(&mut self.ftl, &mut source, requests, observer, Some(&mut series))?;
+        self.series.extend(series.into_points());
         Ok(self.timed.insert(report))
     }
 

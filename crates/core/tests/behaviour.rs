@@ -118,3 +118,16 @@ fn hot_cold_skew_lowers_waf_under_cost_benefit() {
     let skewed = waf("hot-cold");
     assert!(skewed < uniform, "hot/cold separation should lower WAF: {skewed:.3} vs {uniform:.3}");
 }
+
+/// A timed run records WAF over time as counting mode does: its windows end
+/// at the measured phase's host pages and its last cumulative value is the
+/// phase's WAF.
+#[test]
+fn a_timed_run_records_the_waf_series() {
+    let (config, _) = common::config("small", &["workload.requests=20000"]);
+    let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("timed run");
+    assert!(report.waf_series.len() >= 90, "about 100 windows, got {}", report.waf_series.len());
+    let last = report.waf_series.last().expect("points");
+    let measured = report.measured.waf.expect("measured WAF");
+    assert!((last.waf_cumulative - measured).abs() < 0.01 * measured, "{} vs {measured}", last.waf_cumulative);
+}

@@ -52,4 +52,4 @@ mod summary;
 pub use chart::{Axis, BarChart, BarSeries, Chart, Legend, Mark, Scale, Series};
 pub use error::ReportError;
 pub use output::OutputDir;
-pub use summary::{Comparison, Summary};
+pub use summary::{nest_summary, Comparison, Summary};

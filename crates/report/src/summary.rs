@@ -88,6 +88,43 @@ impl Summary {
     }
 }
 
+/// An experiment's `summary.md` as a section of a combined report one folder
+/// up: headings one level deeper, and links to files (plots, CSV) prefixed
+/// with `folder/`; absolute links (`http…`, `/…`, `#…`) stay as they are.
+#[must_use]
+pub fn nest_summary(markdown: &str, folder: &str) -> String {
+    let mut nested = String::with_capacity(markdown.len() + 64);
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        if !in_code && line.starts_with('#') {
+            nested.push('#');
+        }
+        nested.push_str(&if in_code { line.to_owned() } else { prefix_links(line, folder) });
+        nested.push('\n');
+    }
+    nested
+}
+
+fn prefix_links(line: &str, folder: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        let (before, after) = rest.split_at(at + 2);
+        out.push_str(before);
+        let relative = !(after.starts_with("http") || after.starts_with('/') || after.starts_with('#'));
+        if relative {
+            out.push_str(folder);
+            out.push('/');
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 fn escape_cell(cell: &str) -> String {
     cell.replace('|', "\\|").replace('\n', " ")
 }
@@ -95,6 +132,16 @@ fn escape_cell(cell: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_summaries_deepen_headings_and_prefix_relative_links() {
+        let text = "# Title\n\n![plot](a.svg) and [data](a.csv), [paper](https://x.org) [up](/abs)\n\n```sh\n# a comment\n```\n";
+        let nested = nest_summary(text, "exp");
+        assert_eq!(
+            nested,
+            "## Title\n\n![plot](exp/a.svg) and [data](exp/a.csv), [paper](https://x.org) [up](/abs)\n\n```sh\n# a comment\n```\n"
+        );
+    }
 
     #[test]
     fn tables_escape_pipes_and_keep_columns() {

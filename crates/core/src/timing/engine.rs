@@ -29,6 +29,7 @@
 use crate::device::Geometry;
 use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, PageFtl};
 use crate::host::Op;
+use crate::metrics::WafSeries;
 use crate::sim::{Phase, Progress};
 use crate::timing::config::{Arrival, FlushPolicy, Interface, TimingConfig};
 use crate::timing::source::{RequestSource, TimedRequest};
@@ -304,14 +305,27 @@ impl Engine {
     /// returns what was measured. Closed loop keeps every queue full; open
     /// loop issues each request at its arrival time.
     pub fn run(
-        mut self,
+        self,
         ftl: &mut PageFtl,
         source: &mut dyn RequestSource,
         requests: u64,
         observer: &mut dyn FnMut(Progress),
     ) -> Result<TimedReport, FtlError> {
+        self.run_with_waf(ftl, source, requests, observer, None)
+    }
+
+    /// Like [`Self::run`], observing `waf` at every completed host request
+    /// (WAF over time, as counting mode records it).
+    pub fn run_with_waf(
+        mut self,
+        ftl: &mut PageFtl,
+        source: &mut dyn RequestSource,
+        requests: u64,
+        observer: &mut dyn FnMut(Progress),
+        mut waf: Option<&mut WafSeries>,
+    ) -> Result<TimedReport, FtlError> {
         ftl.set_recording(true);
-        let result = self.run_loop(ftl, source, requests, observer);
+        let result = self.run_loop(ftl, source, requests, observer, &mut waf);
         ftl.set_recording(false);
         result?;
         observer(Progress { phase: Phase::Measure, done: self.stats.completed(), total: requests });
@@ -324,6 +338,7 @@ impl Engine {
         source: &mut dyn RequestSource,
         requests: u64,
         observer: &mut dyn FnMut(Progress),
+        waf: &mut Option<&mut WafSeries>,
     ) -> Result<(), FtlError> {
         // The device starts idle: dies below the low watermark clean at once.
         self.wake_idle_dies(ftl)?;
@@ -363,6 +378,9 @@ impl Engine {
             match kind {
                 EventKind::JobDone => {
                     let Some(queue) = self.job_done(ftl, index)? else { continue };
+                    if let Some(series) = waf.as_deref_mut() {
+                        series.observe(ftl.counters());
+                    }
                     let completed = self.stats.completed();
                     if completed.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase: Phase::Measure, done: completed, total: requests });

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
-    /// Experiment name, or `list` to print the available experiments.
+    /// Experiment name, `all` (every experiment into `OUT/NAME`, then one
+    /// `OUT/report.md`), or `list` to print the available experiments.
     pub name: String,
     /// Output folder for data (CSV/JSON), plots (SVG) and summary.md.
     #[arg(long)]
@@ -89,7 +90,8 @@ const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "informed-cleaning",
-        description: "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
+        description:
+            "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
         keys: &[],
         run: super::reproduce_discard::informed_cleaning,
     },
@@ -115,7 +117,11 @@ const EXPERIMENTS: &[Experiment] = &[
 
 pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if args.name == "list" {
-        let width = EXPERIMENTS.iter().map(|experiment| experiment.name.len()).max().unwrap_or(0);
+        let width = EXPERIMENTS
+            .iter()
+            .map(|experiment| experiment.name.len())
+            .max()
+            .unwrap_or(0);
         for experiment in EXPERIMENTS {
             println!("{:<width$}  {}", experiment.name, experiment.description);
             if !experiment.keys.is_empty() {
@@ -124,20 +130,128 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let experiment = EXPERIMENTS.iter().find(|experiment| experiment.name == args.name).with_context(|| {
-        let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
-        format!("unknown experiment {:?}; available: {}", args.name, names.join(", "))
-    })?;
+    if args.name == "all" {
+        return run_all(&args);
+    }
+    let experiment = EXPERIMENTS
+        .iter()
+        .find(|experiment| experiment.name == args.name)
+        .with_context(|| {
+            let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+            format!("unknown experiment {:?}; available: {}", args.name, names.join(", "))
+        })?;
     for assignment in &args.set {
-        let key = assignment.split_once('=').map_or(assignment.as_str(), |(key, _)| key.trim());
+        let key = assignment
+            .split_once('=')
+            .map_or(assignment.as_str(), |(key, _)| key.trim());
         if !experiment.keys.contains(&key) {
-            let takes = if experiment.keys.is_empty() { "no --set keys".to_owned() } else { experiment.keys.join(", ") };
+            let takes = if experiment.keys.is_empty() {
+                "no --set keys".to_owned()
+            } else {
+                experiment.keys.join(", ")
+            };
             anyhow::bail!("--set {assignment:?}: {} takes {takes}", experiment.name);
         }
     }
     let out = args.out.context("--out DIR is required")?;
     let started = std::time::Instant::now();
-    (experiment.run)(&ExperimentArgs { out: out.clone(), seed: args.seed, paper_scale: args.paper_scale, samples: args.samples, set: args.set })?;
-    eprintln!("{}: done in {:.1} s, results in {}", experiment.name, started.elapsed().as_secs_f64(), out.display());
+    (experiment.run)(&ExperimentArgs {
+        out: out.clone(),
+        seed: args.seed,
+        paper_scale: args.paper_scale,
+        samples: args.samples,
+        set: args.set,
+    })?;
+    eprintln!(
+        "{}: done in {:.1} s, results in {}",
+        experiment.name,
+        started.elapsed().as_secs_f64(),
+        out.display()
+    );
     Ok(())
+}
+
+/// How one experiment of `reproduce all` ended.
+struct Outcome {
+    name: &'static str,
+    seconds: f64,
+    error: Option<String>,
+}
+
+/// `nandlab reproduce all`: every experiment into `OUT/NAME`, one failing
+/// (e.g. a capture without root) not stopping the others, then `OUT/report.md`
+/// with every summary in it.
+fn run_all(args: &ReproduceArgs) -> anyhow::Result<()> {
+    if !args.set.is_empty() {
+        anyhow::bail!("--set is for one experiment; `all` runs each with its defaults");
+    }
+    let out = args.out.clone().context("--out DIR is required")?;
+    let mut outcomes = Vec::new();
+    for experiment in EXPERIMENTS {
+        eprintln!("all: {} …", experiment.name);
+        let started = std::time::Instant::now();
+        let experiment_args = ExperimentArgs {
+            out: out.join(experiment.name),
+            seed: args.seed,
+            paper_scale: args.paper_scale,
+            samples: args.samples,
+            set: Vec::new(),
+        };
+        let error = (experiment.run)(&experiment_args)
+            .err()
+            .map(|error| format!("{error:#}"));
+        if let Some(error) = &error {
+            eprintln!("all: {} failed: {error}", experiment.name);
+        }
+        outcomes.push(Outcome {
+            name: experiment.name,
+            seconds: started.elapsed().as_secs_f64(),
+            error,
+        });
+    }
+    let report = out.join("report.md");
+    std::fs::write(&report, combined_report(&out, &outcomes, args.seed))
+        .with_context(|| format!("writing {}", report.display()))?;
+    let failed: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();
+    eprintln!("all: report in {}", report.display());
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} of {} experiments failed: {}",
+            failed.len(),
+            outcomes.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn combined_report(out: &std::path::Path, outcomes: &[Outcome], seed: u64) -> String {
+    let mut summary = nandlab_report::Summary::new("nandlab: every paper experiment");
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            let status = o
+                .error
+                .as_ref()
+                .map_or_else(|| "done".to_owned(), |error| format!("failed: {error}"));
+            vec![format!("[{0}](#{0})", o.name), status, format!("{:.1}", o.seconds)]
+        })
+        .collect();
+    summary
+        .paragraph(&format!(
+            "`nandlab reproduce all --seed {seed}`: each experiment's data, plots and summary are in its own folder."
+        ))
+        .table(&["experiment", "status", "seconds"], &rows);
+    let mut text = summary.to_markdown();
+    for outcome in outcomes.iter().filter(|o| o.error.is_none()) {
+        match std::fs::read_to_string(out.join(outcome.name).join("summary.md")) {
+            Ok(markdown) => {
+                text.push('\n');
+                text.push_str(&format!("<a id=\"{}\"></a>\n\n", outcome.name));
+                text.push_str(&nandlab_report::nest_summary(&markdown, outcome.name));
+            }
+            Err(error) => text.push_str(&format!("\n{}: no summary.md ({error})\n", outcome.name)),
+        }
+    }
+    text
 }

@@ -46,8 +46,7 @@ pub struct RunArgs {
     /// Write the full report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the WAF-over-time series as CSV (counting mode; with `--timing on`
-    /// use `--timing-csv` for the throughput series).
+    /// Write the WAF-over-time series as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// `on`: simulate time with the `[timing]` model (throughput, latency
@@ -71,9 +70,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let mut progress = ProgressReporter::new();
     if args.timing_csv.is_some() && args.timing == Timing::Off {
         anyhow::bail!("--timing-csv needs --timing on");
-    }
-    if args.csv.is_some() && args.timing == Timing::On {
-        anyhow::bail!("--csv writes the WAF series of counting mode; with --timing on use --timing-csv (throughput series) or --json");
     }
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = simulate(&config, &mut |update| progress.update(update))?;
