@@ -8,12 +8,32 @@ mod errors;
 use nandlab_core::config::{self, Document};
 use pyo3::prelude::*;
 
+/// The configuration from a preset, a document (`config_json`: a JSON object
+/// in the TOML layout, or `config_toml`: TOML text with `origin` naming it in
+/// errors; at most one of the two), overrides and a seed.
+fn build_config(
+    preset: Option<&str>,
+    config_json: Option<String>,
+    config_toml: Option<&str>,
+    origin: Option<String>,
+    overrides: &[String],
+    seed: Option<u64>,
+) -> PyResult<nandlab_core::Config> {
+    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
+    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
+    let document = match (table, config_toml) {
+        (Some(table), None) => Some(Document::Table(table)),
+        (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
+        (None, None) => None,
+        (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
+    };
+    let (config, _) = config::from_sources(preset, document, overrides, seed).map_err(errors::from_config)?;
+    Ok(config)
+}
+
 /// Runs one simulation and returns its report as JSON text (the same document
-/// `nandlab run --json` writes).
-///
-/// `config_json` is a JSON object in the TOML layout; `config_toml` TOML text
-/// (with `origin` naming it in errors). At most one of the two may be given.
-/// `timing` runs the measured workload through the timing model
+/// `nandlab run --json` writes). The configuration arguments are those of
+/// [`validate`]. `timing` runs the measured workload through the timing model
 /// (`nandlab run --timing on`); the report then has a `timed` section.
 #[pyfunction]
 #[allow(clippy::too_many_arguments, reason = "one parameter per Python keyword argument")]
@@ -28,18 +48,26 @@ fn run_json(
     seed: Option<u64>,
     timing: bool,
 ) -> PyResult<String> {
-    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
-    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
-    let document = match (table, config_toml.as_deref()) {
-        (Some(table), None) => Some(Document::Table(table)),
-        (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
-        (None, None) => None,
-        (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
-    };
-    let (config, _) = config::from_sources(preset.as_deref(), document, &overrides, seed).map_err(errors::from_config)?;
+    let config = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
     let simulate = if timing { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = py.detach(|| simulate(&config, &mut |_| {})).map_err(errors::from_sim)?;
     serde_json::to_string(&report).map_err(|error| errors::simulation_error(&error.to_string()))
+}
+
+/// Checks a configuration without running it: raises `ConfigError` naming
+/// the key, as `run_json` would. `config_json` is a JSON object in the TOML
+/// layout, `config_toml` TOML text (with `origin` naming it in errors); at
+/// most one of the two.
+#[pyfunction]
+#[pyo3(signature = (preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new()))]
+fn validate(
+    preset: Option<String>,
+    config_json: Option<String>,
+    config_toml: Option<String>,
+    origin: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<()> {
+    build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None).map(drop)
 }
 
 /// (name, description) of every embedded preset.
@@ -62,6 +90,7 @@ fn preset_toml(name: &str) -> PyResult<&'static str> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_class::<dhrd::PyDhrd>()?;

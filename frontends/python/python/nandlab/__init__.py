@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Union
 from . import _native
 from ._native import ConfigError, Dhrd, SimulationError
 
-__all__ = ["run", "presets", "preset_toml", "Dhrd", "ConfigError", "SimulationError", "__version__"]
+__all__ = ["run", "validate", "presets", "preset_toml", "Dhrd", "ConfigError", "SimulationError", "__version__"]
 __version__: str = _native.__version__
 
 ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
@@ -54,7 +54,18 @@ def run(
     ``nandlab run --timing on``) and the report gains a ``timed`` section
     (throughput, IOPS, latencies); without it the report has no ``timed`` key.
     """
-    arguments: dict = {"preset": preset, "overrides": list(set), "seed": seed, "timing": bool(timing)}
+    arguments = _config_arguments(config, preset, set)
+    return json.loads(_native.run_json(**arguments, seed=seed, timing=bool(timing)))
+
+
+def validate(config: ConfigSource = None, *, preset: Optional[str] = None, set: Iterable[str] = ()) -> None:  # noqa: A002
+    """Check a configuration (arguments as in :func:`run`) without running it; raises ``ConfigError``."""
+    _native.validate(**_config_arguments(config, preset, set))
+
+
+def _config_arguments(config: ConfigSource, preset: Optional[str], overrides: Iterable[str]) -> dict:
+    """The native functions' configuration arguments for a dict, a TOML path or nothing."""
+    arguments: dict = {"preset": preset, "overrides": list(overrides)}
     if isinstance(config, Mapping):
         arguments["config_json"] = json.dumps(config)
     elif config is not None:
@@ -62,7 +73,7 @@ def run(
         with open(path, encoding="utf-8") as toml_file:
             arguments["config_toml"] = toml_file.read()
         arguments["origin"] = path
-    return json.loads(_native.run_json(**arguments))
+    return arguments
 
 
 def presets() -> dict:

@@ -17,6 +17,13 @@ def run_json(
     seed: Optional[int] = ...,
     timing: bool = ...,
 ) -> str: ...
+def validate(
+    preset: Optional[str] = ...,
+    config_json: Optional[str] = ...,
+    config_toml: Optional[str] = ...,
+    origin: Optional[str] = ...,
+    overrides: List[str] = ...,
+) -> None: ...
 def presets() -> List[Tuple[str, str]]: ...
 def preset_toml(name: str) -> str: ...
 

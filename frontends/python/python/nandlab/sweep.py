@@ -1,0 +1,241 @@
+"""Parameter sweeps on Dask: one simulation per grid point and seed, run on a
+local cluster by default or on a Dask cluster given by its scheduler address.
+
+    import nandlab.sweep
+    table = nandlab.sweep.sweep(
+        {"ftl.gc_policy": ["greedy", "fifo"], "device.over_provisioning": [0.07, 0.28]},
+        preset="small", seeds=[1, 2],
+    )
+    table.groupby("ftl.gc_policy")["waf"].mean()
+
+Each point is an independent, seeded ``nandlab.run`` (the Rust core releases
+the GIL, so a local cluster of threads uses every core); the table comes back
+in grid order whatever order the points finish in, so a sweep is reproducible
+from its arguments. On a remote cluster every worker needs the same nandlab
+installed. The same from the shell::
+
+    python -m nandlab.sweep --preset small --grid ftl.gc_policy=greedy,fifo \\
+        --grid device.over_provisioning=0.07,0.28 --seeds 1,2 --out waf.parquet
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import ConfigError, validate
+from . import run as run_simulation
+
+__all__ = ["sweep", "points", "row", "main", "SweepError"]
+
+Point = Tuple[Tuple[Tuple[str, Any], ...], int]
+
+
+class SweepError(RuntimeError):
+    """A point of the sweep failed; the message names the point and seed, ``__cause__`` is the error."""
+
+
+def points(grid: Mapping[str, Sequence[Any]], seeds: Iterable[int]) -> List[Point]:
+    """Every (assignments, seed) of the grid, in a fixed order: the last key varies fastest, seeds innermost."""
+    keys = list(grid)
+    for key in keys:
+        if isinstance(grid[key], (str, bytes)) or not isinstance(grid[key], Sequence) or len(grid[key]) == 0:
+            raise ValueError(f"grid[{key!r}] must be a non-empty list of values")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    combos = itertools.product(*(grid[key] for key in keys))
+    return [(tuple(zip(keys, values)), seed) for values in combos for seed in seeds]
+
+
+def _literal(value: Any) -> str:
+    """A value as `--set` takes it (TOML, with bare words as strings)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(value)
+
+
+def _overrides(base_set: Tuple[str, ...], assignments: Tuple[Tuple[str, Any], ...]) -> List[str]:
+    return list(base_set) + [f"{key}={_literal(value)}" for key, value in assignments]
+
+
+def row(report: dict) -> Dict[str, Any]:
+    """The figures of one report that a sweep table keeps (counting and, if present, timed)."""
+    measured = report["measured"]
+    erases = report["erase_counts"]
+    figures: Dict[str, Any] = {
+        "waf": measured["waf"],
+        "host_pages_written": measured["host_pages_written"],
+        "flash_pages_programmed": measured["flash_pages_programmed"],
+        "gc_page_copies": measured["gc_page_copies"],
+        "erases": measured["erases"],
+        "erase_count_mean": erases["mean"],
+        "erase_count_max": erases["max"],
+    }
+    timed = report.get("timed")
+    if timed:
+        write = timed["latency"].get("write") or {}
+        read = timed["latency"].get("read") or {}
+        figures.update(
+            iops=timed["iops"],
+            write_mb_s=timed["write_mb_s"],
+            read_mb_s=timed["read_mb_s"],
+            write_p99_us=write.get("p99_us"),
+            read_p99_us=read.get("p99_us"),
+            gc_die_time_share=timed["gc_die_time_share"],
+            simulated_s=timed["simulated_s"],
+        )
+    return figures
+
+
+def _run_point(point: Point, config: Any, preset: Optional[str], base_set: Tuple[str, ...], timing: bool) -> dict:
+    assignments, seed = point
+    started = time.perf_counter()
+    report = run_simulation(config, preset=preset, set=_overrides(base_set, assignments), seed=seed, timing=timing)
+    result = dict(assignments)
+    result["seed"] = seed
+    result.update(row(report))
+    result["wall_s"] = time.perf_counter() - started
+    return result
+
+
+def _client(scheduler: Any):
+    """A Dask client and what to close after the sweep: an existing client (nothing to close), a
+    client of a scheduler address (close the client), or a local cluster of threads (close both)."""
+    from dask.distributed import Client, LocalCluster
+
+    if isinstance(scheduler, Client):
+        return scheduler, []
+    if scheduler:
+        client = Client(scheduler)
+        return client, [client]
+    cluster = LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=os.cpu_count() or 1, dashboard_address=None
+    )
+    client = Client(cluster)
+    return client, [client, cluster]
+
+
+def sweep(
+    grid: Mapping[str, Sequence[Any]],
+    config: Any = None,
+    *,
+    preset: Optional[str] = None,
+    set: Iterable[str] = (),  # noqa: A002 - mirrors nandlab.run and the CLI's --set
+    seeds: Iterable[int] = (1,),
+    timing: bool = False,
+    scheduler: Union[None, str, Any] = None,
+    progress: bool = True,
+):
+    """Runs ``nandlab.run`` at every grid point and seed and returns a pandas DataFrame.
+
+    ``grid`` maps configuration keys (as ``--set`` names them) to the values to try;
+    ``config``, ``preset`` and ``set`` are the base of every point, as in ``nandlab.run``;
+    ``timing`` adds the timed figures. ``scheduler`` is ``None`` (a local Dask cluster),
+    a scheduler address such as ``"tcp://10.0.0.5:8786"``, or a ``dask.distributed.Client``.
+    Rows come in grid order, one per point and seed: the grid's keys, ``seed``, the
+    figures of :func:`row` and ``wall_s``. A point whose configuration is invalid
+    raises ``nandlab.ConfigError`` naming the key before anything else runs.
+    """
+    import pandas
+
+    todo = points(grid, seeds)
+    base_set = tuple(set)
+    # Fail fast, in this process, on a configuration the grid makes invalid.
+    for assignments in dict.fromkeys(assignments for assignments, _ in todo):
+        validate(config, preset=preset, set=_overrides(base_set, assignments))
+    client, owned = _client(scheduler)
+    try:
+        futures = client.map(
+            _run_point, todo, config=config, preset=preset, base_set=base_set, timing=timing, pure=False
+        )
+        index = {future.key: position for position, future in enumerate(futures)}
+        results: List[Optional[dict]] = [None] * len(todo)
+        from dask.distributed import as_completed
+
+        for done, future in enumerate(as_completed(futures), start=1):
+            position = index[future.key]
+            try:
+                results[position] = future.result()
+            except Exception as error:
+                assignments, seed = todo[position]
+                raise SweepError(f"point {dict(assignments)}, seed {seed}: {error}") from error
+            if progress:
+                print(f"sweep: {done}/{len(todo)} points", file=sys.stderr, flush=True)
+    finally:
+        for resource in owned:
+            resource.close()
+    return pandas.DataFrame(results)
+
+
+def _grid_argument(text: str) -> Tuple[str, List[Any]]:
+    key, sep, values = text.partition("=")
+    if not sep or not key or not values:
+        raise argparse.ArgumentTypeError(f"--grid {text!r}: expected KEY=V1,V2,...")
+    return key.strip(), [_parse_scalar(value.strip()) for value in values.split(",")]
+
+
+def _parse_scalar(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nandlab.sweep", description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", nargs="?", help="TOML configuration file (may start from a preset)")
+    parser.add_argument("--preset", help="embedded preset to start from")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="base override")
+    parser.add_argument(
+        "--grid", action="append", type=_grid_argument, required=True, metavar="KEY=V1,V2", help="a swept key"
+    )
+    parser.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
+    parser.add_argument("--timing", action="store_true", help="timed simulation (throughput, latency)")
+    parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
+    parser.add_argument("--out", help="write the table: .csv, .parquet or .json")
+    args = parser.parse_args(argv)
+    try:
+        seeds = [int(seed) for seed in args.seeds.split(",")]
+    except ValueError:
+        parser.error(f"--seeds {args.seeds!r}: expected comma-separated integers")
+    grid = dict(args.grid)
+    print(f"sweep: {len(points(grid, seeds))} points, seeds {seeds}", file=sys.stderr)
+    try:
+        table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing,
+                      scheduler=args.scheduler)
+    except (SweepError, ConfigError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if args.out:
+        _write(table, args.out)
+        print(f"sweep: wrote {args.out}", file=sys.stderr)
+    else:
+        print(table.to_string(index=False))
+    return 0
+
+
+def _write(table, path: str) -> None:
+    if path.endswith(".parquet"):
+        table.to_parquet(path, index=False)
+    elif path.endswith(".csv"):
+        table.to_csv(path, index=False)
+    elif path.endswith(".json"):
+        table.to_json(path, orient="records", indent=1)
+    else:
+        raise SystemExit(f"--out {path}: use a .csv, .parquet or .json file name")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
