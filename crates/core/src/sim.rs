@@ -158,6 +158,7 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(config: &Config) -> Result<Self, SimError> {
         let geometry = config.validate()?;
+        config.ftl.validate_for_full_device(&geometry)?;
         let ftl = PageFtl::new(&geometry, &config.ftl, config.seed)?;
         let workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
         let measure_start = ftl.counters().clone();

@@ -55,7 +55,8 @@ fn run_json(
 }
 
 /// Checks a configuration without running it: raises `ConfigError` naming
-/// the key, as `run_json` would. `config_json` is a JSON object in the TOML
+/// the key, as `run_json` would (the synthetic workload fills the device, so
+/// the device needs the spare blocks of a full device). `config_json` is a JSON object in the TOML
 /// layout, `config_toml` TOML text (with `origin` naming it in errors); at
 /// most one of the two.
 #[pyfunction]
@@ -67,7 +68,9 @@ fn validate(
     origin: Option<String>,
     overrides: Vec<String>,
 ) -> PyResult<()> {
-    build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None).map(drop)
+    let config = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None)?;
+    let geometry = config.validate().map_err(errors::from_config)?;
+    config.ftl.validate_for_full_device(&geometry).map_err(errors::from_config)
 }
 
 /// (name, description) of every embedded preset.

@@ -84,8 +84,21 @@ def test_a_cluster_given_by_address_gives_the_same_table():
     assert local[columns].equals(remote[columns])
 
 
-def test_a_failing_point_is_named():
-    # At 4 % spare space the small device's planes run out of blocks to reclaim.
-    with pytest.raises(sweeps.SweepError, match="device.over_provisioning': 0.04") as failure:
+def test_a_device_too_tight_to_fill_fails_before_anything_runs():
+    # At 4 % spare space the small device's planes have no room for GC once full.
+    with pytest.raises(nandlab.ConfigError, match="device.over_provisioning"):
         sweeps.sweep({"device.over_provisioning": [0.3, 0.04]}, preset="small", set=BASE, progress=False)
+
+
+def test_a_point_failing_while_running_is_named(monkeypatch):
+    real = sweeps._run_point
+
+    def failing(point, **kwargs):
+        if dict(point[0])["ftl.gc_policy"] == "fifo":
+            raise nandlab.SimulationError("simulated failure")
+        return real(point, **kwargs)
+
+    monkeypatch.setattr(sweeps, "_run_point", failing)
+    with pytest.raises(sweeps.SweepError, match="'ftl.gc_policy': 'fifo'}, seed 1") as failure:
+        sweeps.sweep({"ftl.gc_policy": ["greedy", "fifo"]}, preset="small", set=BASE, progress=False)
     assert isinstance(failure.value.__cause__, nandlab.SimulationError)

@@ -54,6 +54,13 @@ fn impossible_geometry_is_explained() {
     assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
     assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
     assert_eq!(build(&["ftl.gc_threshold_blocks=100000"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
+    // Valid for Telomere's placement, but a synthetic run fills the device and GC would stall.
+    let (tight, _) = ConfigBuilder::preset("small")
+        .and_then(|mut builder| builder.set("device.over_provisioning=0.07").map(|_| builder))
+        .and_then(ConfigBuilder::build)
+        .expect("a valid configuration");
+    let error = crate::Simulation::new(&tight).map(drop).expect_err("too little spare for a full device");
+    assert!(error.to_string().contains("device.over_provisioning"), "{error}");
 }
 
 #[test]

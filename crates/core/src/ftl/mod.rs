@@ -107,6 +107,30 @@ impl FtlConfig {
         }
         Ok(())
     }
+
+    /// For workloads that write the whole logical space (the synthetic ones
+    /// precondition by filling it): beyond the blocks the logical data fill, a
+    /// unit needs the GC reserve and the two open blocks, and one more so GC
+    /// finds a victim with an invalid page; with less, the first GC finds the
+    /// device full. (Telomere's placement FTL needs no spare and does not ask.)
+    pub fn validate_for_full_device(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        let unit_pages = u64::from(geometry.units()) * u64::from(geometry.pages_per_block);
+        let data_blocks = u64::from(geometry.logical_pages).div_ceil(unit_pages);
+        let spare = u64::from(geometry.blocks_per_plane).saturating_sub(data_blocks);
+        let needed = u64::from(self.gc_threshold_blocks) + 2;
+        if spare <= needed {
+            return Err(ConfigError::new(
+                "device.over_provisioning",
+                format!(
+                    "leaves {spare} spare blocks per plane; a device that gets full needs more than {needed} \
+                     (ftl.gc_threshold_blocks = {} reserve blocks and the host and GC open blocks): raise it, \
+                     or device.blocks_per_plane",
+                    self.gc_threshold_blocks
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Order in which a unit's free blocks are opened.
