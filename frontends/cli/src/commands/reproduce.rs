@@ -255,3 +255,55 @@ fn combined_report(out: &std::path::Path, outcomes: &[Outcome], seed: u64) -> St
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_combined_report_lists_every_outcome_and_nests_the_summaries() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::create_dir_all(dir.path().join("delay-d")).expect("folder");
+        std::fs::write(
+            dir.path().join("delay-d/summary.md"),
+            "# Delay-D\n\n![Figure 3a](figure3a.svg)\n",
+        )
+        .expect("summary");
+        let outcomes = [
+            Outcome {
+                name: "delay-d",
+                seconds: 35.0,
+                error: None,
+            },
+            Outcome {
+                name: "journal",
+                seconds: 0.1,
+                error: Some("capture needs root".to_owned()),
+            },
+        ];
+        let report = combined_report(dir.path(), &outcomes, 7);
+        assert!(report.contains("reproduce all --seed 7"), "{report}");
+        assert!(report.contains("| [delay-d](#delay-d) | done | 35.0 |"), "{report}");
+        assert!(
+            report.contains("| [journal](#journal) | failed: capture needs root | 0.1 |"),
+            "{report}"
+        );
+        assert!(
+            report.contains("## Delay-D") && report.contains("](delay-d/figure3a.svg)"),
+            "{report}"
+        );
+        assert!(
+            !report.contains("<a id=\"journal\">"),
+            "a failed experiment has no section"
+        );
+    }
+
+    #[test]
+    fn every_experiment_name_is_unique_and_not_a_command_word() {
+        let mut names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), EXPERIMENTS.len());
+        assert!(!names.contains(&"all") && !names.contains(&"list"));
+    }
+}
