@@ -289,14 +289,18 @@ impl TraceSource<'_> {
 }
 
 impl RequestSource for TraceSource<'_> {
-    /// Requests arrive at the time of the event that caused them; the
-    /// DISCARD stage's final issue at the end of the trace arrives with the last event.
+    /// Requests arrive at the time of the event that caused them, counted
+    /// from the trace's first event (so a trace with absolute timestamps
+    /// starts at once); the DISCARD stage's final issue at the end of the
+    /// trace arrives with the last event.
     fn next_request(&mut self) -> Option<TimedRequest> {
         while self.pending.is_empty() {
             self.refill()?;
         }
         let request = self.pending.pop_front()?;
-        Some(TimedRequest { request, arrival: SimNs(self.host.counts.last_ns.unwrap_or(0)), priority: false })
+        let counts = &self.host.counts;
+        let since_first = counts.last_ns.unwrap_or(0).saturating_sub(counts.first_ns.unwrap_or(0));
+        Some(TimedRequest { request, arrival: SimNs(since_first), priority: false })
     }
 }
 

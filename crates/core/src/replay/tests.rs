@@ -125,6 +125,10 @@ fn an_open_loop_replay_runs_in_trace_time_and_a_closed_loop_one_at_device_speed(
     open.timing.arrival = crate::timing::Arrival::Open;
     let open_report = replay_timed(&open, &events).timed.expect("timed");
     assert!(open_report.simulated_s >= 0.190, "the last write arrives at 190 ms: {}", open_report.simulated_s);
+    // The same trace with absolute timestamps an hour in runs from its first event.
+    let shifted: Vec<HostEvent> = events.iter().map(|e| HostEvent { time: SimNs(e.time.0 + 3_600 * 1_000 * MS), ..*e }).collect();
+    let shifted_report = replay_timed(&open, &shifted).timed.expect("timed");
+    assert_eq!(shifted_report.simulated_s, open_report.simulated_s);
     let mut closed = config(DiscardPolicy::Off);
     closed.timing.arrival = crate::timing::Arrival::Closed;
     let closed_report = replay_timed(&closed, &events).timed.expect("timed");
