@@ -47,7 +47,12 @@ pub struct Axis {
 impl Axis {
     #[must_use]
     pub fn new(label: &str) -> Self {
-        Self { label: label.to_owned(), unit: None, scale: Scale::Linear, range: None }
+        Self {
+            label: label.to_owned(),
+            unit: None,
+            scale: Scale::Linear,
+            range: None,
+        }
     }
 
     #[must_use]
@@ -80,12 +85,13 @@ impl Axis {
         if let Some(range) = self.range {
             return Some(range);
         }
-        let (low, high) = values
-            .filter(|value| self.accepts(*value))
-            .fold(None, |extent: Option<(f64, f64)>, value| match extent {
+        let (low, high) = values.filter(|value| self.accepts(*value)).fold(
+            None,
+            |extent: Option<(f64, f64)>, value| match extent {
                 None => Some((value, value)),
                 Some((low, high)) => Some((low.min(value), high.max(value))),
-            })?;
+            },
+        )?;
         Some(match self.scale {
             Scale::Log => (low / 1.5, high * 1.5),
             Scale::Linear if low == high => (low - 1.0, high + 1.0),
@@ -104,7 +110,9 @@ impl Axis {
 /// Where the legend box sits inside the plotting area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Legend {
+    /// The corner that hides the least of the data (see [`Legend::resolve`]).
     #[default]
+    Auto,
     UpperRight,
     UpperLeft,
     MiddleLeft,
@@ -113,10 +121,63 @@ pub enum Legend {
     LowerRight,
 }
 
+/// Share of the plot's width and height a legend box is taken to cover in its corner.
+const LEGEND_BOX: (f64, f64) = (0.35, 0.3);
+/// Points sampled along each segment of a line when counting what a legend would hide.
+const SEGMENT_SAMPLES: u32 = 8;
+
 impl Legend {
+    /// `Auto` becomes the corner (upper right, upper left, lower right, lower
+    /// left, first wins a tie) whose legend-sized box covers the fewest drawn
+    /// points and line samples; the other choices stay as they are.
+    fn resolve(self, drawn: &[(Vec<(f64, f64)>, bool)], x: (Scale, f64, f64), y: (Scale, f64, f64)) -> Self {
+        if self != Self::Auto {
+            return self;
+        }
+        let unit = |(scale, low, high): (Scale, f64, f64), value: f64| match scale {
+            Scale::Linear => (value - low) / (high - low),
+            Scale::Log => (value.ln() - low.ln()) / (high.ln() - low.ln()),
+        };
+        let mut samples = Vec::new();
+        for (points, joined) in drawn {
+            let normalized: Vec<(f64, f64)> = points.iter().map(|&(px, py)| (unit(x, px), unit(y, py))).collect();
+            samples.extend_from_slice(&normalized);
+            if *joined {
+                for pair in normalized.windows(2) {
+                    let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                    for step in 1..SEGMENT_SAMPLES {
+                        let t = f64::from(step) / f64::from(SEGMENT_SAMPLES);
+                        samples.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
+                    }
+                }
+            }
+        }
+        let (width, height) = LEGEND_BOX;
+        let covered = |right: bool, upper: bool| {
+            samples
+                .iter()
+                .filter(|&&(px, py)| {
+                    let in_x = if right { px >= 1.0 - width } else { px <= width };
+                    let in_y = if upper { py >= 1.0 - height } else { py <= height };
+                    in_x && in_y
+                })
+                .count()
+        };
+        let corners = [
+            (Self::UpperRight, covered(true, true)),
+            (Self::UpperLeft, covered(false, true)),
+            (Self::LowerRight, covered(true, false)),
+            (Self::LowerLeft, covered(false, false)),
+        ];
+        corners
+            .iter()
+            .min_by_key(|(_, count)| *count)
+            .map_or(Self::UpperRight, |(corner, _)| *corner)
+    }
+
     fn position(self) -> SeriesLabelPosition {
         match self {
-            Self::UpperRight => SeriesLabelPosition::UpperRight,
+            Self::Auto | Self::UpperRight => SeriesLabelPosition::UpperRight,
             Self::UpperLeft => SeriesLabelPosition::UpperLeft,
             Self::MiddleLeft => SeriesLabelPosition::MiddleLeft,
             Self::MiddleRight => SeriesLabelPosition::MiddleRight,
@@ -151,7 +212,11 @@ pub struct Series {
 impl Series {
     #[must_use]
     pub fn new(name: &str, mark: Mark, points: Vec<(f64, f64)>) -> Self {
-        Self { name: name.to_owned(), points, mark }
+        Self {
+            name: name.to_owned(),
+            points,
+            mark,
+        }
     }
 
     #[must_use]
@@ -173,7 +238,11 @@ impl Series {
         #[allow(clippy::cast_precision_loss)]
         let count = sorted.len() as f64;
         #[allow(clippy::cast_precision_loss)]
-        let points = sorted.iter().enumerate().map(|(index, value)| (*value, (index + 1) as f64 / count)).collect();
+        let points = sorted
+            .iter()
+            .enumerate()
+            .map(|(index, value)| (*value, (index + 1) as f64 / count))
+            .collect();
         Self::new(name, Mark::Step, points)
     }
 
@@ -206,7 +275,14 @@ pub struct Chart {
 impl Chart {
     #[must_use]
     pub fn new(title: &str, x: Axis, y: Axis) -> Self {
-        Self { title: title.to_owned(), x, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
+        Self {
+            title: title.to_owned(),
+            x,
+            y,
+            series: Vec::new(),
+            legend: Legend::default(),
+            size: SIZE_DEFAULT,
+        }
     }
 
     #[must_use]
@@ -228,39 +304,87 @@ impl Chart {
 
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
-        let invalid = |reason: &str| ReportError::InvalidChart { name: name.to_owned(), reason: reason.to_owned() };
+        let invalid = |reason: &str| ReportError::InvalidChart {
+            name: name.to_owned(),
+            reason: reason.to_owned(),
+        };
         let drawn: Vec<Vec<(f64, f64)>> = self
             .series
             .iter()
-            .map(|series| series.drawn_points().into_iter().filter(|(x, y)| self.x.accepts(*x) && self.y.accepts(*y)).collect())
+            .map(|series| {
+                series
+                    .drawn_points()
+                    .into_iter()
+                    .filter(|(x, y)| self.x.accepts(*x) && self.y.accepts(*y))
+                    .collect()
+            })
             .collect();
         let all = || drawn.iter().flatten();
-        let x_range = self.x.resolve(all().map(|point| point.0)).ok_or_else(|| invalid("no drawable x values"))?;
-        let y_range = self.y.resolve(all().map(|point| point.1)).ok_or_else(|| invalid("no drawable y values"))?;
+        let x_range = self
+            .x
+            .resolve(all().map(|point| point.0))
+            .ok_or_else(|| invalid("no drawable x values"))?;
+        let y_range = self
+            .y
+            .resolve(all().map(|point| point.1))
+            .ok_or_else(|| invalid("no drawable y values"))?;
         for (axis, (low, high)) in [(&self.x, x_range), (&self.y, y_range)] {
             #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN bounds must fail too
             if !(low < high) || (axis.scale == Scale::Log && low <= 0.0) {
-                return Err(invalid(&format!("axis {:?} has an invalid range {low}..{high}", axis.label)));
+                return Err(invalid(&format!(
+                    "axis {:?} has an invalid range {low}..{high}",
+                    axis.label
+                )));
             }
         }
         let (x_low, x_high) = x_range;
         let (y_low, y_high) = y_range;
+        let joined: Vec<(Vec<(f64, f64)>, bool)> = self
+            .series
+            .iter()
+            .zip(&drawn)
+            .map(|(series, points)| (points.clone(), series.mark != Mark::Points))
+            .collect();
+        let legend = self
+            .legend
+            .resolve(&joined, (self.x.scale, x_low, x_high), (self.y.scale, y_low, y_high));
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
             let result = match (self.x.scale, self.y.scale) {
-                (Scale::Linear, Scale::Linear) => self.draw(&root, x_low..x_high, y_low..y_high, &drawn),
-                (Scale::Linear, Scale::Log) => self.draw(&root, x_low..x_high, (y_low..y_high).log_scale(), &drawn),
-                (Scale::Log, Scale::Linear) => self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn),
-                (Scale::Log, Scale::Log) => self.draw(&root, (x_low..x_high).log_scale(), (y_low..y_high).log_scale(), &drawn),
+                (Scale::Linear, Scale::Linear) => self.draw(&root, x_low..x_high, y_low..y_high, &drawn, legend),
+                (Scale::Linear, Scale::Log) => {
+                    self.draw(&root, x_low..x_high, (y_low..y_high).log_scale(), &drawn, legend)
+                }
+                (Scale::Log, Scale::Linear) => {
+                    self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn, legend)
+                }
+                (Scale::Log, Scale::Log) => self.draw(
+                    &root,
+                    (x_low..x_high).log_scale(),
+                    (y_low..y_high).log_scale(),
+                    &drawn,
+                    legend,
+                ),
             };
-            result.and_then(|()| root.present().map_err(|error| error.to_string()))
-                .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
+            result
+                .and_then(|()| root.present().map_err(|error| error.to_string()))
+                .map_err(|message| ReportError::Draw {
+                    name: name.to_owned(),
+                    message,
+                })?;
         }
         Ok(svg)
     }
 
-    fn draw<XR, YR>(&self, root: &DrawingArea<SVGBackend<'_>, Shift>, x: XR, y: YR, drawn: &[Vec<(f64, f64)>]) -> Result<(), String>
+    fn draw<XR, YR>(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        x: XR,
+        y: YR,
+        drawn: &[Vec<(f64, f64)>],
+        legend: Legend,
+    ) -> Result<(), String>
     where
         XR: AsRangedCoord<Value = f64>,
         YR: AsRangedCoord<Value = f64>,
@@ -290,7 +414,9 @@ impl Chart {
                 Mark::Line | Mark::Step => chart.draw_series(LineSeries::new(points, style)),
                 Mark::LinePoints => chart.draw_series(LineSeries::new(points, style).point_size(3)),
                 Mark::DashedLine => chart.draw_series(DashedLineSeries::new(points, 8, 5, style)),
-                Mark::Points => chart.draw_series(points.into_iter().map(|point| Circle::new(point, 3, color.filled()))),
+                Mark::Points => {
+                    chart.draw_series(points.into_iter().map(|point| Circle::new(point, 3, color.filled())))
+                }
             }
             .map_err(|error| error.to_string())?;
             annotation
@@ -302,7 +428,7 @@ impl Chart {
                 .configure_series_labels()
                 .border_style(BLACK)
                 .background_style(WHITE.mix(0.85))
-                .position(self.legend.position())
+                .position(legend.position())
                 .draw()
                 .map_err(|error| error.to_string())?;
         }
@@ -320,7 +446,10 @@ pub struct BarSeries {
 impl BarSeries {
     #[must_use]
     pub fn new(name: &str, values: Vec<f64>) -> Self {
-        Self { name: name.to_owned(), values }
+        Self {
+            name: name.to_owned(),
+            values,
+        }
     }
 }
 
@@ -339,7 +468,14 @@ pub struct BarChart {
 impl BarChart {
     #[must_use]
     pub fn new(title: &str, groups: Vec<String>, y: Axis) -> Self {
-        Self { title: title.to_owned(), groups, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
+        Self {
+            title: title.to_owned(),
+            groups,
+            y,
+            series: Vec::new(),
+            legend: Legend::default(),
+            size: SIZE_DEFAULT,
+        }
     }
 
     #[must_use]
@@ -356,20 +492,48 @@ impl BarChart {
 
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
-        let invalid = |reason: String| ReportError::InvalidChart { name: name.to_owned(), reason };
+        let invalid = |reason: String| ReportError::InvalidChart {
+            name: name.to_owned(),
+            reason,
+        };
         if self.y.scale == Scale::Log {
             return Err(invalid("bar charts need a linear y axis".to_owned()));
         }
         if self.groups.is_empty() || self.series.is_empty() {
-            return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
+            return Err(invalid(
+                "a bar chart needs at least one group and one series".to_owned(),
+            ));
         }
-        if let Some(series) = self.series.iter().find(|series| series.values.len() != self.groups.len()) {
-            return Err(invalid(format!("series {:?} has {} values for {} groups", series.name, series.values.len(), self.groups.len())));
+        if let Some(series) = self
+            .series
+            .iter()
+            .find(|series| series.values.len() != self.groups.len())
+        {
+            return Err(invalid(format!(
+                "series {:?} has {} values for {} groups",
+                series.name,
+                series.values.len(),
+                self.groups.len()
+            )));
         }
-        let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
-        let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
+        let values = self
+            .series
+            .iter()
+            .flat_map(|series| series.values.iter().copied())
+            .chain([0.0]);
+        let (y_low, y_high) = self
+            .y
+            .resolve(values)
+            .ok_or_else(|| invalid("no finite values".to_owned()))?;
         // Bars grow from 0: no margin below a non-negative axis.
-        let y_low = if self.y.range.is_none() && y_low < 0.0 && self.series.iter().flat_map(|series| &series.values).all(|value| value.is_nan() || *value >= 0.0) {
+        let y_low = if self.y.range.is_none()
+            && y_low < 0.0
+            && self
+                .series
+                .iter()
+                .flat_map(|series| &series.values)
+                .all(|value| value.is_nan() || *value >= 0.0)
+        {
             0.0
         } else {
             y_low
@@ -379,7 +543,10 @@ impl BarChart {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
             self.draw(&root, y_low.min(0.0), y_high)
                 .and_then(|()| root.present().map_err(|error| error.to_string()))
-                .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
+                .map_err(|message| ReportError::Draw {
+                    name: name.to_owned(),
+                    message,
+                })?;
         }
         Ok(svg)
     }
@@ -409,11 +576,16 @@ impl BarChart {
             let color = PALETTE[index % PALETTE.len()];
             #[allow(clippy::cast_precision_loss)]
             let offset = 0.1 + index as f64 * bar_width;
-            let bars = series.values.iter().enumerate().filter(|(_, value)| value.is_finite()).map(|(group, value)| {
-                #[allow(clippy::cast_precision_loss)]
-                let left = group as f64 + offset;
-                Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
-            });
+            let bars = series
+                .values
+                .iter()
+                .enumerate()
+                .filter(|(_, value)| value.is_finite())
+                .map(|(group, value)| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let left = group as f64 + offset;
+                    Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
+                });
             chart
                 .draw_series(bars)
                 .map_err(|error| error.to_string())?
@@ -427,11 +599,15 @@ impl BarChart {
             .position(self.legend.position())
             .draw()
             .map_err(|error| error.to_string())?;
-        let label_style = ("sans-serif", 15).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+        let label_style = ("sans-serif", 15)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top));
         for (group, label) in self.groups.iter().enumerate() {
             #[allow(clippy::cast_precision_loss)]
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, y_low));
-            root.draw(&Text::new(label.as_str(), (x, y + 8), label_style.clone())).map_err(|error| error.to_string())?;
+            root.draw(&Text::new(label.as_str(), (x, y + 8), label_style.clone()))
+                .map_err(|error| error.to_string())?;
         }
         Ok(())
     }
@@ -442,10 +618,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_automatic_legend_takes_the_emptiest_corner() {
+        let linear = |low, high| (Scale::Linear, low, high);
+        // A line rising to the upper right: the upper left is empty.
+        let rising = vec![(vec![(0.0, 0.0), (5.0, 1.0), (10.0, 10.0)], true)];
+        assert_eq!(
+            Legend::Auto.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)),
+            Legend::UpperLeft
+        );
+        // Falling from the upper left, then flat along the bottom: the upper right is empty.
+        let falling = vec![(vec![(0.0, 10.0), (3.0, 0.0), (10.0, 0.0)], true)];
+        assert_eq!(
+            Legend::Auto.resolve(&falling, linear(0.0, 10.0), linear(0.0, 10.0)),
+            Legend::UpperRight
+        );
+        // Samples along the segment count: a line through the upper right between two far points.
+        let through = vec![
+            (vec![(0.0, 6.0), (10.0, 10.0)], true),
+            (vec![(0.0, 0.0), (10.0, 0.0)], false),
+        ];
+        assert_ne!(
+            Legend::Auto.resolve(&through, linear(0.0, 10.0), linear(0.0, 10.0)),
+            Legend::UpperRight
+        );
+        // Log axes are measured in decades; an explicit choice is kept.
+        let log_points = vec![(vec![(1.0, 1.0), (1000.0, 1000.0)], false)];
+        let log = |low, high| (Scale::Log, low, high);
+        assert_eq!(
+            Legend::Auto.resolve(&log_points, log(1.0, 1000.0), log(1.0, 1000.0)),
+            Legend::UpperLeft
+        );
+        assert_eq!(
+            Legend::LowerLeft.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)),
+            Legend::LowerLeft
+        );
+    }
+
+    #[test]
     fn line_chart_svg_names_series_and_axes() {
-        let chart = Chart::new("Throughput", Axis::new("time").unit("s"), Axis::new("rate").unit("pages/s").log())
-            .with(Series::line("alpha", vec![(0.0, 1.0), (1.0, 10.0), (2.0, 100.0)]))
-            .with(Series::scatter("beta", vec![(0.5, 5.0)]));
+        let chart = Chart::new(
+            "Throughput",
+            Axis::new("time").unit("s"),
+            Axis::new("rate").unit("pages/s").log(),
+        )
+        .with(Series::line("alpha", vec![(0.0, 1.0), (1.0, 10.0), (2.0, 100.0)]))
+        .with(Series::scatter("beta", vec![(0.5, 5.0)]));
         let svg = chart.to_svg("t.svg").expect("chart renders");
         for needle in ["<svg", "Throughput", "time [s]", "rate [pages/s]", "alpha", "beta"] {
             assert!(svg.contains(needle), "missing {needle}");
@@ -456,19 +673,30 @@ mod tests {
     fn cdf_is_a_staircase_ending_at_one() {
         let series = Series::cdf("c", &[3.0, 1.0, 2.0, f64::NAN]);
         assert_eq!(series.points, vec![(1.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 1.0)]);
-        assert_eq!(series.drawn_points(), vec![(1.0, 1.0 / 3.0), (2.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 2.0 / 3.0), (3.0, 1.0)]);
+        assert_eq!(
+            series.drawn_points(),
+            vec![
+                (1.0, 1.0 / 3.0),
+                (2.0, 1.0 / 3.0),
+                (2.0, 2.0 / 3.0),
+                (3.0, 2.0 / 3.0),
+                (3.0, 1.0)
+            ]
+        );
     }
 
     #[test]
     fn log_axis_without_positive_values_is_an_error() {
-        let chart = Chart::new("t", Axis::new("x").log(), Axis::new("y")).with(Series::line("s", vec![(0.0, 1.0), (-1.0, 2.0)]));
+        let chart = Chart::new("t", Axis::new("x").log(), Axis::new("y"))
+            .with(Series::line("s", vec![(0.0, 1.0), (-1.0, 2.0)]));
         assert!(matches!(chart.to_svg("bad.svg"), Err(ReportError::InvalidChart { .. })));
     }
 
     #[test]
     fn bar_chart_checks_series_lengths_and_draws_group_labels() {
         let groups = vec!["g1".to_owned(), "g2".to_owned()];
-        let good = BarChart::new("Bars", groups.clone(), Axis::new("value").unit("%")).with(BarSeries::new("s", vec![1.0, 2.0]));
+        let good = BarChart::new("Bars", groups.clone(), Axis::new("value").unit("%"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]));
         let svg = good.to_svg("bars.svg").expect("bars render");
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
         let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));

@@ -16,7 +16,7 @@ use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::replay::ReplayReport;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
-use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
+use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Mark, OutputDir, Series, Summary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -383,8 +383,7 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
         "Delay-D: GC copies against the delay",
         Axis::new("delay").unit("ms"),
         Axis::new("GC page copies"),
-    )
-    .legend(Legend::UpperLeft);
+    );
     for scenario in &SCENARIOS {
         #[allow(clippy::cast_precision_loss)]
         let points = sweep
@@ -707,8 +706,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> anyho
         "with free info",
         Mark::LinePoints,
         series(|r| r.pages_moved_with_free_info),
-    ))
-    .legend(Legend::UpperLeft);
+    ));
     dir.write_chart("informed_cleaning.svg", &chart)?;
     let ratios: Vec<String> = rows
         .iter()
