@@ -79,29 +79,6 @@ pub struct PyDhrd {
 }
 
 impl PyDhrd {
-    fn create(
-        py: Python<'_>,
-        backing: PathBuf,
-        size: Option<&Bound<'_, PyAny>>,
-        chunk_bytes: Option<&Bound<'_, PyAny>>,
-        durability: &str,
-        copy_rate_bytes_per_s: Option<u64>,
-    ) -> PyResult<Self> {
-        let size = size.map(|size| byte_size(size, "size")).transpose()?;
-        let mut config = DeviceConfig::new(backing.clone(), size);
-        if let Some(chunk_bytes) = chunk_bytes {
-            config.chunk_bytes = byte_size(chunk_bytes, "chunk_bytes")?;
-        }
-        config.durability = durability.parse::<Durability>().map_err(to_py)?;
-        config.copy_rate_bytes_per_s = copy_rate_bytes_per_s;
-        let device = py.detach(|| Device::open(&config)).map_err(to_py)?;
-        Ok(PyDhrd {
-            device: Mutex::new(Some(Arc::new(device))),
-            backing,
-            durability: config.durability,
-        })
-    }
-
     fn device(&self) -> PyResult<Arc<Device>> {
         lock(&self.device).clone().ok_or_else(closed_error)
     }
@@ -123,7 +100,15 @@ impl PyDhrd {
         durability: &str,
         copy_rate_bytes_per_s: Option<u64>,
     ) -> PyResult<Self> {
-        Self::create(py, backing, size, chunk_bytes, durability, copy_rate_bytes_per_s)
+        let size = size.map(|size| byte_size(size, "size")).transpose()?;
+        let mut config = DeviceConfig::new(backing.clone(), size);
+        if let Some(chunk_bytes) = chunk_bytes {
+            config.chunk_bytes = byte_size(chunk_bytes, "chunk_bytes")?;
+        }
+        config.durability = durability.parse::<Durability>().map_err(to_py)?;
+        config.copy_rate_bytes_per_s = copy_rate_bytes_per_s;
+        let device = py.detach(|| Device::open(&config)).map_err(to_py)?;
+        Ok(PyDhrd { device: Mutex::new(Some(Arc::new(device))), backing, durability: config.durability })
     }
 
     /// Device size in bytes.
