@@ -47,12 +47,7 @@ pub struct Axis {
 impl Axis {
     #[must_use]
     pub fn new(label: &str) -> Self {
-        Self {
-            label: label.to_owned(),
-            unit: None,
-            scale: Scale::Linear,
-            range: None,
-        }
+        Self { label: label.to_owned(), unit: None, scale: Scale::Linear, range: None }
     }
 
     #[must_use]
@@ -169,10 +164,7 @@ impl Legend {
             (Self::LowerRight, covered(true, false)),
             (Self::LowerLeft, covered(false, false)),
         ];
-        corners
-            .iter()
-            .min_by_key(|(_, count)| *count)
-            .map_or(Self::UpperRight, |(corner, _)| *corner)
+        corners.iter().min_by_key(|(_, count)| *count).map_or(Self::UpperRight, |(corner, _)| *corner)
     }
 
     fn position(self) -> SeriesLabelPosition {
@@ -212,11 +204,7 @@ pub struct Series {
 impl Series {
     #[must_use]
     pub fn new(name: &str, mark: Mark, points: Vec<(f64, f64)>) -> Self {
-        Self {
-            name: name.to_owned(),
-            points,
-            mark,
-        }
+        Self { name: name.to_owned(), points, mark }
     }
 
     #[must_use]
@@ -238,11 +226,7 @@ impl Series {
         #[allow(clippy::cast_precision_loss)]
         let count = sorted.len() as f64;
         #[allow(clippy::cast_precision_loss)]
-        let points = sorted
-            .iter()
-            .enumerate()
-            .map(|(index, value)| (*value, (index + 1) as f64 / count))
-            .collect();
+        let points = sorted.iter().enumerate().map(|(index, value)| (*value, (index + 1) as f64 / count)).collect();
         Self::new(name, Mark::Step, points)
     }
 
@@ -275,14 +259,7 @@ pub struct Chart {
 impl Chart {
     #[must_use]
     pub fn new(title: &str, x: Axis, y: Axis) -> Self {
-        Self {
-            title: title.to_owned(),
-            x,
-            y,
-            series: Vec::new(),
-            legend: Legend::default(),
-            size: SIZE_DEFAULT,
-        }
+        Self { title: title.to_owned(), x, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
@@ -304,37 +281,21 @@ impl Chart {
 
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
-        let invalid = |reason: &str| ReportError::InvalidChart {
-            name: name.to_owned(),
-            reason: reason.to_owned(),
-        };
+        let invalid = |reason: &str| ReportError::InvalidChart { name: name.to_owned(), reason: reason.to_owned() };
         let drawn: Vec<Vec<(f64, f64)>> = self
             .series
             .iter()
             .map(|series| {
-                series
-                    .drawn_points()
-                    .into_iter()
-                    .filter(|(x, y)| self.x.accepts(*x) && self.y.accepts(*y))
-                    .collect()
+                series.drawn_points().into_iter().filter(|(x, y)| self.x.accepts(*x) && self.y.accepts(*y)).collect()
             })
             .collect();
         let all = || drawn.iter().flatten();
-        let x_range = self
-            .x
-            .resolve(all().map(|point| point.0))
-            .ok_or_else(|| invalid("no drawable x values"))?;
-        let y_range = self
-            .y
-            .resolve(all().map(|point| point.1))
-            .ok_or_else(|| invalid("no drawable y values"))?;
+        let x_range = self.x.resolve(all().map(|point| point.0)).ok_or_else(|| invalid("no drawable x values"))?;
+        let y_range = self.y.resolve(all().map(|point| point.1)).ok_or_else(|| invalid("no drawable y values"))?;
         for (axis, (low, high)) in [(&self.x, x_range), (&self.y, y_range)] {
             #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN bounds must fail too
             if !(low < high) || (axis.scale == Scale::Log && low <= 0.0) {
-                return Err(invalid(&format!(
-                    "axis {:?} has an invalid range {low}..{high}",
-                    axis.label
-                )));
+                return Err(invalid(&format!("axis {:?} has an invalid range {low}..{high}", axis.label)));
             }
         }
         let (x_low, x_high) = x_range;
@@ -345,9 +306,7 @@ impl Chart {
             .zip(&drawn)
             .map(|(series, points)| (points.clone(), series.mark != Mark::Points))
             .collect();
-        let legend = self
-            .legend
-            .resolve(&joined, (self.x.scale, x_low, x_high), (self.y.scale, y_low, y_high));
+        let legend = self.legend.resolve(&joined, (self.x.scale, x_low, x_high), (self.y.scale, y_low, y_high));
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
@@ -359,20 +318,13 @@ impl Chart {
                 (Scale::Log, Scale::Linear) => {
                     self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn, legend)
                 }
-                (Scale::Log, Scale::Log) => self.draw(
-                    &root,
-                    (x_low..x_high).log_scale(),
-                    (y_low..y_high).log_scale(),
-                    &drawn,
-                    legend,
-                ),
+                (Scale::Log, Scale::Log) => {
+                    self.draw(&root, (x_low..x_high).log_scale(), (y_low..y_high).log_scale(), &drawn, legend)
+                }
             };
             result
                 .and_then(|()| root.present().map_err(|error| error.to_string()))
-                .map_err(|message| ReportError::Draw {
-                    name: name.to_owned(),
-                    message,
-                })?;
+                .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
         Ok(svg)
     }
@@ -446,10 +398,7 @@ pub struct BarSeries {
 impl BarSeries {
     #[must_use]
     pub fn new(name: &str, values: Vec<f64>) -> Self {
-        Self {
-            name: name.to_owned(),
-            values,
-        }
+        Self { name: name.to_owned(), values }
     }
 }
 
@@ -468,14 +417,7 @@ pub struct BarChart {
 impl BarChart {
     #[must_use]
     pub fn new(title: &str, groups: Vec<String>, y: Axis) -> Self {
-        Self {
-            title: title.to_owned(),
-            groups,
-            y,
-            series: Vec::new(),
-            legend: Legend::default(),
-            size: SIZE_DEFAULT,
-        }
+        Self { title: title.to_owned(), groups, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
@@ -492,23 +434,14 @@ impl BarChart {
 
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
-        let invalid = |reason: String| ReportError::InvalidChart {
-            name: name.to_owned(),
-            reason,
-        };
+        let invalid = |reason: String| ReportError::InvalidChart { name: name.to_owned(), reason };
         if self.y.scale == Scale::Log {
             return Err(invalid("bar charts need a linear y axis".to_owned()));
         }
         if self.groups.is_empty() || self.series.is_empty() {
-            return Err(invalid(
-                "a bar chart needs at least one group and one series".to_owned(),
-            ));
+            return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
-        if let Some(series) = self
-            .series
-            .iter()
-            .find(|series| series.values.len() != self.groups.len())
-        {
+        if let Some(series) = self.series.iter().find(|series| series.values.len() != self.groups.len()) {
             return Err(invalid(format!(
                 "series {:?} has {} values for {} groups",
                 series.name,
@@ -516,23 +449,12 @@ impl BarChart {
                 self.groups.len()
             )));
         }
-        let values = self
-            .series
-            .iter()
-            .flat_map(|series| series.values.iter().copied())
-            .chain([0.0]);
-        let (y_low, y_high) = self
-            .y
-            .resolve(values)
-            .ok_or_else(|| invalid("no finite values".to_owned()))?;
+        let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
+        let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         // Bars grow from 0: no margin below a non-negative axis.
         let y_low = if self.y.range.is_none()
             && y_low < 0.0
-            && self
-                .series
-                .iter()
-                .flat_map(|series| &series.values)
-                .all(|value| value.is_nan() || *value >= 0.0)
+            && self.series.iter().flat_map(|series| &series.values).all(|value| value.is_nan() || *value >= 0.0)
         {
             0.0
         } else {
@@ -543,10 +465,7 @@ impl BarChart {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
             self.draw(&root, y_low.min(0.0), y_high)
                 .and_then(|()| root.present().map_err(|error| error.to_string()))
-                .map_err(|message| ReportError::Draw {
-                    name: name.to_owned(),
-                    message,
-                })?;
+                .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
         Ok(svg)
     }
@@ -576,16 +495,11 @@ impl BarChart {
             let color = PALETTE[index % PALETTE.len()];
             #[allow(clippy::cast_precision_loss)]
             let offset = 0.1 + index as f64 * bar_width;
-            let bars = series
-                .values
-                .iter()
-                .enumerate()
-                .filter(|(_, value)| value.is_finite())
-                .map(|(group, value)| {
-                    #[allow(clippy::cast_precision_loss)]
-                    let left = group as f64 + offset;
-                    Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
-                });
+            let bars = series.values.iter().enumerate().filter(|(_, value)| value.is_finite()).map(|(group, value)| {
+                #[allow(clippy::cast_precision_loss)]
+                let left = group as f64 + offset;
+                Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
+            });
             chart
                 .draw_series(bars)
                 .map_err(|error| error.to_string())?
@@ -599,10 +513,7 @@ impl BarChart {
             .position(self.legend.position())
             .draw()
             .map_err(|error| error.to_string())?;
-        let label_style = ("sans-serif", 15)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top));
+        let label_style = ("sans-serif", 15).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
         for (group, label) in self.groups.iter().enumerate() {
             #[allow(clippy::cast_precision_loss)]
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, y_low));
@@ -622,47 +533,25 @@ mod tests {
         let linear = |low, high| (Scale::Linear, low, high);
         // A line rising to the upper right: the upper left is empty.
         let rising = vec![(vec![(0.0, 0.0), (5.0, 1.0), (10.0, 10.0)], true)];
-        assert_eq!(
-            Legend::Auto.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)),
-            Legend::UpperLeft
-        );
+        assert_eq!(Legend::Auto.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperLeft);
         // Falling from the upper left, then flat along the bottom: the upper right is empty.
         let falling = vec![(vec![(0.0, 10.0), (3.0, 0.0), (10.0, 0.0)], true)];
-        assert_eq!(
-            Legend::Auto.resolve(&falling, linear(0.0, 10.0), linear(0.0, 10.0)),
-            Legend::UpperRight
-        );
+        assert_eq!(Legend::Auto.resolve(&falling, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
         // Samples along the segment count: a line through the upper right between two far points.
-        let through = vec![
-            (vec![(0.0, 6.0), (10.0, 10.0)], true),
-            (vec![(0.0, 0.0), (10.0, 0.0)], false),
-        ];
-        assert_ne!(
-            Legend::Auto.resolve(&through, linear(0.0, 10.0), linear(0.0, 10.0)),
-            Legend::UpperRight
-        );
+        let through = vec![(vec![(0.0, 6.0), (10.0, 10.0)], true), (vec![(0.0, 0.0), (10.0, 0.0)], false)];
+        assert_ne!(Legend::Auto.resolve(&through, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
         // Log axes are measured in decades; an explicit choice is kept.
         let log_points = vec![(vec![(1.0, 1.0), (1000.0, 1000.0)], false)];
         let log = |low, high| (Scale::Log, low, high);
-        assert_eq!(
-            Legend::Auto.resolve(&log_points, log(1.0, 1000.0), log(1.0, 1000.0)),
-            Legend::UpperLeft
-        );
-        assert_eq!(
-            Legend::LowerLeft.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)),
-            Legend::LowerLeft
-        );
+        assert_eq!(Legend::Auto.resolve(&log_points, log(1.0, 1000.0), log(1.0, 1000.0)), Legend::UpperLeft);
+        assert_eq!(Legend::LowerLeft.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::LowerLeft);
     }
 
     #[test]
     fn line_chart_svg_names_series_and_axes() {
-        let chart = Chart::new(
-            "Throughput",
-            Axis::new("time").unit("s"),
-            Axis::new("rate").unit("pages/s").log(),
-        )
-        .with(Series::line("alpha", vec![(0.0, 1.0), (1.0, 10.0), (2.0, 100.0)]))
-        .with(Series::scatter("beta", vec![(0.5, 5.0)]));
+        let chart = Chart::new("Throughput", Axis::new("time").unit("s"), Axis::new("rate").unit("pages/s").log())
+            .with(Series::line("alpha", vec![(0.0, 1.0), (1.0, 10.0), (2.0, 100.0)]))
+            .with(Series::scatter("beta", vec![(0.5, 5.0)]));
         let svg = chart.to_svg("t.svg").expect("chart renders");
         for needle in ["<svg", "Throughput", "time [s]", "rate [pages/s]", "alpha", "beta"] {
             assert!(svg.contains(needle), "missing {needle}");
@@ -675,13 +564,7 @@ mod tests {
         assert_eq!(series.points, vec![(1.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 1.0)]);
         assert_eq!(
             series.drawn_points(),
-            vec![
-                (1.0, 1.0 / 3.0),
-                (2.0, 1.0 / 3.0),
-                (2.0, 2.0 / 3.0),
-                (3.0, 2.0 / 3.0),
-                (3.0, 1.0)
-            ]
+            vec![(1.0, 1.0 / 3.0), (2.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 2.0 / 3.0), (3.0, 1.0)]
         );
     }
 

@@ -117,11 +117,7 @@ const EXPERIMENTS: &[Experiment] = &[
 
 pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if args.name == "list" {
-        let width = EXPERIMENTS
-            .iter()
-            .map(|experiment| experiment.name.len())
-            .max()
-            .unwrap_or(0);
+        let width = EXPERIMENTS.iter().map(|experiment| experiment.name.len()).max().unwrap_or(0);
         for experiment in EXPERIMENTS {
             println!("{:<width$}  {}", experiment.name, experiment.description);
             if !experiment.keys.is_empty() {
@@ -133,23 +129,15 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if args.name == "all" {
         return run_all(&args);
     }
-    let experiment = EXPERIMENTS
-        .iter()
-        .find(|experiment| experiment.name == args.name)
-        .with_context(|| {
-            let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
-            format!("unknown experiment {:?}; available: {}", args.name, names.join(", "))
-        })?;
+    let experiment = EXPERIMENTS.iter().find(|experiment| experiment.name == args.name).with_context(|| {
+        let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+        format!("unknown experiment {:?}; available: {}", args.name, names.join(", "))
+    })?;
     for assignment in &args.set {
-        let key = assignment
-            .split_once('=')
-            .map_or(assignment.as_str(), |(key, _)| key.trim());
+        let key = assignment.split_once('=').map_or(assignment.as_str(), |(key, _)| key.trim());
         if !experiment.keys.contains(&key) {
-            let takes = if experiment.keys.is_empty() {
-                "no --set keys".to_owned()
-            } else {
-                experiment.keys.join(", ")
-            };
+            let takes =
+                if experiment.keys.is_empty() { "no --set keys".to_owned() } else { experiment.keys.join(", ") };
             anyhow::bail!("--set {assignment:?}: {} takes {takes}", experiment.name);
         }
     }
@@ -162,12 +150,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         samples: args.samples,
         set: args.set,
     })?;
-    eprintln!(
-        "{}: done in {:.1} s, results in {}",
-        experiment.name,
-        started.elapsed().as_secs_f64(),
-        out.display()
-    );
+    eprintln!("{}: done in {:.1} s, results in {}", experiment.name, started.elapsed().as_secs_f64(), out.display());
     Ok(())
 }
 
@@ -197,17 +180,11 @@ fn run_all(args: &ReproduceArgs) -> anyhow::Result<()> {
             samples: args.samples,
             set: Vec::new(),
         };
-        let error = (experiment.run)(&experiment_args)
-            .err()
-            .map(|error| format!("{error:#}"));
+        let error = (experiment.run)(&experiment_args).err().map(|error| format!("{error:#}"));
         if let Some(error) = &error {
             eprintln!("all: {} failed: {error}", experiment.name);
         }
-        outcomes.push(Outcome {
-            name: experiment.name,
-            seconds: started.elapsed().as_secs_f64(),
-            error,
-        });
+        outcomes.push(Outcome { name: experiment.name, seconds: started.elapsed().as_secs_f64(), error });
     }
     let report = out.join("report.md");
     std::fs::write(&report, combined_report(&out, &outcomes, args.seed))
@@ -215,12 +192,7 @@ fn run_all(args: &ReproduceArgs) -> anyhow::Result<()> {
     let failed: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();
     eprintln!("all: report in {}", report.display());
     if !failed.is_empty() {
-        anyhow::bail!(
-            "{} of {} experiments failed: {}",
-            failed.len(),
-            outcomes.len(),
-            failed.join(", ")
-        );
+        anyhow::bail!("{} of {} experiments failed: {}", failed.len(), outcomes.len(), failed.join(", "));
     }
     Ok(())
 }
@@ -230,10 +202,7 @@ fn combined_report(out: &std::path::Path, outcomes: &[Outcome], seed: u64) -> St
     let rows: Vec<Vec<String>> = outcomes
         .iter()
         .map(|o| {
-            let status = o
-                .error
-                .as_ref()
-                .map_or_else(|| "done".to_owned(), |error| format!("failed: {error}"));
+            let status = o.error.as_ref().map_or_else(|| "done".to_owned(), |error| format!("failed: {error}"));
             vec![format!("[{0}](#{0})", o.name), status, format!("{:.1}", o.seconds)]
         })
         .collect();
@@ -264,38 +233,18 @@ mod tests {
     fn the_combined_report_lists_every_outcome_and_nests_the_summaries() {
         let dir = tempfile::tempdir().expect("temporary directory");
         std::fs::create_dir_all(dir.path().join("delay-d")).expect("folder");
-        std::fs::write(
-            dir.path().join("delay-d/summary.md"),
-            "# Delay-D\n\n![Figure 3a](figure3a.svg)\n",
-        )
-        .expect("summary");
+        std::fs::write(dir.path().join("delay-d/summary.md"), "# Delay-D\n\n![Figure 3a](figure3a.svg)\n")
+            .expect("summary");
         let outcomes = [
-            Outcome {
-                name: "delay-d",
-                seconds: 35.0,
-                error: None,
-            },
-            Outcome {
-                name: "journal",
-                seconds: 0.1,
-                error: Some("capture needs root".to_owned()),
-            },
+            Outcome { name: "delay-d", seconds: 35.0, error: None },
+            Outcome { name: "journal", seconds: 0.1, error: Some("capture needs root".to_owned()) },
         ];
         let report = combined_report(dir.path(), &outcomes, 7);
         assert!(report.contains("reproduce all --seed 7"), "{report}");
         assert!(report.contains("| [delay-d](#delay-d) | done | 35.0 |"), "{report}");
-        assert!(
-            report.contains("| [journal](#journal) | failed: capture needs root | 0.1 |"),
-            "{report}"
-        );
-        assert!(
-            report.contains("## Delay-D") && report.contains("](delay-d/figure3a.svg)"),
-            "{report}"
-        );
-        assert!(
-            !report.contains("<a id=\"journal\">"),
-            "a failed experiment has no section"
-        );
+        assert!(report.contains("| [journal](#journal) | failed: capture needs root | 0.1 |"), "{report}");
+        assert!(report.contains("## Delay-D") && report.contains("](delay-d/figure3a.svg)"), "{report}");
+        assert!(!report.contains("<a id=\"journal\">"), "a failed experiment has no section");
     }
 
     #[test]

@@ -53,17 +53,11 @@ pub fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -> anyho
         "{tag}: capturing {} on a {} ext4 (-o {}; needs root and loop devices)",
         spec.name, spec.size, spec.mount_options
     );
-    let report = capture(&config, Workload::Command(spec.argv.clone()), &mut |line| {
-        eprintln!("capture: {line}")
-    })
-    .with_context(|| format!("capturing {}", spec.name))?;
+    let report = capture(&config, Workload::Command(spec.argv.clone()), &mut |line| eprintln!("capture: {line}"))
+        .with_context(|| format!("capturing {}", spec.name))?;
     if report.exit_code != Some(0) {
         let _ = std::fs::remove_file(&output);
-        anyhow::bail!(
-            "the workload of {} failed (exit {:?}); no trace kept",
-            spec.name,
-            report.exit_code
-        );
+        anyhow::bail!("the workload of {} failed (exit {:?}); no trace kept", spec.name, report.exit_code);
     }
     if report.events_lost > 0 {
         eprintln!("{tag}: WARNING: {} lost {} trace events", spec.name, report.events_lost);
@@ -90,28 +84,12 @@ fn config_from(toml: &str, assignments: &[String]) -> anyhow::Result<Config> {
 }
 
 fn counted(trace: &Path, config: &Config, policy: DiscardPolicy) -> anyhow::Result<ReplayReport> {
-    replay(
-        trace,
-        None,
-        None,
-        config.clone(),
-        ReplayMode {
-            policy: Some(policy),
-            fit: true,
-            timed: None,
-        },
-    )
+    replay(trace, None, None, config.clone(), ReplayMode { policy: Some(policy), fit: true, timed: None })
 }
 
 fn timed(trace: &Path, config: &Config, policy: DiscardPolicy) -> anyhow::Result<TimedReport> {
-    let mode = ReplayMode {
-        policy: Some(policy),
-        fit: true,
-        timed: Some(Arrival::Closed),
-    };
-    replay(trace, None, None, config.clone(), mode)?
-        .timed
-        .context("a timed replay reports time")
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed) };
+    replay(trace, None, None, config.clone(), mode)?.timed.context("a timed replay reports time")
 }
 
 fn policy_name(policy: DiscardPolicy) -> &'static str {
@@ -155,16 +133,8 @@ struct Scenario {
     fsload: &'static str,
 }
 
-const SCENARIOS: [Scenario; 2] = [
-    Scenario {
-        name: "batch-erase",
-        fsload: "uav-batch",
-    },
-    Scenario {
-        name: "single-erase",
-        fsload: "uav-single",
-    },
-];
+const SCENARIOS: [Scenario; 2] =
+    [Scenario { name: "batch-erase", fsload: "uav-batch" }, Scenario { name: "single-erase", fsload: "uav-single" }];
 
 #[derive(Clone, Debug, Serialize)]
 struct PolicyRow {
@@ -203,11 +173,7 @@ struct SweepRow {
 /// file-system size, so the same delay would hold a proportionally larger
 /// share of the free space back from the device.
 fn scaled_delay_ms(fs_bytes: u64) -> u64 {
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let delay = (PAPER_DELAY_MS * fs_bytes as f64 / PAPER_FS_BYTES).round() as u64;
     delay.max(1)
 }
@@ -219,15 +185,8 @@ pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
     let delay_ms = scaled_delay_ms(fs_bytes);
     let traces = args.out.join("traces");
     // A 32 GB image does not fit in this machine's tmpfs; the paper scale captures on disk.
-    let image_dir = if args.paper_scale {
-        traces.clone()
-    } else {
-        PathBuf::from("/dev/shm")
-    };
-    eprintln!(
-        "delay-d: seed {}, {size} file system, Delay-D delay {delay_ms} ms",
-        args.seed
-    );
+    let image_dir = if args.paper_scale { traces.clone() } else { PathBuf::from("/dev/shm") };
+    eprintln!("delay-d: seed {}, {size} file system, Delay-D delay {delay_ms} ms", args.seed);
     let mut rows = Vec::new();
     let mut sweep = Vec::new();
     for scenario in &SCENARIOS {
@@ -243,19 +202,13 @@ pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
             argv: fsload(&fsload_args, args.seed)?,
         };
         let trace = capture_cached(&spec, &traces, "delay-d")?;
-        let config = config_from(
-            FEMU,
-            &[format!("discard.delay_ms={delay_ms}"), format!("seed={}", args.seed)],
-        )?;
+        let config = config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={}", args.seed)])?;
         for policy in POLICIES {
             eprintln!("delay-d: {} with DISCARD {}", scenario.name, policy_name(policy));
             rows.push(policy_row(&trace, &config, scenario.name, policy)?);
         }
         for delay in DELAY_SWEEP_MS {
-            let config = config_from(
-                FEMU,
-                &[format!("discard.delay_ms={delay}"), format!("seed={}", args.seed)],
-            )?;
+            let config = config_from(FEMU, &[format!("discard.delay_ms={delay}"), format!("seed={}", args.seed)])?;
             let report = counted(&trace, &config, DiscardPolicy::DelayD)?;
             sweep.push(SweepRow {
                 scenario: scenario.name,
@@ -267,16 +220,7 @@ pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
             });
         }
     }
-    write_delay_d(
-        &args.out,
-        &rows,
-        &sweep,
-        &DelayDSetup {
-            seed: args.seed,
-            size,
-            delay_ms,
-        },
-    )
+    write_delay_d(&args.out, &rows, &sweep, &DelayDSetup { seed: args.seed, size, delay_ms })
 }
 
 fn policy_row(
@@ -289,21 +233,14 @@ fn policy_row(
     let nvme = timed(trace, config, policy)?;
     let mut sata_config = config.clone();
     sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
-    sata_config.timing.queue_depth = sata_config
-        .timing
-        .queue_depth
-        .min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
+    sata_config.timing.queue_depth = sata_config.timing.queue_depth.min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
     let sata = timed(trace, &sata_config, policy)?;
     let write_p99 = |timed: &TimedReport| timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us);
     let counters = &report.measured.counters;
     Ok(PolicyRow {
         scenario,
         policy: policy_name(policy),
-        delay_ms: if policy == DiscardPolicy::DelayD {
-            config.discard.delay_ms
-        } else {
-            0
-        },
+        delay_ms: if policy == DiscardPolicy::DelayD { config.discard.delay_ms } else { 0 },
         discard_received: report.discard.received_commands,
         discard_issued: report.discard.issued_commands,
         discard_merged: report.discard.merged_commands,
@@ -338,39 +275,21 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
         let name = policy_name(policy);
         SCENARIOS
             .iter()
-            .map(|s| {
-                rows.iter()
-                    .find(|r| r.scenario == s.name && r.policy == name)
-                    .map_or(0.0, pick)
-            })
+            .map(|s| rows.iter().find(|r| r.scenario == s.name && r.policy == name).map_or(0.0, pick))
             .collect()
     };
     #[allow(clippy::cast_precision_loss)]
     let charts: [BarSpec; 4] = [
-        (
-            "figure3a_gc_copies.svg",
-            "Figure 3a: GC copy operations",
-            Axis::new("GC page copies"),
-            |r| r.gc_page_copies as f64,
-        ),
-        (
-            "figure3b_run_time.svg",
-            "Figure 3b: run time (NVMe-like)",
-            Axis::new("run time").unit("s"),
-            |r| r.nvme_run_s,
-        ),
-        (
-            "run_time_sata.svg",
-            "Run time (SATA-like: DISCARD not queued)",
-            Axis::new("run time").unit("s"),
-            |r| r.sata_run_s,
-        ),
-        (
-            "table2_discards.svg",
-            "Table 2: DISCARD commands issued",
-            Axis::new("DISCARD commands"),
-            |r| r.discard_issued as f64,
-        ),
+        ("figure3a_gc_copies.svg", "Figure 3a: GC copy operations", Axis::new("GC page copies"), |r| {
+            r.gc_page_copies as f64
+        }),
+        ("figure3b_run_time.svg", "Figure 3b: run time (NVMe-like)", Axis::new("run time").unit("s"), |r| r.nvme_run_s),
+        ("run_time_sata.svg", "Run time (SATA-like: DISCARD not queued)", Axis::new("run time").unit("s"), |r| {
+            r.sata_run_s
+        }),
+        ("table2_discards.svg", "Table 2: DISCARD commands issued", Axis::new("DISCARD commands"), |r| {
+            r.discard_issued as f64
+        }),
     ];
     for (file, title, axis, pick) in charts {
         let mut chart = BarChart::new(title, groups.clone(), axis);
@@ -379,11 +298,8 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
         }
         dir.write_bar_chart(file, &chart)?;
     }
-    let mut sweep_chart = Chart::new(
-        "Delay-D: GC copies against the delay",
-        Axis::new("delay").unit("ms"),
-        Axis::new("GC page copies"),
-    );
+    let mut sweep_chart =
+        Chart::new("Delay-D: GC copies against the delay", Axis::new("delay").unit("ms"), Axis::new("GC page copies"));
     for scenario in &SCENARIOS {
         #[allow(clippy::cast_precision_loss)]
         let points = sweep
@@ -399,8 +315,7 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
 }
 
 fn find<'a>(rows: &'a [PolicyRow], scenario: &str, policy: DiscardPolicy) -> Option<&'a PolicyRow> {
-    rows.iter()
-        .find(|r| r.scenario == scenario && r.policy == policy_name(policy))
+    rows.iter().find(|r| r.scenario == scenario && r.policy == policy_name(policy))
 }
 
 #[allow(clippy::cast_precision_loss)]
@@ -575,10 +490,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
         )
         .heading("Delay sensitivity")
         .image("GC copies against the delay", "delay_sweep.svg")
-        .table(
-            &["scenario", "delay ms", "issued", "merged", "cancelled", "GC copies"],
-            &sweep_table,
-        )
+        .table(&["scenario", "delay ms", "issued", "merged", "cancelled", "GC copies"], &sweep_table)
         .code(
             "sh",
             &format!(
@@ -595,17 +507,8 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
 /// of 4-256 KiB on 320 MiB (about 40 % live), the slides' 5K-8K transactions.
 const POSTMARK_FS: &str = "320M";
 const POSTMARK_TRANSACTIONS: [u32; 4] = [5000, 6000, 7000, 8000];
-const POSTMARK_ARGS: [&str; 9] = [
-    "postmark",
-    "--engine",
-    "builtin",
-    "--files",
-    "1000",
-    "--min-size",
-    "4096",
-    "--max-size",
-    "262144",
-];
+const POSTMARK_ARGS: [&str; 9] =
+    ["postmark", "--engine", "builtin", "--files", "1000", "--min-size", "4096", "--max-size", "262144"];
 
 /// A small device (4 dies, 64-page blocks, 12.5 % spare) fitted to the file
 /// system; the slides' DiskSim SSD module is not described further.
@@ -663,11 +566,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> anyhow::Result<()> {
         let moved = |report: &ReplayReport| report.measured.counters.gc_page_copies;
         let mean = |timed: &TimedReport| timed.latency.all.as_ref().map_or(0.0, |all| all.mean_us);
         #[allow(clippy::cast_precision_loss)]
-        let moved_ratio = if moved(&without) == 0 {
-            0.0
-        } else {
-            moved(&with) as f64 / moved(&without) as f64
-        };
+        let moved_ratio = if moved(&without) == 0 { 0.0 } else { moved(&with) as f64 / moved(&without) as f64 };
         rows.push(CleaningRow {
             transactions,
             host_pages_written: without.measured.counters.host_pages_written,
@@ -688,30 +587,18 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> anyho
     dir.write_csv("informed_cleaning.csv", rows)?;
     #[allow(clippy::cast_precision_loss)]
     let series = |pick: fn(&CleaningRow) -> u64| -> Vec<(f64, f64)> {
-        rows.iter()
-            .map(|r| (f64::from(r.transactions) / 1000.0, pick(r) as f64 / 1000.0))
-            .collect()
+        rows.iter().map(|r| (f64::from(r.transactions) / 1000.0, pick(r) as f64 / 1000.0)).collect()
     };
     let chart = Chart::new(
         "Informed cleaning (slide 24)",
         Axis::new("Postmark transactions").unit("thousands"),
         Axis::new("pages moved").unit("thousands"),
     )
-    .with(Series::new(
-        "without free info",
-        Mark::LinePoints,
-        series(|r| r.pages_moved_without_free_info),
-    ))
-    .with(Series::new(
-        "with free info",
-        Mark::LinePoints,
-        series(|r| r.pages_moved_with_free_info),
-    ));
+    .with(Series::new("without free info", Mark::LinePoints, series(|r| r.pages_moved_without_free_info)))
+    .with(Series::new("with free info", Mark::LinePoints, series(|r| r.pages_moved_with_free_info)));
     dir.write_chart("informed_cleaning.svg", &chart)?;
-    let ratios: Vec<String> = rows
-        .iter()
-        .map(|r| format!("{:.2} at {}K", r.moved_ratio, r.transactions / 1000))
-        .collect();
+    let ratios: Vec<String> =
+        rows.iter().map(|r| format!("{:.2} at {}K", r.moved_ratio, r.transactions / 1000)).collect();
     let time_gains: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -802,10 +689,7 @@ mod tests {
     /// apart, each followed by a 4 KiB jbd2 commit write.
     fn synthetic_single_erase(path: &Path) {
         use nandlab_trace::{Flags, Op, ProcessName, Record, Sector, SectorCount, TimestampNs, TraceHeader};
-        let header = TraceHeader {
-            device_size_bytes: Some(64 << 20),
-            ..TraceHeader::default()
-        };
+        let header = TraceHeader { device_size_bytes: Some(64 << 20), ..TraceHeader::default() };
         let mut writer = nandlab_trace::create(path, nandlab_trace::Format::Native, &header).expect("trace file");
         let mut time_ns = 0;
         let mut emit = |op: Op, flags: Flags, start: u64, sectors: u64, process: &str| {
@@ -833,13 +717,7 @@ mod tests {
             emit(Op::Write, Flags::SYNC, slot(image), MIB_SECTORS, "camera");
             // The commit block, in a 512 KiB journal ring at the end of the pre-fill:
             // its pages share flash blocks with the images.
-            emit(
-                Op::Write,
-                Flags::PREFLUSH.with(Flags::FUA),
-                31 * MIB_SECTORS + (image % 128) * 8,
-                8,
-                "jbd2/loop0-8",
-            );
+            emit(Op::Write, Flags::PREFLUSH.with(Flags::FUA), 31 * MIB_SECTORS + (image % 128) * 8, 8, "jbd2/loop0-8");
         }
         writer.finish().expect("finishes");
     }
@@ -858,28 +736,14 @@ mod tests {
             .map(|&policy| policy_row(&trace, &short, "single-erase", policy).expect("replays"))
             .collect();
         let [disabled, enabled, delay_d] = [&rows[0], &rows[1], &rows[2]];
-        assert!(rows
-            .iter()
-            .all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
+        assert!(rows.iter().all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
         assert_eq!((disabled.discard_issued, enabled.discard_issued), (0, 200));
-        assert_eq!(
-            delay_d.discard_cancelled, 0,
-            "every freed slot is issued before it is reused"
-        );
-        assert!(
-            delay_d.discard_issued < 200 && delay_d.discard_merged > 0,
-            "adjacent freed slots merge: {delay_d:?}"
-        );
-        assert!(
-            disabled.gc_page_copies > 0,
-            "without DISCARD the whole device looks live"
-        );
+        assert_eq!(delay_d.discard_cancelled, 0, "every freed slot is issued before it is reused");
+        assert!(delay_d.discard_issued < 200 && delay_d.discard_merged > 0, "adjacent freed slots merge: {delay_d:?}");
+        assert!(disabled.gc_page_copies > 0, "without DISCARD the whole device looks live");
         assert!(enabled.gc_page_copies < disabled.gc_page_copies);
         assert!(delay_d.gc_page_copies <= disabled.gc_page_copies);
-        assert!(
-            enabled.sata_run_s > enabled.nvme_run_s,
-            "unqueued DISCARDs cost time on SATA"
-        );
+        assert!(enabled.sata_run_s > enabled.nvme_run_s, "unqueued DISCARDs cost time on SATA");
         assert!(rows.iter().all(|r| r.nvme_run_s > 0.0));
 
         let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
@@ -889,21 +753,11 @@ mod tests {
             12 * MIB_SECTORS,
             "only the 12 slots never reallocated are issued, at the end"
         );
-        assert_eq!(
-            waiting.gc_page_copies, disabled.gc_page_copies,
-            "what is reallocated before issue helps nothing"
-        );
+        assert_eq!(waiting.gc_page_copies, disabled.gc_page_copies, "what is reallocated before issue helps nothing");
 
-        let setup = DelayDSetup {
-            seed: 1,
-            size: "64M",
-            delay_ms: 30,
-        };
+        let setup = DelayDSetup { seed: 1, size: "64M", delay_ms: 30 };
         let markdown = delay_d_summary(&rows, &[], &setup).to_markdown();
-        assert!(
-            markdown.contains("Table 2") && markdown.contains("200 / "),
-            "{markdown}"
-        );
+        assert!(markdown.contains("Table 2") && markdown.contains("200 / "), "{markdown}");
     }
 
     #[test]

@@ -4,13 +4,13 @@
 
 use super::ExperimentArgs;
 use indicatif::{ProgressBar, ProgressStyle};
-use nandlab_admission::generator::generate;
-use nandlab_admission::policy::check_throughput;
 use nandlab_admission::policy::{multilog_waf, wao_gc_max_utilization, AdmissionContext, MultiLogWorkload, Policy};
 use nandlab_admission::storage::Placement;
+use nandlab_admission::generator::generate;
+use nandlab_admission::policy::check_throughput;
 use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
-use nandlab_admission::DeviceParams;
 use nandlab_admission::TaskSet;
+use nandlab_admission::DeviceParams;
 use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
 use serde::Serialize;
 
@@ -22,14 +22,7 @@ const GRANULARITY_DEFAULT: u64 = 64;
 const GRANULARITIES: [u64; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 const TASK_COUNTS: [usize; 4] = [100, 250, 500, 1000];
 const OVER_PROVISIONING: [f64; 3] = [0.10, 0.30, 0.75];
-const TELOMERE: [Policy; 2] = [
-    Policy::Telomere {
-        placement: Placement::Sip,
-    },
-    Policy::Telomere {
-        placement: Placement::Sharp,
-    },
-];
+const TELOMERE: [Policy; 2] = [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }];
 
 /// One CSV row: a policy's limits at one point of a figure.
 #[derive(Serialize)]
@@ -61,49 +54,22 @@ fn task_sets(args: &ExperimentArgs) -> usize {
     args.samples.unwrap_or(if args.paper_scale { 50 } else { 10 })
 }
 
-fn point(
-    args: &ExperimentArgs,
-    label: String,
-    tasks: usize,
-    granularity: u64,
-    utilization: f64,
-    policies: Vec<Policy>,
-) -> anyhow::Result<Point> {
+fn point(args: &ExperimentArgs, label: String, tasks: usize, granularity: u64, utilization: f64, policies: Vec<Policy>) -> anyhow::Result<Point> {
     let context = AdmissionContext::new(DeviceParams::telomere_1tb(), granularity, utilization)?;
-    let config = SweepConfig {
-        context,
-        tasks,
-        task_sets: task_sets(args),
-        max_stripes_per_request: 1,
-        seed: args.seed,
-    };
-    Ok(Point {
-        label,
-        config,
-        policies,
-    })
+    let config = SweepConfig { context, tasks, task_sets: task_sets(args), max_stripes_per_request: 1, seed: args.seed };
+    Ok(Point { label, config, policies })
 }
 
 /// Runs every point with one progress bar; returns the CSV rows in point order.
 fn run_points(name: &str, args: &ExperimentArgs, points: &[Point]) -> anyhow::Result<Vec<Row>> {
-    eprintln!(
-        "{name}: seed {}, {} task sets per utilization, {} points",
-        args.seed,
-        task_sets(args),
-        points.len()
-    );
+    eprintln!("{name}: seed {}, {} task sets per utilization, {} points", args.seed, task_sets(args), points.len());
     let bar = ProgressBar::new(100 * points.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>16} [{bar:40}] {pos}/{len} utilization steps ({elapsed})")?
-            .progress_chars("=> "),
-    );
+    bar.set_style(ProgressStyle::with_template("{msg:>16} [{bar:40}] {pos}/{len} utilization steps ({elapsed})")?.progress_chars("=> "));
     let mut rows = Vec::new();
     for (index, point) in points.iter().enumerate() {
         bar.set_message(point.label.clone());
         let offset = 100 * index as u64;
-        let limits = max_schedulable(&point.config, &point.policies, &mut |percent| {
-            bar.set_position(offset + u64::from(percent))
-        })?;
+        let limits = max_schedulable(&point.config, &point.policies, &mut |percent| bar.set_position(offset + u64::from(percent)))?;
         bar.set_position(offset + 100);
         rows.extend(limits.into_iter().map(|limits| row(point, limits)));
     }
@@ -143,45 +109,17 @@ fn percent(value: Option<f64>) -> String {
 /// Figures 7 and 8 share their shape: SiP and SharP storage, Telomere throughput, against `x`.
 fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64) -> Chart {
     let series = |policy: &str, value: fn(&Row) -> f64| -> Vec<(f64, f64)> {
-        rows.iter()
-            .filter(|row| row.policy == policy)
-            .map(|row| (x_of(row), value(row)))
-            .collect()
+        rows.iter().filter(|row| row.policy == policy).map(|row| (x_of(row), value(row))).collect()
     };
-    Chart::new(
-        title,
-        x,
-        Axis::new("utilization at which 100 % of task sets are schedulable")
-            .unit("%")
-            .range(0.0, 100.0),
-    )
-    .legend(Legend::MiddleLeft)
-    .with(Series::new(
-        "Telomere SiP storage",
-        Mark::LinePoints,
-        series("Telomere SiP", |row| row.storage_utilization_percent),
-    ))
-    .with(Series::new(
-        "Telomere SharP storage",
-        Mark::LinePoints,
-        series("Telomere SharP", |row| row.storage_utilization_percent),
-    ))
-    .with(Series::new(
-        "Telomere throughput",
-        Mark::LinePoints,
-        series("Telomere SharP", |row| row.throughput_utilization_percent),
-    ))
+    Chart::new(title, x, Axis::new("utilization at which 100 % of task sets are schedulable").unit("%").range(0.0, 100.0))
+        .legend(Legend::MiddleLeft)
+        .with(Series::new("Telomere SiP storage", Mark::LinePoints, series("Telomere SiP", |row| row.storage_utilization_percent)))
+        .with(Series::new("Telomere SharP storage", Mark::LinePoints, series("Telomere SharP", |row| row.storage_utilization_percent)))
+        .with(Series::new("Telomere throughput", Mark::LinePoints, series("Telomere SharP", |row| row.throughput_utilization_percent)))
 }
 
 fn telomere_table(rows: &[Row], first: &'static str) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let header = vec![
-        first,
-        "SiP storage",
-        "SharP storage",
-        "SiP cost",
-        "SharP cost",
-        "throughput",
-    ];
+    let header = vec![first, "SiP storage", "SharP storage", "SiP cost", "SharP cost", "throughput"];
     let cells = rows
         .iter()
         .filter(|row| row.policy == "Telomere SiP")
@@ -225,12 +163,7 @@ struct TelomereFigure {
 }
 
 /// Runs the points of Figure 7 or 8 and writes figureN.csv, figureN.svg and summary.md.
-fn telomere_figure(
-    args: &ExperimentArgs,
-    figure: TelomereFigure,
-    points: &[Point],
-    comparisons: fn(&[Row]) -> Vec<Comparison>,
-) -> anyhow::Result<()> {
+fn telomere_figure(args: &ExperimentArgs, figure: TelomereFigure, points: &[Point], comparisons: fn(&[Row]) -> Vec<Comparison>) -> anyhow::Result<()> {
     let name = format!("telomere-fig{}", figure.number);
     let rows = run_points(&name, args, points)?;
     let out = OutputDir::create(&args.out)?;
@@ -253,16 +186,7 @@ fn telomere_figure(
 pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
     let points = GRANULARITIES
         .iter()
-        .map(|&granularity| {
-            point(
-                args,
-                format!("g = {granularity}"),
-                TASKS_DEFAULT,
-                granularity,
-                FIGURE_7_8_UTILIZATION,
-                TELOMERE.to_vec(),
-            )
-        })
+        .map(|&granularity| point(args, format!("g = {granularity}"), TASKS_DEFAULT, granularity, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let figure = TelomereFigure {
         number: 7,
@@ -296,9 +220,7 @@ pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
             },
             Comparison {
                 quantity: "trend".to_owned(),
-                paper:
-                    "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower"
-                        .to_owned(),
+                paper: "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower".to_owned(),
                 measured: "see table".to_owned(),
                 note: "g is capped at S_chips = 64".to_owned(),
             },
@@ -310,16 +232,7 @@ pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
 pub fn figure_8(args: &ExperimentArgs) -> anyhow::Result<()> {
     let points = TASK_COUNTS
         .iter()
-        .map(|&tasks| {
-            point(
-                args,
-                format!("{tasks} tasks"),
-                tasks,
-                GRANULARITY_DEFAULT,
-                FIGURE_7_8_UTILIZATION,
-                TELOMERE.to_vec(),
-            )
-        })
+        .map(|&tasks| point(args, format!("{tasks} tasks"), tasks, GRANULARITY_DEFAULT, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let figure = TelomereFigure {
         number: 8,
@@ -353,8 +266,7 @@ fn figure_9_policies(over_provisioning: f64) -> anyhow::Result<Vec<Policy>> {
     let mut policies = TELOMERE.to_vec();
     policies.push(Policy::WaoGc);
     for workload in [MultiLogWorkload::Random, MultiLogWorkload::Zipf8020] {
-        let waf = multilog_waf(over_provisioning, workload)
-            .ok_or_else(|| anyhow::anyhow!("no Table 2 WAF for α = {over_provisioning}"))?;
+        let waf = multilog_waf(over_provisioning, workload).ok_or_else(|| anyhow::anyhow!("no Table 2 WAF for α = {over_provisioning}"))?;
         policies.push(Policy::MultiLogOracle { waf });
     }
     Ok(policies)
@@ -366,14 +278,7 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
         .iter()
         .map(|&alpha| {
             let utilization = AdmissionContext::utilization_for_over_provisioning(alpha);
-            point(
-                args,
-                format!("α = {alpha:.2}"),
-                TASKS_DEFAULT,
-                GRANULARITY_DEFAULT,
-                utilization,
-                figure_9_policies(alpha)?,
-            )
+            point(args, format!("α = {alpha:.2}"), TASKS_DEFAULT, GRANULARITY_DEFAULT, utilization, figure_9_policies(alpha)?)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let rows = run_points("telomere-fig9", args, &points)?;
@@ -381,12 +286,7 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
     out.write_csv("figure9.csv", &rows)?;
     for (index, point) in points.iter().enumerate() {
         let mut chart = Chart::new(
-            &format!(
-                "Telomere Fig. 9({}): {} (λ = {:.3})",
-                ['a', 'b', 'c'][index % 3],
-                point.label,
-                point.config.context.utilization
-            ),
+            &format!("Telomere Fig. 9({}): {} (λ = {:.3})", ['a', 'b', 'c'][index % 3], point.label, point.config.context.utilization),
             Axis::new("storage utilization").unit("%").range(0.0, 100.0),
             Axis::new("throughput utilization").unit("%").range(0.0, 100.0),
         )
@@ -394,54 +294,20 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
         for row in rows.iter().filter(|row| row.point == point.label) {
             // The schedulable region is the rectangle below both limits.
             let corner = (row.storage_utilization_percent, row.throughput_utilization_percent);
-            let mark = if row.policy.starts_with("MultiLog") {
-                Mark::DashedLine
-            } else {
-                Mark::Line
-            };
-            chart.push(Series::new(
-                &row.policy,
-                mark,
-                vec![(0.0, corner.1), corner, (corner.0, 0.0)],
-            ));
+            let mark = if row.policy.starts_with("MultiLog") { Mark::DashedLine } else { Mark::Line };
+            chart.push(Series::new(&row.policy, mark, vec![(0.0, corner.1), corner, (corner.0, 0.0)]));
         }
         out.write_chart(&format!("figure9{}.svg", ['a', 'b', 'c'][index % 3]), &chart)?;
     }
     let groups: Vec<String> = points.iter().map(|point| point.label.clone()).collect();
-    let names = [
-        "Telomere SiP",
-        "Telomere SharP",
-        "WAO-GC",
-        "MultiLog random",
-        "MultiLog Zipf",
-    ];
+    let names = ["Telomere SiP", "Telomere SharP", "WAO-GC", "MultiLog random", "MultiLog Zipf"];
     for (file, title, value) in [
-        (
-            "figure9_storage.svg",
-            "Storage utilization at 100 % schedulable",
-            (|row: &Row| row.storage_utilization_percent) as fn(&Row) -> f64,
-        ),
-        (
-            "figure9_throughput.svg",
-            "Throughput utilization at 100 % schedulable",
-            |row: &Row| row.throughput_utilization_percent,
-        ),
+        ("figure9_storage.svg", "Storage utilization at 100 % schedulable", (|row: &Row| row.storage_utilization_percent) as fn(&Row) -> f64),
+        ("figure9_throughput.svg", "Throughput utilization at 100 % schedulable", |row: &Row| row.throughput_utilization_percent),
     ] {
-        let mut chart = BarChart::new(
-            title,
-            groups.clone(),
-            Axis::new("utilization").unit("%").range(0.0, 125.0),
-        );
+        let mut chart = BarChart::new(title, groups.clone(), Axis::new("utilization").unit("%").range(0.0, 125.0));
         for (policy_index, name) in names.iter().enumerate() {
-            let values = points
-                .iter()
-                .map(|point| {
-                    rows.iter()
-                        .filter(|row| row.point == point.label)
-                        .nth(policy_index)
-                        .map_or(f64::NAN, value)
-                })
-                .collect();
+            let values = points.iter().map(|point| rows.iter().filter(|row| row.point == point.label).nth(policy_index).map_or(f64::NAN, value)).collect();
             chart = chart.with(BarSeries::new(name, values));
         }
         out.write_bar_chart(file, &chart)?;
@@ -449,18 +315,9 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
     write_figure_9_summary(args, &out, &points, &rows)
 }
 
-fn write_figure_9_summary(
-    args: &ExperimentArgs,
-    out: &OutputDir,
-    points: &[Point],
-    rows: &[Row],
-) -> anyhow::Result<()> {
+fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Point], rows: &[Row]) -> anyhow::Result<()> {
     let at = |alpha: &str, policy: &str| find(rows, alpha, policy);
-    let multilog_zipf_075 = points
-        .get(2)
-        .and_then(|point| point.policies.get(4))
-        .map(Policy::name)
-        .unwrap_or_default();
+    let multilog_zipf_075 = points.get(2).and_then(|point| point.policies.get(4)).map(Policy::name).unwrap_or_default();
     let mut summary = Summary::new("Telomere Figure 9: Telomere vs WAO-GC vs MultiLog-Oracle");
     method_paragraph(&mut summary, args);
     summary.paragraph(&format!(
@@ -469,13 +326,7 @@ fn write_figure_9_summary(
          bank reservation with Table 2's average WAF (dashed: not a real-time guarantee).",
         wao_gc_max_utilization(&DeviceParams::telomere_1tb())
     ));
-    for file in [
-        "figure9a.svg",
-        "figure9b.svg",
-        "figure9c.svg",
-        "figure9_storage.svg",
-        "figure9_throughput.svg",
-    ] {
+    for file in ["figure9a.svg", "figure9b.svg", "figure9c.svg", "figure9_storage.svg", "figure9_throughput.svg"] {
         summary.image(file, file);
     }
     let cells: Vec<Vec<String>> = rows
@@ -490,10 +341,7 @@ fn write_figure_9_summary(
             ]
         })
         .collect();
-    summary.table(
-        &["over-provisioning", "method", "storage", "throughput", "storage cost"],
-        &cells,
-    );
+    summary.table(&["over-provisioning", "method", "storage", "throughput", "storage cost"], &cells);
     write_first_rejections(out, &mut summary, &points[0], rows)?;
     summary.heading("Paper vs nandlab");
     summary.comparisons(&[
@@ -549,27 +397,13 @@ fn write_figure_9_summary(
 fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point, rows: &[Row]) -> anyhow::Result<()> {
     let mut cells = Vec::new();
     // SiP and SharP share the throughput test; MultiLog's is not eq. (20).
-    let edf_tested = |policy: &&Policy| {
-        matches!(
-            policy,
-            Policy::Telomere {
-                placement: Placement::Sharp
-            } | Policy::WaoGc
-        )
-    };
+    let edf_tested = |policy: &&Policy| matches!(policy, Policy::Telomere { placement: Placement::Sharp } | Policy::WaoGc);
     for policy in point.policies.iter().filter(edf_tested) {
-        let Some(failure) = find(rows, &point.label, &policy.name()).and_then(|row| row.throughput_failure) else {
-            continue;
-        };
+        let Some(failure) = find(rows, &point.label, &policy.name()).and_then(|row| row.throughput_failure) else { continue };
         let tasks = generate(&point.config.context.device, &failure.generator, failure.seed)?;
-        let file = format!(
-            "rejected_{}.toml",
-            policy.name().to_lowercase().replace([' ', '-'], "_")
-        );
+        let file = format!("rejected_{}.toml", policy.name().to_lowercase().replace([' ', '-'], "_"));
         out.write_text(&file, &TaskSet { tasks: tasks.clone() }.to_toml())?;
-        if let nandlab_admission::policy::ThroughputCheck::Edf(edf) =
-            check_throughput(policy, &point.config.context, &tasks)
-        {
+        if let nandlab_admission::policy::ThroughputCheck::Edf(edf) = check_throughput(policy, &point.config.context, &tasks) {
             cells.push(vec![
                 policy.name(),
                 format!("{:.0} %", 100.0 * failure.generator.bandwidth_utilization),
@@ -585,31 +419,12 @@ fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point,
     }
     summary.heading(&format!("Where the throughput lines end ({})", point.label));
     summary.paragraph("The first task set eq. (20) rejected, with its terms; the task file reproduces it.");
-    summary.table(
-        &[
-            "method",
-            "U^b",
-            "seed",
-            "t_e/min(T)",
-            "reads",
-            "writes",
-            "GC",
-            "total",
-            "task file",
-        ],
-        &cells,
-    );
+    summary.table(&["method", "U^b", "seed", "t_e/min(T)", "reads", "writes", "GC", "total", "task file"], &cells);
     Ok(())
 }
 
 fn reproduce_command(name: &str, args: &ExperimentArgs) -> String {
     let scale = if args.paper_scale { " --paper-scale" } else { "" };
-    let samples = args
-        .samples
-        .map(|samples| format!(" --samples {samples}"))
-        .unwrap_or_default();
-    format!(
-        "nandlab reproduce {name} --seed {}{scale}{samples} --out DIR",
-        args.seed
-    )
+    let samples = args.samples.map(|samples| format!(" --samples {samples}")).unwrap_or_default();
+    format!("nandlab reproduce {name} --seed {}{scale}{samples} --out DIR", args.seed)
 }
