@@ -9,8 +9,8 @@
 
 use crate::commands::replay::{host_event, CommitDetector};
 use crate::commands::reproduce::ExperimentArgs;
-use anyhow::Context as _;
 use crate::commands::reproduce_discard::{capture_cached, CaptureSpec};
+use anyhow::Context as _;
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::SectorRange;
