@@ -36,6 +36,7 @@ use crate::timing::source::{RequestSource, TimedRequest};
 use crate::timing::stats::{Stats, TimedReport};
 use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, StreamId, UnitId};
+use crate::timing::map_cache::MapCache;
 use crate::timing::queue::{Event, EventQueue};
 use std::collections::VecDeque;
 
@@ -243,6 +244,9 @@ pub struct Engine {
     /// Requests taken from the source ahead of time, so their mapping entries
     /// are in cache when they are dispatched.
     ahead: VecDeque<TimedRequest>,
+    /// The controller's cached mapping table, as DISCARDs use it.
+    map_cache: MapCache,
+    map_miss_ns: u64,
     /// Host requests handed to the FTL so far (see `Die::futile_gc_epoch`).
     host_epoch: u64,
     /// The source returned no more requests.
@@ -294,6 +298,8 @@ impl Engine {
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
+            map_cache: MapCache::new(config.discard_map_cache_pages, config.discard_map_entries(geometry.page_size)),
+            map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
             host_epoch: 0,
             source_dry: false,
             draining: false,
@@ -488,7 +494,11 @@ impl Engine {
                 if self.config.interface == Interface::Sata {
                     self.discard_blocking = true;
                 }
-                let cost = self.config.discard_command_ns + self.config.discard_entry_ns * u64::from(request.pages);
+                let misses = self.map_cache.touch(u64::from(request.start.0), u64::from(request.pages));
+                let cost = self.config.discard_command_ns
+                    + self.config.discard_entry_ns * u64::from(request.pages)
+                    + self.map_miss_ns * misses;
+                self.stats.discard_map_misses += misses;
                 let done = self.controller_free_ns.max(self.now_ns) + cost;
                 self.controller_free_ns = done;
                 let job = self.new_job(JobKind::Request(slot));

@@ -84,6 +84,9 @@ pub struct TimedReport {
     pub rmw_pages_rewritten: u64,
     /// Stripes written whole from the merge buffer (no read-modify-write).
     pub stripes_merged: u64,
+    /// Mapping pages DISCARDs missed in the cached mapping table
+    /// (`timing.discard_map_cache_pages`; 0 when the whole map is in RAM).
+    pub discard_map_misses: u64,
     pub throughput_series: Vec<ThroughputPoint>,
 }
 
@@ -102,6 +105,7 @@ pub struct Stats {
     pub rmw_pages_read: u64,
     pub rmw_pages_rewritten: u64,
     pub stripes_merged: u64,
+    pub discard_map_misses: u64,
     pub host_pages_written: u64,
     series: Series,
     last_completion_ns: u64,
@@ -137,6 +141,7 @@ impl Stats {
             rmw_pages_read: 0,
             rmw_pages_rewritten: 0,
             stripes_merged: 0,
+            discard_map_misses: 0,
             host_pages_written: 0,
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
@@ -209,6 +214,7 @@ impl Stats {
             rmw_pages_read: self.rmw_pages_read,
             rmw_pages_rewritten: self.rmw_pages_rewritten,
             stripes_merged: self.stripes_merged,
+            discard_map_misses: self.discard_map_misses,
             throughput_series: self.series.points,
         }
     }
