@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use nandlab_dhrd::bench::{self, Pattern, WorkloadResult, WorkloadSpec};
+use nandlab_dhrd::bench::{self, WorkloadResult, WorkloadSpec};
 use nandlab_dhrd::{parse_byte_size, DeviceConfig, Durability, LatencySummary};
 
 #[derive(clap::Args)]
@@ -99,16 +99,9 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         None => println!("| initialization complete | did not finish |"),
     }
     println!();
-    let workloads = [
-        ("random read 4 KiB", Pattern::RandomRead, 4096),
-        ("random write 4 KiB", Pattern::RandomWrite, 4096),
-        ("mixed 66:34 4 KiB", Pattern::RandomMixed { read_percent: 66 }, 4096),
-        ("sequential read 1 MiB", Pattern::SequentialRead, 1 << 20),
-        ("sequential write 1 MiB", Pattern::SequentialWrite, 1 << 20),
-    ];
     println!("| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |", args.threads, args.seconds);
     println!("|---|---:|---:|---:|---:|");
-    for (name, pattern, block_bytes) in workloads {
+    for (name, pattern, block_bytes) in bench::PAPER_WORKLOADS {
         eprintln!("dhrd bench: {name} ...");
         let spec = WorkloadSpec {
             pattern,
@@ -168,7 +161,7 @@ fn run_video(args: &VideoArgs) -> anyhow::Result<()> {
 }
 
 /// Writes `size` seeded pseudo-random bytes to a new file through a DHRD-free path, with progress.
-fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
+pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
     use std::io::Write;
     let mut file = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
     let mut state = seed | 1;
@@ -198,11 +191,11 @@ fn drop_page_cache() -> anyhow::Result<()> {
     std::fs::write("/proc/sys/vm/drop_caches", "3").context("drop page cache (needs root)")
 }
 
-fn ms(duration: Duration) -> f64 {
+pub(crate) fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-fn us(ns: u64) -> f64 {
+pub(crate) fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
 

@@ -8,6 +8,7 @@ pub mod fsload;
 pub mod presets;
 pub mod replay;
 pub mod reproduce;
+pub mod reproduce_dhrd;
 pub mod reproduce_discard;
 pub mod reproduce_journal;
 pub mod reproduce_telomere_sim;

@@ -96,6 +96,12 @@ const EXPERIMENTS: &[Experiment] = &[
         run: super::reproduce_discard::informed_cleaning,
     },
     Experiment {
+        name: "dhrd",
+        description: "DHRD Figs. 6 and 8: block-level random/mixed/sequential I/O, SSD file vs tmpfs vs DHRD, first I/O",
+        keys: &[],
+        run: super::reproduce_dhrd::run,
+    },
+    Experiment {
         name: "journal",
         description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021)",
         keys: &[],
