@@ -125,7 +125,7 @@ impl Legend {
     /// `Auto` becomes the corner (upper right, upper left, lower right, lower
     /// left, first wins a tie) whose legend-sized box covers the fewest drawn
     /// points and line samples; the other choices stay as they are.
-    fn resolve(self, drawn: &[(Vec<(f64, f64)>, bool)], x: (Scale, f64, f64), y: (Scale, f64, f64)) -> Self {
+    fn resolve(self, drawn: &[(&[(f64, f64)], bool)], x: (Scale, f64, f64), y: (Scale, f64, f64)) -> Self {
         if self != Self::Auto {
             return self;
         }
@@ -134,10 +134,10 @@ impl Legend {
             Scale::Log => (value.ln() - low.ln()) / (high.ln() - low.ln()),
         };
         let mut samples = Vec::new();
-        for (points, joined) in drawn {
+        for &(points, joined) in drawn {
             let normalized: Vec<(f64, f64)> = points.iter().map(|&(px, py)| (unit(x, px), unit(y, py))).collect();
             samples.extend_from_slice(&normalized);
-            if *joined {
+            if joined {
                 for pair in normalized.windows(2) {
                     let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
                     for step in 1..SEGMENT_SAMPLES {
@@ -300,11 +300,11 @@ impl Chart {
         }
         let (x_low, x_high) = x_range;
         let (y_low, y_high) = y_range;
-        let joined: Vec<(Vec<(f64, f64)>, bool)> = self
+        let joined: Vec<(&[(f64, f64)], bool)> = self
             .series
             .iter()
             .zip(&drawn)
-            .map(|(series, points)| (points.clone(), series.mark != Mark::Points))
+            .map(|(series, points)| (points.as_slice(), series.mark != Mark::Points))
             .collect();
         let legend = self.legend.resolve(&joined, (self.x.scale, x_low, x_high), (self.y.scale, y_low, y_high));
         let mut svg = String::new();
@@ -532,16 +532,17 @@ mod tests {
     fn an_automatic_legend_takes_the_emptiest_corner() {
         let linear = |low, high| (Scale::Linear, low, high);
         // A line rising to the upper right: the upper left is empty.
-        let rising = vec![(vec![(0.0, 0.0), (5.0, 1.0), (10.0, 10.0)], true)];
+        let rising: [(&[(f64, f64)], bool); 1] = [(&[(0.0, 0.0), (5.0, 1.0), (10.0, 10.0)], true)];
         assert_eq!(Legend::Auto.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperLeft);
         // Falling from the upper left, then flat along the bottom: the upper right is empty.
-        let falling = vec![(vec![(0.0, 10.0), (3.0, 0.0), (10.0, 0.0)], true)];
+        let falling: [(&[(f64, f64)], bool); 1] = [(&[(0.0, 10.0), (3.0, 0.0), (10.0, 0.0)], true)];
         assert_eq!(Legend::Auto.resolve(&falling, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
         // Samples along the segment count: a line through the upper right between two far points.
-        let through = vec![(vec![(0.0, 6.0), (10.0, 10.0)], true), (vec![(0.0, 0.0), (10.0, 0.0)], false)];
+        let through: [(&[(f64, f64)], bool); 2] =
+            [(&[(0.0, 6.0), (10.0, 10.0)], true), (&[(0.0, 0.0), (10.0, 0.0)], false)];
         assert_ne!(Legend::Auto.resolve(&through, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
         // Log axes are measured in decades; an explicit choice is kept.
-        let log_points = vec![(vec![(1.0, 1.0), (1000.0, 1000.0)], false)];
+        let log_points: [(&[(f64, f64)], bool); 1] = [(&[(1.0, 1.0), (1000.0, 1000.0)], false)];
         let log = |low, high| (Scale::Log, low, high);
         assert_eq!(Legend::Auto.resolve(&log_points, log(1.0, 1000.0), log(1.0, 1000.0)), Legend::UpperLeft);
         assert_eq!(Legend::LowerLeft.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::LowerLeft);

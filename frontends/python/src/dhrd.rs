@@ -335,11 +335,9 @@ impl PyDhrd {
     fn __repr__(&self) -> String {
         let backing = self.backing.display();
         match lock(&self.device).as_ref() {
-            Some(device) => format!(
-                "Dhrd('{backing}', size_bytes={}, durability='{}')",
-                device.size_bytes(),
-                self.durability
-            ),
+            Some(device) => {
+                format!("Dhrd('{backing}', size_bytes={}, durability='{}')", device.size_bytes(), self.durability)
+            }
             None => format!("Dhrd('{backing}', closed)"),
         }
     }

@@ -18,7 +18,7 @@ fn build_config(
     origin: Option<String>,
     overrides: &[String],
     seed: Option<u64>,
-) -> PyResult<nandlab_core::Config> {
+) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
     let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
     let origin = origin.unwrap_or_else(|| "<config>".to_owned());
     let document = match (table, config_toml) {
@@ -27,8 +27,7 @@ fn build_config(
         (None, None) => None,
         (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
     };
-    let (config, _) = config::from_sources(preset, document, overrides, seed).map_err(errors::from_config)?;
-    Ok(config)
+    config::from_sources(preset, document, overrides, seed).map_err(errors::from_config)
 }
 
 /// Runs one simulation and returns its report as JSON text (the same document
@@ -48,7 +47,7 @@ fn run_json(
     seed: Option<u64>,
     timing: bool,
 ) -> PyResult<String> {
-    let config = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
+    let (config, _) = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
     let simulate = if timing { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = py.detach(|| simulate(&config, &mut |_| {})).map_err(errors::from_sim)?;
     serde_json::to_string(&report).map_err(|error| errors::simulation_error(&error.to_string()))
@@ -68,8 +67,8 @@ fn validate(
     origin: Option<String>,
     overrides: Vec<String>,
 ) -> PyResult<()> {
-    let config = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None)?;
-    let geometry = config.validate().map_err(errors::from_config)?;
+    let (config, geometry) =
+        build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None)?;
     config.ftl.validate_for_full_device(&geometry).map_err(errors::from_config)
 }
 

@@ -247,7 +247,8 @@ pub struct Engine {
     /// The controller's cached mapping table, as DISCARDs use it.
     map_cache: MapCache,
     map_miss_ns: u64,
-    /// Host requests handed to the FTL so far (see `Die::futile_gc_epoch`).
+    /// Counts host operations handed to the FTL (writes, reads, trims; see
+    /// `Die::futile_gc_epoch`).
     host_epoch: u64,
     /// The source returned no more requests.
     source_dry: bool,
@@ -491,6 +492,8 @@ impl Engine {
             }
             Op::Trim => {
                 ftl.trim(request.start, request.pages)?;
+                // Trimmed pages are invalid pages a futile GC step may now find.
+                self.host_epoch += 1;
                 if self.config.interface == Interface::Sata {
                     self.discard_blocking = true;
                 }

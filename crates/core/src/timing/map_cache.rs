@@ -4,23 +4,31 @@
 //! sorted by start LBA so that consecutive commands find their mapping pages
 //! cached; this is what makes that order measurable.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap};
 
-/// LRU set of mapping-page numbers with a fixed capacity.
+/// LRU set of mapping-page numbers with a fixed capacity: each cached page
+/// has a last-use stamp, and the stamps in order give the eviction order, so
+/// a lookup costs O(log capacity) however large the cache is.
 #[derive(Debug, Clone)]
 pub struct MapCache {
     capacity: usize,
     entries_per_page: u64,
-    /// Most recently used at the back.
-    pages: VecDeque<u64>,
+    stamp_of: HashMap<u64, u64>,
+    page_at: BTreeMap<u64, u64>,
+    clock: u64,
 }
 
 impl MapCache {
     /// `capacity` mapping pages of `entries_per_page` logical pages each;
     /// capacity 0 models a map held wholly in RAM (nothing ever misses).
     pub fn new(capacity: u32, entries_per_page: u32) -> Self {
-        let capacity = capacity as usize;
-        Self { capacity, entries_per_page: u64::from(entries_per_page.max(1)), pages: VecDeque::with_capacity(capacity) }
+        Self {
+            capacity: capacity as usize,
+            entries_per_page: u64::from(entries_per_page.max(1)),
+            stamp_of: HashMap::new(),
+            page_at: BTreeMap::new(),
+            clock: 0,
+        }
     }
 
     /// Touches the mapping pages of logical pages `first..first + pages` in
@@ -35,16 +43,21 @@ impl MapCache {
     }
 
     fn hit(&mut self, map_page: u64) -> bool {
-        if let Some(position) = self.pages.iter().rposition(|&cached| cached == map_page) {
-            self.pages.remove(position);
-            self.pages.push_back(map_page);
-            return true;
+        self.clock += 1;
+        let cached = match self.stamp_of.insert(map_page, self.clock) {
+            Some(stamp) => {
+                self.page_at.remove(&stamp);
+                true
+            }
+            None => false,
+        };
+        self.page_at.insert(self.clock, map_page);
+        if self.page_at.len() > self.capacity {
+            if let Some((_, evicted)) = self.page_at.pop_first() {
+                self.stamp_of.remove(&evicted);
+            }
         }
-        if self.pages.len() == self.capacity {
-            self.pages.pop_front();
-        }
-        self.pages.push_back(map_page);
-        false
+        cached
     }
 }
 

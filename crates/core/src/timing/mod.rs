@@ -7,7 +7,7 @@
 
 mod config;
 mod engine;
-pub mod map_cache;
+mod map_cache;
 pub mod experiments;
 mod queue;
 mod source;

@@ -4,6 +4,7 @@
 //! `nandlab reproduce list` prints the registry. To add an experiment, add one
 //! line to [`EXPERIMENTS`].
 
+pub(crate) mod shared;
 mod telomere;
 
 use anyhow::Context as _;

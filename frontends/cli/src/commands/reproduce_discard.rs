@@ -8,10 +8,9 @@
 //!   system's free-block information (Rajimwale et al., slides 21-24).
 
 use crate::commands::replay::{replay, ReplayMode};
+use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpec};
 use crate::commands::reproduce::ExperimentArgs;
 use anyhow::Context as _;
-use nandlab_capture::{capture, CaptureConfig, Workload};
-use nandlab_core::config::ConfigBuilder;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::replay::ReplayReport;
 use nandlab_core::timing::{Arrival, TimedReport};
@@ -20,51 +19,6 @@ use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Mark, OutputD
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// What a cached capture is made of.
-pub struct CaptureSpec<'a> {
-    /// File name of the trace in the cache folder.
-    pub name: &'a str,
-    pub size: &'a str,
-    pub mount_options: &'a str,
-    /// Where the sparse image lives while capturing.
-    pub image_dir: &'a Path,
-    pub argv: Vec<String>,
-}
-
-/// Captures `spec` into `traces` unless the trace is there already; a
-/// workload that fails leaves no trace behind.
-pub fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(traces).with_context(|| format!("creating {}", traces.display()))?;
-    let output = traces.join(spec.name);
-    if output.exists() {
-        eprintln!("{tag}: reusing {}", output.display());
-        return Ok(output);
-    }
-    let config = CaptureConfig {
-        file_system: "ext4".to_owned(),
-        size_bytes: nandlab_capture::parse_size(spec.size)?,
-        mount_options: spec.mount_options.to_owned(),
-        mkfs_options: Vec::new(),
-        image_dir: spec.image_dir.to_path_buf(),
-        output: output.clone(),
-        buffer_kib_per_cpu: 16384,
-    };
-    eprintln!(
-        "{tag}: capturing {} on a {} ext4 (-o {}; needs root and loop devices)",
-        spec.name, spec.size, spec.mount_options
-    );
-    let report = capture(&config, Workload::Command(spec.argv.clone()), &mut |line| eprintln!("capture: {line}"))
-        .with_context(|| format!("capturing {}", spec.name))?;
-    if report.exit_code != Some(0) {
-        let _ = std::fs::remove_file(&output);
-        anyhow::bail!("the workload of {} failed (exit {:?}); no trace kept", spec.name, report.exit_code);
-    }
-    if report.events_lost > 0 {
-        eprintln!("{tag}: WARNING: {} lost {} trace events", spec.name, report.events_lost);
-    }
-    Ok(output)
-}
-
 /// `argv` of this binary running `fsload ARGS... --seed SEED`.
 fn fsload(args: &[&str], seed: u64) -> anyhow::Result<Vec<String>> {
     let exe = std::env::current_exe().context("locating the nandlab binary")?;
@@ -72,15 +26,6 @@ fn fsload(args: &[&str], seed: u64) -> anyhow::Result<Vec<String>> {
     argv.extend(args.iter().map(|arg| (*arg).to_owned()));
     argv.extend(["--seed".to_owned(), seed.to_string()]);
     Ok(argv)
-}
-
-fn config_from(toml: &str, assignments: &[String]) -> anyhow::Result<Config> {
-    let mut builder = ConfigBuilder::new();
-    builder.merge_toml(toml, "the experiment's device")?;
-    for assignment in assignments {
-        builder.set(assignment)?;
-    }
-    Ok(builder.build()?.0)
 }
 
 fn counted(trace: &Path, config: &Config, policy: DiscardPolicy) -> anyhow::Result<ReplayReport> {

@@ -9,9 +9,8 @@
 
 use crate::commands::replay::{host_event, CommitDetector};
 use crate::commands::reproduce::ExperimentArgs;
-use crate::commands::reproduce_discard::{capture_cached, CaptureSpec};
+use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpec};
 use anyhow::Context as _;
-use nandlab_core::config::ConfigBuilder;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::SectorRange;
 use nandlab_core::host::pblk::replay::{OpenChannelReplayer, OpenChannelReport, WriteOrigin};
@@ -135,18 +134,13 @@ fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, seed: u64) -> 
 }
 
 fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config> {
-    let mut builder = ConfigBuilder::new();
-    builder.merge_toml(DEVICE, "the journal experiment's device")?;
     let assignments = [
         format!("device.over_provisioning={}", setting.rho),
         format!("pblk.separate={}", setting.separate),
         format!("pblk.classifier=\"{}\"", setting.classifier),
         format!("seed={seed}"),
     ];
-    for assignment in assignments {
-        builder.set(&assignment)?;
-    }
-    Ok(builder.build()?.0)
+    config_from(DEVICE, &assignments)
 }
 
 /// Captures `job` on ext4 `data=mode` unless its trace exists already.
@@ -485,6 +479,7 @@ mod tests {
     use super::*;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
+    use nandlab_core::config::ConfigBuilder;
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
     use nandlab_trace::Op;
 

@@ -1,0 +1,64 @@
+//! What several experiments of `nandlab reproduce` share: traces captured
+//! once and cached in the output folder, and experiment devices built from a
+//! TOML base and overrides.
+
+use anyhow::Context as _;
+use nandlab_capture::{capture, CaptureConfig, Workload};
+use nandlab_core::config::ConfigBuilder;
+use nandlab_core::Config;
+use std::path::{Path, PathBuf};
+
+/// What a cached capture is made of.
+pub(crate) struct CaptureSpec<'a> {
+    /// File name of the trace in the cache folder.
+    pub name: &'a str,
+    pub size: &'a str,
+    pub mount_options: &'a str,
+    /// Where the sparse image lives while capturing.
+    pub image_dir: &'a Path,
+    pub argv: Vec<String>,
+}
+
+/// Captures `spec` into `traces` unless the trace is there already; a
+/// workload that fails leaves no trace behind.
+pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(traces).with_context(|| format!("creating {}", traces.display()))?;
+    let output = traces.join(spec.name);
+    if output.exists() {
+        eprintln!("{tag}: reusing {}", output.display());
+        return Ok(output);
+    }
+    let config = CaptureConfig {
+        file_system: "ext4".to_owned(),
+        size_bytes: nandlab_capture::parse_size(spec.size)?,
+        mount_options: spec.mount_options.to_owned(),
+        mkfs_options: Vec::new(),
+        image_dir: spec.image_dir.to_path_buf(),
+        output: output.clone(),
+        buffer_kib_per_cpu: 16384,
+    };
+    eprintln!(
+        "{tag}: capturing {} on a {} ext4 (-o {}; needs root and loop devices)",
+        spec.name, spec.size, spec.mount_options
+    );
+    let report = capture(&config, Workload::Command(spec.argv.clone()), &mut |line| eprintln!("capture: {line}"))
+        .with_context(|| format!("capturing {}", spec.name))?;
+    if report.exit_code != Some(0) {
+        let _ = std::fs::remove_file(&output);
+        anyhow::bail!("the workload of {} failed (exit {:?}); no trace kept", spec.name, report.exit_code);
+    }
+    if report.events_lost > 0 {
+        eprintln!("{tag}: WARNING: {} lost {} trace events", spec.name, report.events_lost);
+    }
+    Ok(output)
+}
+
+/// A configuration from TOML text (may name a base preset) and `key=value` overrides.
+pub(crate) fn config_from(toml: &str, assignments: &[String]) -> anyhow::Result<Config> {
+    let mut builder = ConfigBuilder::new();
+    builder.merge_toml(toml, "the experiment's device")?;
+    for assignment in assignments {
+        builder.set(assignment)?;
+    }
+    Ok(builder.build()?.0)
+}
