@@ -330,6 +330,43 @@ pub fn video_test(src: &Path, dst: &Path, modify_bytes: u64) -> Result<VideoRun>
     })
 }
 
+/// Writes `size` seeded pseudo-random (xorshift64) bytes to a new file at
+/// `path` and syncs it: the image a benchmark starts from. `on_progress`
+/// sees the bytes written every 256 MiB.
+pub fn fill_file(path: &Path, size: u64, seed: u64, on_progress: &mut dyn FnMut(u64)) -> Result<()> {
+    let failed = |action: &'static str| move |source| DhrdError::Backing { path: path.to_path_buf(), action, source };
+    let mut file = File::create(path).map_err(failed("create"))?;
+    let mut state = seed | 1;
+    let mut block = vec![0u8; 1 << 20];
+    let mut written = 0u64;
+    while written < size {
+        for word in block.chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            word.copy_from_slice(&state.to_le_bytes());
+        }
+        let take = usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
+        file.write_all(&block[..take]).map_err(failed("fill"))?;
+        written += take as u64;
+        if written.is_multiple_of(256 << 20) {
+            on_progress(written);
+        }
+    }
+    file.sync_all().map_err(failed("fsync"))
+}
+
+/// A duration in milliseconds, for tables.
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Nanoseconds in microseconds, for tables.
+#[allow(clippy::cast_precision_loss, reason = "latencies are far below 2^52 ns")]
+pub fn micros(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,15 +91,18 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     let (device, first) = bench::measure_first_io(&config, Duration::from_secs(3600))?;
     println!("## DHRD in-process, {} bytes, chunk {} bytes, durability {}\n", args.size, args.chunk, args.durability);
     println!("| start-up | ms |\n|---|---:|");
-    println!("| open | {:.3} |", ms(first.open));
-    println!("| first 4 KiB read served | {:.3} |", ms(first.first_read));
-    println!("| first 4 KiB write acknowledged | {:.3} |", ms(first.first_write));
+    println!("| open | {:.3} |", bench::millis(first.open));
+    println!("| first 4 KiB read served | {:.3} |", bench::millis(first.first_read));
+    println!("| first 4 KiB write acknowledged | {:.3} |", bench::millis(first.first_write));
     match first.initialization {
-        Some(init) => println!("| initialization complete | {:.1} |", ms(init)),
+        Some(init) => println!("| initialization complete | {:.1} |", bench::millis(init)),
         None => println!("| initialization complete | did not finish |"),
     }
     println!();
-    println!("| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |", args.threads, args.seconds);
+    println!(
+        "| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |",
+        args.threads, args.seconds
+    );
     println!("|---|---:|---:|---:|---:|");
     for (name, pattern, block_bytes) in bench::PAPER_WORKLOADS {
         eprintln!("dhrd bench: {name} ...");
@@ -122,7 +125,7 @@ fn print_row(name: &str, result: &WorkloadResult) {
         if summary.count == 0 {
             "-".to_owned()
         } else {
-            format!("{:.1} / {:.1}", us(summary.p50_ns), us(summary.p99_ns))
+            format!("{:.1} / {:.1}", bench::micros(summary.p50_ns), bench::micros(summary.p99_ns))
         }
     };
     println!(
@@ -160,29 +163,10 @@ fn run_video(args: &VideoArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `size` seeded pseudo-random bytes to a new file through a DHRD-free path, with progress.
-pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut file = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
-    let mut state = seed | 1;
-    let mut block = vec![0u8; 1 << 20];
-    let mut written = 0u64;
-    while written < size {
-        for word in block.chunks_exact_mut(8) {
-            state ^= state << 13; // xorshift64
-            state ^= state >> 7;
-            state ^= state << 17;
-            word.copy_from_slice(&state.to_le_bytes());
-        }
-        let take = usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
-        file.write_all(&block[..take]).with_context(|| format!("fill {}", path.display()))?;
-        written += take as u64;
-        if written.is_multiple_of(256 << 20) {
-            eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
-        }
-    }
-    file.sync_all().with_context(|| format!("fsync {}", path.display()))?;
-    Ok(())
+/// Writes the seeded image a benchmark starts from, saying how far it got.
+fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
+    let mut progress = |written: u64| eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
+    Ok(bench::fill_file(path, size, seed, &mut progress)?)
 }
 
 fn drop_page_cache() -> anyhow::Result<()> {
@@ -190,12 +174,3 @@ fn drop_page_cache() -> anyhow::Result<()> {
     let _ = std::process::Command::new("sync").status();
     std::fs::write("/proc/sys/vm/drop_caches", "3").context("drop page cache (needs root)")
 }
-
-pub(crate) fn ms(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
-}
-
-pub(crate) fn us(ns: u64) -> f64 {
-    ns as f64 / 1000.0
-}
-

@@ -1,15 +1,15 @@
 //! `nandlab replay`: a block trace through a DISCARD policy onto the
-//! simulated SSD, in counting mode or through the timing model.
+//! simulated SSD, in counting mode or through the timing model, or onto the
+//! open-channel device under the pblk-like host FTL (`nandlab-lab` replays).
 
 use crate::commands::run::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
-use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
-use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, Replayer, SECTOR_BYTES};
-use nandlab_core::sim::{Phase, Progress};
+use nandlab_core::host::discard::DiscardPolicy;
+use nandlab_core::host::pblk::replay::OpenChannelReport;
+use nandlab_core::replay::ReplayReport;
 use nandlab_core::timing::Arrival;
-use nandlab_core::Config;
-use nandlab_core::units::{SimNs, StreamId};
-use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader};
+use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
+use nandlab_trace::Format;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -57,16 +57,6 @@ pub enum ArrivalArg {
     Closed,
 }
 
-/// How `replay` runs a trace: which DISCARD policy, whether the device is
-/// scaled to the trace, and in which mode.
-#[derive(Clone, Copy, Debug)]
-pub struct ReplayMode {
-    pub policy: Option<DiscardPolicy>,
-    pub fit: bool,
-    /// `None`: counting mode; `Some(arrival)`: timed.
-    pub timed: Option<Arrival>,
-}
-
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceMode {
     PageFtl,
@@ -97,7 +87,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         if args.timing == Timing::On {
             anyhow::bail!("--timing on is for the page-FTL device; the open-channel mode has its own pblk timing");
         }
-        return crate::commands::reproduce_journal::replay_command(&args);
+        return replay_open_channel(&args);
     }
     if args.timing == Timing::Off && args.arrival != ArrivalArg::Trace {
         anyhow::bail!("--arrival needs --timing on");
@@ -109,7 +99,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     });
     let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
     let config = args.config.build()?.0;
-    let report = replay(&args.trace, format, args.device.clone(), config, mode)?;
+    let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
+    let mut progress = ProgressReporter::new();
+    let report = replay(&source, config, mode, &mut |update| {
+        progress.update(update);
+        Ok(())
+    });
+    progress.finish();
+    let report = report?;
     print_summary(&args.trace, &report)?;
     if let Some(timed) = &report.timed {
         print_timed_summary(timed)?;
@@ -119,107 +116,6 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
     }
     Ok(())
-}
-
-/// Replays one trace file on the device `config` describes; shared with `reproduce`.
-pub fn replay(
-    path: &Path,
-    format: Option<Format>,
-    device: Option<String>,
-    mut config: Config,
-    mode: ReplayMode,
-) -> anyhow::Result<ReplayReport> {
-    let mut trace = nandlab_trace::open(path, format, &ReadOptions { device })?;
-    let header = trace.header().clone();
-    if let Some(policy) = mode.policy {
-        config.discard.policy = policy;
-    }
-    if mode.fit {
-        let size = header
-            .device_size_bytes
-            .with_context(|| format!("{}: the trace header gives no device size to --fit to", path.display()))?;
-        config.device = config.device.fitted_to(size)?;
-    }
-    if let Some(arrival) = mode.timed {
-        config.timing.arrival = arrival;
-    }
-    let mut replayer = Replayer::new(&config)?;
-    let mut progress = ProgressReporter::new();
-    let mut commits = CommitDetector::default();
-    let report = if mode.timed.is_some() {
-        let mut read_error = None;
-        let mut events = (&mut trace).map_while(|record| match record {
-            Ok(record) => Some(host_event(&record, &header, &mut commits)),
-            Err(error) => {
-                read_error = Some(error);
-                None
-            }
-        });
-        let report = replayer.run_timed(&mut events, &mut |update| progress.update(update));
-        if let Some(error) = read_error {
-            return Err(error.into());
-        }
-        report?
-    } else {
-        let mut done: u64 = 0;
-        for record in &mut trace {
-            replayer.apply(&host_event(&record?, &header, &mut commits))?;
-            done += 1;
-            if done.is_multiple_of(65_536) {
-                progress.update(Progress { phase: Phase::Measure, done, total: 0 });
-            }
-        }
-        replayer.finish()?
-    };
-    progress.finish();
-    Ok(report)
-}
-
-/// A trace record as the simulator's host sees it, in 512-byte sectors.
-pub(crate) fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetector) -> HostEvent {
-    let scale = u64::from(header.sector_size_bytes) / SECTOR_BYTES;
-    let start = record.start.0 * scale.max(1);
-    let sectors = SectorRange::new(start, u64::from(record.len.0) * scale.max(1));
-    let op = match record.op {
-        Op::Read => HostOp::Read,
-        Op::Write => HostOp::Write,
-        Op::Discard => HostOp::Discard,
-        Op::Flush => HostOp::Flush,
-    };
-    HostEvent {
-        time: SimNs(record.timestamp.0),
-        op,
-        sectors,
-        journal_commit: commits.is_commit(record, header),
-        stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
-    }
-}
-
-/// Recognises jbd2 commits. A commit record goes out with PREFLUSH|FUA; a
-/// device without FUA (a loop device) gets it as a flush, the write, and a
-/// flush. So a commit is an ordered write or flush from `jbd2/...`, an ordered
-/// write into the journal, or a flush right after a journal write; when the
-/// trace knows neither processes nor the journal, any ordered write or flush.
-#[derive(Debug, Default)]
-pub(crate) struct CommitDetector {
-    last_write_in_journal: bool,
-}
-
-impl CommitDetector {
-    fn is_commit(&mut self, record: &Record, header: &TraceHeader) -> bool {
-        let ordered = record.flags.contains(Flags::FUA) || record.flags.contains(Flags::PREFLUSH) || record.op == Op::Flush;
-        let in_journal = !header.journal.is_empty() && header.is_journal(record.start, record.len);
-        let commit = match record.op {
-            Op::Write => ordered && (in_journal || record.process.as_str().starts_with("jbd2")),
-            Op::Flush => self.last_write_in_journal || record.process.as_str().starts_with("jbd2"),
-            Op::Read | Op::Discard => false,
-        };
-        if record.op == Op::Write {
-            self.last_write_in_journal = in_journal;
-        }
-        let nothing_known = header.journal.is_empty() && record.process.is_empty();
-        commit || (nothing_known && ordered && matches!(record.op, Op::Write | Op::Flush))
-    }
 }
 
 fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
@@ -261,4 +157,63 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
     Ok(())
+}
+
+/// `nandlab replay --device-mode open-channel`: one trace, summary on stdout.
+fn replay_open_channel(args: &ReplayArgs) -> anyhow::Result<()> {
+    if args.format.is_some() || args.device.is_some() {
+        anyhow::bail!("--device-mode open-channel reads native traces of one device: drop --format and --device (convert first with `nandlab trace convert`)");
+    }
+    let (mut config, _) = args.config.build()?;
+    if let Some(policy) = args.discard {
+        config.discard.policy = policy.into();
+    }
+    let mut progress = ProgressReporter::new();
+    let report = nandlab_lab::replay::replay_open_channel(&args.trace, config, args.fit, false, &mut |update| {
+        progress.update(update);
+        Ok(())
+    });
+    progress.finish();
+    let report = report?;
+    print_open_channel_summary(&args.trace, &report);
+    if let Some(path) = &args.json {
+        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
+    }
+    Ok(())
+}
+
+fn print_open_channel_summary(trace: &Path, report: &OpenChannelReport) {
+    let counters = &report.measured.counters;
+    println!("nandlab {} — open-channel replay of {}, seed {}", report.nandlab_version, trace.display(), report.seed);
+    println!(
+        "device     {} groups x {} PUs x {} chunks of {} pages, ws_min {}; lines of {} pages; ρ = {:.4}; separation {}",
+        report.open_channel.groups,
+        report.open_channel.pus_per_group,
+        report.open_channel.chunks_per_pu,
+        report.open_channel.pages_per_chunk,
+        report.open_channel.ws_min_pages,
+        report.line_layout.line_pages,
+        report.device.over_provisioning,
+        if report.config.pblk.separate { "on" } else { "off" },
+    );
+    for (class, pages) in report.classes.iter().zip(&report.pblk.class_pages) {
+        println!("  {:<24}{pages:>16}", format!("host pages: {class}"));
+    }
+    let rows = [
+        ("host pages written", counters.host_pages_written),
+        ("flash pages programmed", counters.flash_pages_programmed),
+        ("GC page copies", counters.gc_page_copies),
+        ("GC lines", report.pblk.gc_lines),
+        ("padding pages", report.pblk.padded_pages),
+        ("line metadata pages", report.pblk.metadata_pages),
+        ("mixed lines closed", report.pblk.mixed_lines_closed),
+        ("chunk resets", counters.erases),
+    ];
+    for (label, value) in rows {
+        println!("  {label:<24}{value:>16}");
+    }
+    println!("  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")));
+    println!("  {:<24}{:>16.1}", "throughput MB/s (QD1)", report.timed.throughput_mb_s);
+    println!("  {:<24}{:>16.1}", "p99 latency us", report.timed.all.as_ref().map_or(0.0, |latency| latency.p99_us));
 }

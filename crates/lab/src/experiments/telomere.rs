@@ -2,15 +2,16 @@
 //! The sweeps live in `nandlab_admission::sweep`; this file picks the points,
 //! shows progress and writes CSV, SVG and summary.md through `nandlab-report`.
 
-use super::ExperimentArgs;
+use crate::error::{Error, Result};
+use crate::registry::ExperimentArgs;
 use indicatif::{ProgressBar, ProgressStyle};
-use nandlab_admission::policy::{multilog_waf, wao_gc_max_utilization, AdmissionContext, MultiLogWorkload, Policy};
-use nandlab_admission::storage::Placement;
 use nandlab_admission::generator::generate;
 use nandlab_admission::policy::check_throughput;
+use nandlab_admission::policy::{multilog_waf, wao_gc_max_utilization, AdmissionContext, MultiLogWorkload, Policy};
+use nandlab_admission::storage::Placement;
 use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
-use nandlab_admission::TaskSet;
 use nandlab_admission::DeviceParams;
+use nandlab_admission::TaskSet;
 use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
 use serde::Serialize;
 
@@ -22,7 +23,8 @@ const GRANULARITY_DEFAULT: u64 = 64;
 const GRANULARITIES: [u64; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 const TASK_COUNTS: [usize; 4] = [100, 250, 500, 1000];
 const OVER_PROVISIONING: [f64; 3] = [0.10, 0.30, 0.75];
-const TELOMERE: [Policy; 2] = [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }];
+const TELOMERE: [Policy; 2] =
+    [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }];
 
 /// One CSV row: a policy's limits at one point of a figure.
 #[derive(Serialize)]
@@ -54,22 +56,37 @@ fn task_sets(args: &ExperimentArgs) -> usize {
     args.samples.unwrap_or(if args.paper_scale { 50 } else { 10 })
 }
 
-fn point(args: &ExperimentArgs, label: String, tasks: usize, granularity: u64, utilization: f64, policies: Vec<Policy>) -> anyhow::Result<Point> {
+fn point(
+    args: &ExperimentArgs,
+    label: String,
+    tasks: usize,
+    granularity: u64,
+    utilization: f64,
+    policies: Vec<Policy>,
+) -> Result<Point> {
     let context = AdmissionContext::new(DeviceParams::telomere_1tb(), granularity, utilization)?;
-    let config = SweepConfig { context, tasks, task_sets: task_sets(args), max_stripes_per_request: 1, seed: args.seed };
+    let config =
+        SweepConfig { context, tasks, task_sets: task_sets(args), max_stripes_per_request: 1, seed: args.seed };
     Ok(Point { label, config, policies })
 }
 
 /// Runs every point with one progress bar; returns the CSV rows in point order.
-fn run_points(name: &str, args: &ExperimentArgs, points: &[Point]) -> anyhow::Result<Vec<Row>> {
+fn run_points(name: &str, args: &ExperimentArgs, points: &[Point]) -> Result<Vec<Row>> {
     eprintln!("{name}: seed {}, {} task sets per utilization, {} points", args.seed, task_sets(args), points.len());
     let bar = ProgressBar::new(100 * points.len() as u64);
-    bar.set_style(ProgressStyle::with_template("{msg:>16} [{bar:40}] {pos}/{len} utilization steps ({elapsed})")?.progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>16} [{bar:40}] {pos}/{len} utilization steps ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
     let mut rows = Vec::new();
     for (index, point) in points.iter().enumerate() {
+        args.interrupt.check()?;
         bar.set_message(point.label.clone());
         let offset = 100 * index as u64;
-        let limits = max_schedulable(&point.config, &point.policies, &mut |percent| bar.set_position(offset + u64::from(percent)))?;
+        let limits = max_schedulable(&point.config, &point.policies, &mut |percent| {
+            bar.set_position(offset + u64::from(percent))
+        })?;
         bar.set_position(offset + 100);
         rows.extend(limits.into_iter().map(|limits| row(point, limits)));
     }
@@ -111,11 +128,27 @@ fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64) -> 
     let series = |policy: &str, value: fn(&Row) -> f64| -> Vec<(f64, f64)> {
         rows.iter().filter(|row| row.policy == policy).map(|row| (x_of(row), value(row))).collect()
     };
-    Chart::new(title, x, Axis::new("utilization at which 100 % of task sets are schedulable").unit("%").range(0.0, 100.0))
-        .legend(Legend::MiddleLeft)
-        .with(Series::new("Telomere SiP storage", Mark::LinePoints, series("Telomere SiP", |row| row.storage_utilization_percent)))
-        .with(Series::new("Telomere SharP storage", Mark::LinePoints, series("Telomere SharP", |row| row.storage_utilization_percent)))
-        .with(Series::new("Telomere throughput", Mark::LinePoints, series("Telomere SharP", |row| row.throughput_utilization_percent)))
+    Chart::new(
+        title,
+        x,
+        Axis::new("utilization at which 100 % of task sets are schedulable").unit("%").range(0.0, 100.0),
+    )
+    .legend(Legend::MiddleLeft)
+    .with(Series::new(
+        "Telomere SiP storage",
+        Mark::LinePoints,
+        series("Telomere SiP", |row| row.storage_utilization_percent),
+    ))
+    .with(Series::new(
+        "Telomere SharP storage",
+        Mark::LinePoints,
+        series("Telomere SharP", |row| row.storage_utilization_percent),
+    ))
+    .with(Series::new(
+        "Telomere throughput",
+        Mark::LinePoints,
+        series("Telomere SharP", |row| row.throughput_utilization_percent),
+    ))
 }
 
 fn telomere_table(rows: &[Row], first: &'static str) -> (Vec<&'static str>, Vec<Vec<String>>) {
@@ -163,7 +196,12 @@ struct TelomereFigure {
 }
 
 /// Runs the points of Figure 7 or 8 and writes figureN.csv, figureN.svg and summary.md.
-fn telomere_figure(args: &ExperimentArgs, figure: TelomereFigure, points: &[Point], comparisons: fn(&[Row]) -> Vec<Comparison>) -> anyhow::Result<()> {
+fn telomere_figure(
+    args: &ExperimentArgs,
+    figure: TelomereFigure,
+    points: &[Point],
+    comparisons: fn(&[Row]) -> Vec<Comparison>,
+) -> Result<()> {
     let name = format!("telomere-fig{}", figure.number);
     let rows = run_points(&name, args, points)?;
     let out = OutputDir::create(&args.out)?;
@@ -183,11 +221,20 @@ fn telomere_figure(args: &ExperimentArgs, figure: TelomereFigure, points: &[Poin
 }
 
 /// `telomere-fig7`: limits against granularity, 500 tasks, λ = 0.90.
-pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn figure_7(args: &ExperimentArgs) -> Result<()> {
     let points = GRANULARITIES
         .iter()
-        .map(|&granularity| point(args, format!("g = {granularity}"), TASKS_DEFAULT, granularity, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|&granularity| {
+            point(
+                args,
+                format!("g = {granularity}"),
+                TASKS_DEFAULT,
+                granularity,
+                FIGURE_7_8_UTILIZATION,
+                TELOMERE.to_vec(),
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
     let figure = TelomereFigure {
         number: 7,
         title: "Telomere Figure 7: storage and throughput vs granularity",
@@ -220,7 +267,9 @@ pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
             },
             Comparison {
                 quantity: "trend".to_owned(),
-                paper: "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower".to_owned(),
+                paper:
+                    "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower"
+                        .to_owned(),
                 measured: "see table".to_owned(),
                 note: "g is capped at S_chips = 64".to_owned(),
             },
@@ -229,11 +278,13 @@ pub fn figure_7(args: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 /// `telomere-fig8`: limits against the number of tasks, g = 64, λ = 0.90.
-pub fn figure_8(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn figure_8(args: &ExperimentArgs) -> Result<()> {
     let points = TASK_COUNTS
         .iter()
-        .map(|&tasks| point(args, format!("{tasks} tasks"), tasks, GRANULARITY_DEFAULT, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec()))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|&tasks| {
+            point(args, format!("{tasks} tasks"), tasks, GRANULARITY_DEFAULT, FIGURE_7_8_UTILIZATION, TELOMERE.to_vec())
+        })
+        .collect::<Result<Vec<_>>>()?;
     let figure = TelomereFigure {
         number: 8,
         title: "Telomere Figure 8: storage and throughput vs number of tasks",
@@ -262,31 +313,44 @@ pub fn figure_8(args: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 /// The policies of Figure 9 at over-provisioning α.
-fn figure_9_policies(over_provisioning: f64) -> anyhow::Result<Vec<Policy>> {
+fn figure_9_policies(over_provisioning: f64) -> Result<Vec<Policy>> {
     let mut policies = TELOMERE.to_vec();
     policies.push(Policy::WaoGc);
     for workload in [MultiLogWorkload::Random, MultiLogWorkload::Zipf8020] {
-        let waf = multilog_waf(over_provisioning, workload).ok_or_else(|| anyhow::anyhow!("no Table 2 WAF for α = {over_provisioning}"))?;
+        let waf = multilog_waf(over_provisioning, workload)
+            .ok_or_else(|| Error::Failed(format!("no Table 2 WAF for α = {over_provisioning}")))?;
         policies.push(Policy::MultiLogOracle { waf });
     }
     Ok(policies)
 }
 
 /// `telomere-fig9`: all four methods at α = 0.10, 0.30, 0.75 (λ = 1/(1+α)).
-pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn figure_9(args: &ExperimentArgs) -> Result<()> {
     let points = OVER_PROVISIONING
         .iter()
         .map(|&alpha| {
             let utilization = AdmissionContext::utilization_for_over_provisioning(alpha);
-            point(args, format!("α = {alpha:.2}"), TASKS_DEFAULT, GRANULARITY_DEFAULT, utilization, figure_9_policies(alpha)?)
+            point(
+                args,
+                format!("α = {alpha:.2}"),
+                TASKS_DEFAULT,
+                GRANULARITY_DEFAULT,
+                utilization,
+                figure_9_policies(alpha)?,
+            )
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let rows = run_points("telomere-fig9", args, &points)?;
     let out = OutputDir::create(&args.out)?;
     out.write_csv("figure9.csv", &rows)?;
     for (index, point) in points.iter().enumerate() {
         let mut chart = Chart::new(
-            &format!("Telomere Fig. 9({}): {} (λ = {:.3})", ['a', 'b', 'c'][index % 3], point.label, point.config.context.utilization),
+            &format!(
+                "Telomere Fig. 9({}): {} (λ = {:.3})",
+                ['a', 'b', 'c'][index % 3],
+                point.label,
+                point.config.context.utilization
+            ),
             Axis::new("storage utilization").unit("%").range(0.0, 100.0),
             Axis::new("throughput utilization").unit("%").range(0.0, 100.0),
         )
@@ -302,12 +366,23 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
     let groups: Vec<String> = points.iter().map(|point| point.label.clone()).collect();
     let names = ["Telomere SiP", "Telomere SharP", "WAO-GC", "MultiLog random", "MultiLog Zipf"];
     for (file, title, value) in [
-        ("figure9_storage.svg", "Storage utilization at 100 % schedulable", (|row: &Row| row.storage_utilization_percent) as fn(&Row) -> f64),
-        ("figure9_throughput.svg", "Throughput utilization at 100 % schedulable", |row: &Row| row.throughput_utilization_percent),
+        (
+            "figure9_storage.svg",
+            "Storage utilization at 100 % schedulable",
+            (|row: &Row| row.storage_utilization_percent) as fn(&Row) -> f64,
+        ),
+        ("figure9_throughput.svg", "Throughput utilization at 100 % schedulable", |row: &Row| {
+            row.throughput_utilization_percent
+        }),
     ] {
         let mut chart = BarChart::new(title, groups.clone(), Axis::new("utilization").unit("%").range(0.0, 125.0));
         for (policy_index, name) in names.iter().enumerate() {
-            let values = points.iter().map(|point| rows.iter().filter(|row| row.point == point.label).nth(policy_index).map_or(f64::NAN, value)).collect();
+            let values = points
+                .iter()
+                .map(|point| {
+                    rows.iter().filter(|row| row.point == point.label).nth(policy_index).map_or(f64::NAN, value)
+                })
+                .collect();
             chart = chart.with(BarSeries::new(name, values));
         }
         out.write_bar_chart(file, &chart)?;
@@ -315,7 +390,7 @@ pub fn figure_9(args: &ExperimentArgs) -> anyhow::Result<()> {
     write_figure_9_summary(args, &out, &points, &rows)
 }
 
-fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Point], rows: &[Row]) -> anyhow::Result<()> {
+fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Point], rows: &[Row]) -> Result<()> {
     let at = |alpha: &str, policy: &str| find(rows, alpha, policy);
     let multilog_zipf_075 = points.get(2).and_then(|point| point.policies.get(4)).map(Policy::name).unwrap_or_default();
     let mut summary = Summary::new("Telomere Figure 9: Telomere vs WAO-GC vs MultiLog-Oracle");
@@ -394,16 +469,21 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
 /// For the EDF-tested methods of `point`, regenerates the first task set the
 /// throughput test rejected, writes it as a task file and tabulates the terms
 /// of eq. (20): where each throughput line of the figure ends, and why.
-fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point, rows: &[Row]) -> anyhow::Result<()> {
+fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point, rows: &[Row]) -> Result<()> {
     let mut cells = Vec::new();
     // SiP and SharP share the throughput test; MultiLog's is not eq. (20).
-    let edf_tested = |policy: &&Policy| matches!(policy, Policy::Telomere { placement: Placement::Sharp } | Policy::WaoGc);
+    let edf_tested =
+        |policy: &&Policy| matches!(policy, Policy::Telomere { placement: Placement::Sharp } | Policy::WaoGc);
     for policy in point.policies.iter().filter(edf_tested) {
-        let Some(failure) = find(rows, &point.label, &policy.name()).and_then(|row| row.throughput_failure) else { continue };
+        let Some(failure) = find(rows, &point.label, &policy.name()).and_then(|row| row.throughput_failure) else {
+            continue;
+        };
         let tasks = generate(&point.config.context.device, &failure.generator, failure.seed)?;
         let file = format!("rejected_{}.toml", policy.name().to_lowercase().replace([' ', '-'], "_"));
         out.write_text(&file, &TaskSet { tasks: tasks.clone() }.to_toml())?;
-        if let nandlab_admission::policy::ThroughputCheck::Edf(edf) = check_throughput(policy, &point.config.context, &tasks) {
+        if let nandlab_admission::policy::ThroughputCheck::Edf(edf) =
+            check_throughput(policy, &point.config.context, &tasks)
+        {
             cells.push(vec![
                 policy.name(),
                 format!("{:.0} %", 100.0 * failure.generator.bandwidth_utilization),

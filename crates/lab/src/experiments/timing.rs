@@ -3,6 +3,7 @@
 //! and 15). The data come from `nandlab_core::timing::experiments`; this file
 //! writes them, their plots and a summary through `nandlab-report`.
 
+use crate::error::Result;
 use nandlab_core::timing::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
@@ -13,7 +14,7 @@ use std::path::Path;
 /// `nandlab reproduce priority-cleaning`: response time of priority and
 /// non-priority requests against the write percentage, with and without
 /// priority-aware cleaning.
-pub fn priority_cleaning(out: &Path, seed: u64) -> anyhow::Result<()> {
+pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
     let setup = PrioritySetup { seed, ..PrioritySetup::default() };
     eprintln!("priority-cleaning: seed {seed}, {} points…", 2 * setup.write_percents.len());
     let points = run_priority_cleaning(&setup)?;
@@ -73,7 +74,18 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> anyhow::Result<()> {
                    then costs everyone: the slide's \"improvement at the cost of non-priority traffic\"."
                 .to_owned(),
         }])
-        .table(&["write %", "cleaning", "priority mean ms", "priority p99 ms", "other mean ms", "other p99 ms", "GC share"], &rows)
+        .table(
+            &[
+                "write %",
+                "cleaning",
+                "priority mean ms",
+                "priority p99 ms",
+                "other mean ms",
+                "other p99 ms",
+                "GC share",
+            ],
+            &rows,
+        )
         .code("sh", &format!("nandlab reproduce priority-cleaning --seed {seed} --out DIR"));
     dir.write_summary(&summary)?;
     Ok(())
@@ -83,7 +95,7 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> anyhow::Result<()> {
 /// 1 MiB mapping unit (slide 13), and the normalized response time of
 /// stripe-aligned merging against the probability of sequential access
 /// (slide 15).
-pub fn stripe_merging(out: &Path, seed: u64) -> anyhow::Result<()> {
+pub fn stripe_merging(out: &Path, seed: u64) -> Result<()> {
     const WRITE_KIB: [u32; 14] = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 6144, 8192, 9216];
     const PROBABILITIES: [f64; 5] = [0.0, 0.2, 0.4, 0.6, 0.8];
     eprintln!("stripe-merging: seed {seed}: write sizes…");

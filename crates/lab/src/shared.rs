@@ -2,7 +2,7 @@
 //! once and cached in the output folder, and experiment devices built from a
 //! TOML base and overrides.
 
-use anyhow::Context as _;
+use crate::error::{Context as _, Error, Result};
 use nandlab_capture::{capture, CaptureConfig, Workload};
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::Config;
@@ -21,7 +21,7 @@ pub(crate) struct CaptureSpec<'a> {
 
 /// Captures `spec` into `traces` unless the trace is there already; a
 /// workload that fails leaves no trace behind.
-pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(traces).with_context(|| format!("creating {}", traces.display()))?;
     let output = traces.join(spec.name);
     if output.exists() {
@@ -45,7 +45,10 @@ pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -
         .with_context(|| format!("capturing {}", spec.name))?;
     if report.exit_code != Some(0) {
         let _ = std::fs::remove_file(&output);
-        anyhow::bail!("the workload of {} failed (exit {:?}); no trace kept", spec.name, report.exit_code);
+        return Err(Error::Failed(format!(
+            "the workload of {} failed (exit {:?}); no trace kept",
+            spec.name, report.exit_code
+        )));
     }
     if report.events_lost > 0 {
         eprintln!("{tag}: WARNING: {} lost {} trace events", spec.name, report.events_lost);
@@ -54,11 +57,32 @@ pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -
 }
 
 /// A configuration from TOML text (may name a base preset) and `key=value` overrides.
-pub(crate) fn config_from(toml: &str, assignments: &[String]) -> anyhow::Result<Config> {
+pub(crate) fn config_from(toml: &str, assignments: &[String]) -> Result<Config> {
     let mut builder = ConfigBuilder::new();
     builder.merge_toml(toml, "the experiment's device")?;
     for assignment in assignments {
         builder.set(assignment)?;
     }
     Ok(builder.build()?.0)
+}
+
+/// The `nandlab` executable that runs `fsload` workloads under a capture:
+/// this process when it is `nandlab` (the CLI), else `NANDLAB_BIN` when set,
+/// else `nandlab` on `PATH` (e.g. from Python).
+pub fn nandlab_binary() -> Result<PathBuf> {
+    let this = std::env::current_exe().context("locating the nandlab binary")?;
+    if this.file_stem().is_some_and(|stem| stem == "nandlab") {
+        return Ok(this);
+    }
+    if let Some(path) = std::env::var_os("NANDLAB_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("nandlab"))
+        .find(|candidate| candidate.is_file())
+        .context(
+            "the workloads run under capture are `nandlab fsload`: put the nandlab binary on PATH or set NANDLAB_BIN",
+        )
 }

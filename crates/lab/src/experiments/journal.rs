@@ -5,20 +5,16 @@
 //! `data=journal`) through `nandlab capture`; each trace is replayed on the
 //! open-channel device under the pblk-like host FTL, mixed and separated, at
 //! two over-provisioning levels. Writes a table, plots and `summary.md`.
-//! Also the open-channel replay of `nandlab replay --device-mode open-channel`.
 
-use crate::commands::replay::{host_event, CommitDetector};
-use crate::commands::reproduce::ExperimentArgs;
-use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpec};
-use anyhow::Context as _;
-use nandlab_core::host::classify::WriteFlags;
-use nandlab_core::host::discard::SectorRange;
-use nandlab_core::host::pblk::replay::{OpenChannelReplayer, OpenChannelReport, WriteOrigin};
-use nandlab_core::replay::SECTOR_BYTES;
+use crate::error::{Context as _, Result};
+use crate::registry::ExperimentArgs;
+use crate::replay::replay_open_channel;
+use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
+
+use nandlab_core::host::pblk::replay::OpenChannelReport;
 use nandlab_core::timing::LatencySummary;
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};
-use nandlab_trace::{Flags, ReadOptions, Record, TraceHeader};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +65,11 @@ randseed=1
 
 const JOBS: &[Job] = &[
     Job { name: "fio-randwrite", argv: &["fio", "{fio}", "--output=/dev/null"], periodic_sync: false },
-    Job { name: "fileserver", argv: &["{exe}", "fsload", "fileserver", "--iterations", "3000", "--files", "800"], periodic_sync: true },
+    Job {
+        name: "fileserver",
+        argv: &["{exe}", "fsload", "fileserver", "--iterations", "3000", "--files", "800"],
+        periodic_sync: true,
+    },
     Job { name: "varmail", argv: &["{exe}", "fsload", "varmail", "--iterations", "20000"], periodic_sync: false },
     Job { name: "webserver", argv: &["{exe}", "fsload", "webserver", "--iterations", "8000"], periodic_sync: true },
 ];
@@ -101,7 +101,7 @@ struct Row {
     flush_p99_us: f64,
 }
 
-pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn run(args: &ExperimentArgs) -> Result<()> {
     let traces = args.out.join("traces");
     std::fs::create_dir_all(&traces).with_context(|| format!("creating {}", traces.display()))?;
     let mut rows = Vec::new();
@@ -112,28 +112,39 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
                 for rho in OVER_PROVISIONING {
                     for separate in [false, true] {
                         let placement = if separate { "separated" } else { "mixed" };
-                        eprintln!("journal: replaying {} data={mode} on the {state} device at ρ = {rho}, {placement}", job.name);
-                        let setting = Setting { workload: job.name, mode, state, classifier: CLASSIFIER, rho, separate };
-                        rows.push(replay_setting(&trace, &setting, age, args.seed)?);
+                        eprintln!(
+                            "journal: replaying {} data={mode} on the {state} device at ρ = {rho}, {placement}",
+                            job.name
+                        );
+                        let setting =
+                            Setting { workload: job.name, mode, state, classifier: CLASSIFIER, rho, separate };
+                        rows.push(replay_setting(&trace, &setting, age, args)?);
                     }
                 }
             }
             for classifier in MORE_CLASSIFIERS {
                 eprintln!("journal: replaying {} data={mode} on the fresh device, classes {classifier}", job.name);
-                let setting = Setting { workload: job.name, mode, state: "fresh", classifier, rho: OVER_PROVISIONING[0], separate: true };
-                rows.push(replay_setting(&trace, &setting, false, args.seed)?);
+                let setting = Setting {
+                    workload: job.name,
+                    mode,
+                    state: "fresh",
+                    classifier,
+                    rho: OVER_PROVISIONING[0],
+                    separate: true,
+                };
+                rows.push(replay_setting(&trace, &setting, false, args)?);
             }
         }
     }
     write_results(&args.out, &rows, args.seed)
 }
 
-fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, seed: u64) -> anyhow::Result<Row> {
-    let config = experiment_config(setting, seed)?;
-    Ok(row(setting, &replay_open_channel(trace, config, true, age)?))
+fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, args: &ExperimentArgs) -> Result<Row> {
+    let config = experiment_config(setting, args.seed)?;
+    Ok(row(setting, &replay_open_channel(trace, config, true, age, &mut args.interrupt.clone())?))
 }
 
-fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config> {
+fn experiment_config(setting: &Setting<'_>, seed: u64) -> Result<Config> {
     let assignments = [
         format!("device.over_provisioning={}", setting.rho),
         format!("pblk.separate={}", setting.separate),
@@ -144,13 +155,13 @@ fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config>
 }
 
 /// Captures `job` on ext4 `data=mode` unless its trace exists already.
-fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Result<PathBuf> {
+fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> Result<PathBuf> {
     let name = format!("{}-{mode}.nlt", job.name);
     if traces.join(&name).exists() {
         eprintln!("journal: reusing {}", traces.join(&name).display());
         return Ok(traces.join(name));
     }
-    let exe = std::env::current_exe().context("locating the nandlab binary")?;
+    let exe = nandlab_binary()?;
     let fio = traces.join("fio-randwrite.fio");
     std::fs::write(&fio, FIO_JOB).with_context(|| format!("writing {}", fio.display()))?;
     let mut argv: Vec<String> = job
@@ -173,45 +184,6 @@ fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Resu
         argv,
     };
     capture_cached(&spec, traces, "journal")
-}
-
-/// Replays a trace on the open-channel device under the pblk-like host FTL.
-/// `fit` scales the device to the traced one; `age` fills it once first.
-pub fn replay_open_channel(path: &Path, mut config: Config, fit: bool, age: bool) -> anyhow::Result<OpenChannelReport> {
-    let mut trace = nandlab_trace::open(path, None, &ReadOptions { device: None })?;
-    let header = trace.header().clone();
-    if fit {
-        let size = header
-            .device_size_bytes
-            .with_context(|| format!("{}: the trace header gives no device size to fit to", path.display()))?;
-        config.device = config.device.fitted_to(size)?;
-    }
-    let mut replayer = OpenChannelReplayer::new(&config, &journal_sectors(&header))?;
-    if age {
-        replayer.precondition_fill()?;
-    }
-    let mut commits = CommitDetector::default();
-    for record in &mut trace {
-        let record = record.with_context(|| format!("reading {}", path.display()))?;
-        let origin = WriteOrigin { process: record.process.as_str(), flags: write_flags(&record) };
-        replayer.apply(&host_event(&record, &header, &mut commits), &origin)?;
-    }
-    Ok(replayer.finish()?)
-}
-
-/// The journal's extents in 512-byte sectors.
-fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
-    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
-    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
-}
-
-fn write_flags(record: &Record) -> WriteFlags {
-    WriteFlags {
-        sync: record.flags.contains(Flags::SYNC),
-        fua: record.flags.contains(Flags::FUA),
-        preflush: record.flags.contains(Flags::PREFLUSH),
-        meta: record.flags.contains(Flags::META),
-    }
 }
 
 /// What one replay varied.
@@ -262,17 +234,23 @@ fn p99(latency: Option<&LatencySummary>) -> f64 {
 /// Rows of the "more classes" table: WAF (GC copies) per placement.
 fn more_classes(rows: &[Row]) -> Vec<Vec<String>> {
     let first = |row: &&Row| row.device_state == "fresh" && row.over_provisioning == OVER_PROVISIONING[0];
-    let cell = |row: Option<&Row>| row.map_or_else(|| "-".to_owned(), |row| format!("{:.3} ({})", row.waf, row.gc_page_copies));
+    let cell = |row: Option<&Row>| {
+        row.map_or_else(|| "-".to_owned(), |row| format!("{:.3} ({})", row.waf, row.gc_page_copies))
+    };
     rows.iter()
         .filter(first)
         .filter(|row| !row.separated)
         .map(|mixed| {
             let same = |classifier: &str| {
                 rows.iter().filter(first).find(|row| {
-                    row.separated && row.classifier == classifier && row.workload == mixed.workload && row.data_mode == mixed.data_mode
+                    row.separated
+                        && row.classifier == classifier
+                        && row.workload == mixed.workload
+                        && row.data_mode == mixed.data_mode
                 })
             };
-            let mut cells = vec![mixed.workload.clone(), mixed.data_mode.clone(), cell(Some(mixed)), cell(same(CLASSIFIER))];
+            let mut cells =
+                vec![mixed.workload.clone(), mixed.data_mode.clone(), cell(Some(mixed)), cell(same(CLASSIFIER))];
             cells.extend(MORE_CLASSIFIERS.iter().map(|classifier| cell(same(classifier))));
             cells
         })
@@ -308,7 +286,7 @@ fn label(row: &Row, with_rho: bool) -> String {
 /// A plotted quantity: file stem, title, unit and how to read it off a row.
 type Metric = (&'static str, &'static str, &'static str, fn(&Row) -> f64);
 
-fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> {
+fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("journal_separation.csv", all_rows)?;
     dir.write_json("journal_separation.json", all_rows)?;
@@ -329,13 +307,19 @@ fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> 
          queue-depth-1 replay on a per-PU clock (docs/journal-separation.md says what it models).",
     );
     for ((state, _), rho) in DEVICE_STATES.iter().flat_map(|state| OVER_PROVISIONING.map(|rho| (*state, rho))) {
-        let at: Vec<&Row> = rows.iter().filter(|row| row.over_provisioning == rho && row.device_state == state).collect();
+        let at: Vec<&Row> =
+            rows.iter().filter(|row| row.over_provisioning == rho && row.device_state == state).collect();
         let groups: Vec<String> = at.iter().filter(|row| !row.separated).map(|row| label(row, false)).collect();
         for (file, title, unit, pick) in &metrics {
-            let values = |separated: bool| at.iter().filter(|row| row.separated == separated).map(|row| pick(row)).collect();
-            let chart = BarChart::new(&format!("{title}, {state} device, ρ = {rho}"), groups.clone(), Axis::new(title).unit(unit))
-                .with(BarSeries::new("mixed (stock pblk)", values(false)))
-                .with(BarSeries::new("journal separated", values(true)));
+            let values =
+                |separated: bool| at.iter().filter(|row| row.separated == separated).map(|row| pick(row)).collect();
+            let chart = BarChart::new(
+                &format!("{title}, {state} device, ρ = {rho}"),
+                groups.clone(),
+                Axis::new(title).unit(unit),
+            )
+            .with(BarSeries::new("mixed (stock pblk)", values(false)))
+            .with(BarSeries::new("journal separated", values(true)));
             let name = format!("{file}_{state}_op{:.0}.svg", rho * 100.0);
             dir.write_bar_chart(&name, &chart)?;
             summary.image(&format!("{title}, {state} device, ρ = {rho}"), &name);
@@ -343,8 +327,14 @@ fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> 
     }
     let describe = |values: &[(String, f64)]| -> String {
         let mean = values.iter().map(|(_, change)| change).sum::<f64>() / values.len().max(1) as f64;
-        let best = values.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map_or_else(String::new, |(at, change)| format!("; min {change:+.1} % ({at})"));
-        let worst = values.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map_or_else(String::new, |(at, change)| format!("; max {change:+.1} % ({at})"));
+        let best = values
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or_else(String::new, |(at, change)| format!("; min {change:+.1} % ({at})"));
+        let worst = values
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map_or_else(String::new, |(at, change)| format!("; max {change:+.1} % ({at})"));
         format!("mean {mean:+.1} %{best}{worst}")
     };
     let fresh: Vec<Row> = rows.iter().filter(|row| row.device_state == "fresh").cloned().collect();
@@ -405,7 +395,23 @@ fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> 
         .collect();
     summary
         .table(
-            &["workload", "ext4 data=", "device", "ρ", "placement", "host pages", "journal %", "WAF", "GC WAF", "GC copies", "GC lines", "padding", "mixed lines", "MB/s", "p99 us"],
+            &[
+                "workload",
+                "ext4 data=",
+                "device",
+                "ρ",
+                "placement",
+                "host pages",
+                "journal %",
+                "WAF",
+                "GC WAF",
+                "GC copies",
+                "GC lines",
+                "padding",
+                "mixed lines",
+                "MB/s",
+                "p99 us",
+            ],
             &table,
         )
         .heading("More classes")
@@ -414,58 +420,15 @@ fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> 
              REQ_META writes, `journal-hot-cold` one for pages written at least 4 times (counts halved every \
              logical-capacity writes). WAF and GC page copies against the mixed and two-class runs.",
         )
-        .table(&["workload", "ext4 data=", "mixed", "journal", "journal-metadata", "journal-hot-cold"], &more_classes(all_rows))
-        .code("sh", &format!("nandlab reproduce journal --seed {seed} --out DIR   # as root: captures into DIR/traces first"));
+        .table(
+            &["workload", "ext4 data=", "mixed", "journal", "journal-metadata", "journal-hot-cold"],
+            &more_classes(all_rows),
+        )
+        .code(
+            "sh",
+            &format!("nandlab reproduce journal --seed {seed} --out DIR   # as root: captures into DIR/traces first"),
+        );
     dir.write_summary(&summary)?;
-    Ok(())
-}
-
-/// `nandlab replay --device-mode open-channel`: one trace, summary on stdout.
-pub fn replay_command(args: &crate::commands::replay::ReplayArgs) -> anyhow::Result<()> {
-    if args.format.is_some() || args.device.is_some() {
-        anyhow::bail!("--device-mode open-channel reads native traces of one device: drop --format and --device (convert first with `nandlab trace convert`)");
-    }
-    let (mut config, _) = args.config.build()?;
-    if let Some(policy) = args.discard {
-        config.discard.policy = policy.into();
-    }
-    let report = replay_open_channel(&args.trace, config, args.fit, false)?;
-    let counters = &report.measured.counters;
-    println!("nandlab {} — open-channel replay of {}, seed {}", report.nandlab_version, args.trace.display(), report.seed);
-    println!(
-        "device     {} groups x {} PUs x {} chunks of {} pages, ws_min {}; lines of {} pages; ρ = {:.4}; separation {}",
-        report.open_channel.groups,
-        report.open_channel.pus_per_group,
-        report.open_channel.chunks_per_pu,
-        report.open_channel.pages_per_chunk,
-        report.open_channel.ws_min_pages,
-        report.line_layout.line_pages,
-        report.device.over_provisioning,
-        if report.config.pblk.separate { "on" } else { "off" },
-    );
-    for (class, pages) in report.classes.iter().zip(&report.pblk.class_pages) {
-        println!("  {:<24}{pages:>16}", format!("host pages: {class}"));
-    }
-    let rows = [
-        ("host pages written", counters.host_pages_written),
-        ("flash pages programmed", counters.flash_pages_programmed),
-        ("GC page copies", counters.gc_page_copies),
-        ("GC lines", report.pblk.gc_lines),
-        ("padding pages", report.pblk.padded_pages),
-        ("line metadata pages", report.pblk.metadata_pages),
-        ("mixed lines closed", report.pblk.mixed_lines_closed),
-        ("chunk resets", counters.erases),
-    ];
-    for (label, value) in rows {
-        println!("  {label:<24}{value:>16}");
-    }
-    println!("  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")));
-    println!("  {:<24}{:>16.1}", "throughput MB/s (QD1)", report.timed.throughput_mb_s);
-    println!("  {:<24}{:>16.1}", "p99 latency us", p99(report.timed.all.as_ref()));
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
-    }
     Ok(())
 }
 
@@ -477,11 +440,13 @@ mod tests {
     //! test removes its trace and image directory even when it fails.
 
     use super::*;
+    use crate::replay::{host_event, journal_sectors, write_flags, CommitDetector};
+    use crate::Interrupt;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
     use nandlab_core::config::ConfigBuilder;
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
-    use nandlab_trace::Op;
+    use nandlab_trace::{Op, ReadOptions};
 
     /// Removes the test's trace and image directory on drop.
     struct Scratch {
@@ -509,7 +474,12 @@ mod tests {
     fn nix_is_root() -> bool {
         std::fs::read_to_string("/proc/self/status")
             .ok()
-            .and_then(|status| status.lines().find(|line| line.starts_with("Uid:")).map(|line| line.split_whitespace().nth(1) == Some("0")))
+            .and_then(|status| {
+                status
+                    .lines()
+                    .find(|line| line.starts_with("Uid:"))
+                    .map(|line| line.split_whitespace().nth(1) == Some("0"))
+            })
             .unwrap_or(false)
     }
 
@@ -546,8 +516,10 @@ mod tests {
             output: scratch.trace.clone(),
             buffer_kib_per_cpu: 4096,
         };
-        let report = capture(&config, Workload::InProcess(Box::new(|root: &Path| fsync_workload(root))), &mut |line| eprintln!("{line}"))
-            .expect("capture runs as root");
+        let report = capture(&config, Workload::InProcess(Box::new(|root: &Path| fsync_workload(root))), &mut |line| {
+            eprintln!("{line}")
+        })
+        .expect("capture runs as root");
         assert_eq!(report.exit_code, Some(0), "the workload succeeds");
         Some((scratch, report))
     }
@@ -576,14 +548,24 @@ mod tests {
             if record.op != Op::Write {
                 continue;
             }
-            let class = classifier.classify(&WriteInfo { sectors: event.sectors, process: record.process.as_str(), flags: write_flags(&record) });
+            let class = classifier.classify(&WriteInfo {
+                sectors: event.sectors,
+                process: record.process.as_str(),
+                flags: write_flags(&record),
+            });
             let in_journal = header.is_journal(record.start, record.len);
             if record.process.as_str().starts_with("jbd2/") {
                 jbd2_writes += 1;
                 assert_eq!(class, journal_class, "jbd2 write at sector {} is journal", record.start.0);
             } else if !in_journal {
                 data_writes += 1;
-                assert_ne!(class, journal_class, "write at sector {} by {} is data", record.start.0, record.process.as_str());
+                assert_ne!(
+                    class,
+                    journal_class,
+                    "write at sector {} by {} is data",
+                    record.start.0,
+                    record.process.as_str()
+                );
             }
         }
         assert!(jbd2_writes > 0, "the fsync workload makes jbd2 write");
@@ -593,10 +575,15 @@ mod tests {
     #[test]
     fn with_separation_no_line_holds_journal_and_data() {
         let Some((scratch, _)) = capture_small("lines") else { return };
-        let mixed = replay_open_channel(&scratch.trace, small_config(false), true, false).expect("replays");
-        let separated = replay_open_channel(&scratch.trace, small_config(true), true, false).expect("replays");
+        let mixed = replay_open_channel(&scratch.trace, small_config(false), true, false, &mut Interrupt::default())
+            .expect("replays");
+        let separated = replay_open_channel(&scratch.trace, small_config(true), true, false, &mut Interrupt::default())
+            .expect("replays");
         assert!(mixed.pblk.lines_closed > 2 && separated.pblk.lines_closed > 2, "the trace fills lines");
-        assert!(mixed.pblk.mixed_lines_closed + mixed.mixed_lines_open as u64 > 0, "without separation journal and data share lines");
+        assert!(
+            mixed.pblk.mixed_lines_closed + mixed.mixed_lines_open as u64 > 0,
+            "without separation journal and data share lines"
+        );
         assert_eq!(separated.pblk.mixed_lines_closed, 0);
         assert_eq!(separated.mixed_lines_open, 0);
         assert_eq!(mixed.measured.counters.host_pages_written, separated.measured.counters.host_pages_written);

@@ -8,10 +8,11 @@
 //! start (fast initialization, Section 3.3). The FUSE and fio numbers of
 //! docs/dhrd.md come from `frontends/fuse/bench/` instead.
 
-use crate::commands::dhrd::{fill_file, ms, us};
-use crate::commands::reproduce::ExperimentArgs;
-use anyhow::Context as _;
-use nandlab_dhrd::bench::{self, BenchTarget, FileTarget, WorkloadResult, WorkloadSpec, PAPER_WORKLOADS};
+use crate::error::{Context as _, Result};
+use crate::registry::ExperimentArgs;
+use nandlab_dhrd::bench::{
+    self, micros, millis, BenchTarget, FileTarget, WorkloadResult, WorkloadSpec, PAPER_WORKLOADS,
+};
 use nandlab_dhrd::DeviceConfig;
 use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};
 use serde::Serialize;
@@ -50,7 +51,7 @@ impl Drop for Scratch {
     }
 }
 
-pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn run(args: &ExperimentArgs) -> Result<()> {
     let size = if args.paper_scale { PAPER_SCALE_SIZE_BYTES } else { SIZE_BYTES };
     let pid = std::process::id();
     let disk = PathBuf::from(format!("/var/tmp/nandlab-reproduce-dhrd-ssd-{pid}.img"));
@@ -59,7 +60,8 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
     let _scratch = Scratch(vec![disk.clone(), backing.clone(), ram.clone()]);
     eprintln!("dhrd: seed {}, {} MiB images on /var/tmp (disk) and /dev/shm (tmpfs)", args.seed, size >> 20);
     for path in [&disk, &backing, &ram] {
-        fill_file(path, size, args.seed)?;
+        let mut progress = |written: u64| eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
+        bench::fill_file(path, size, args.seed, &mut progress)?;
     }
     let mut rows = Vec::new();
     let ssd = FileTarget::durable_direct(&disk)
@@ -73,10 +75,10 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
     device.close()?;
     let first = FirstIoRow {
         size_mib: size >> 20,
-        open_ms: ms(first_io.open),
-        first_read_ms: ms(first_io.first_read),
-        first_write_ms: ms(first_io.first_write),
-        initialization_ms: first_io.initialization.map(ms),
+        open_ms: millis(first_io.open),
+        first_read_ms: millis(first_io.first_read),
+        first_write_ms: millis(first_io.first_write),
+        initialization_ms: first_io.initialization.map(millis),
     };
     write_results(&args.out, &rows, &first, args.seed)
 }
@@ -90,7 +92,7 @@ struct FirstIoRow {
     initialization_ms: Option<f64>,
 }
 
-fn run_all(configuration: &'static str, target: &dyn BenchTarget, seed: u64) -> anyhow::Result<Vec<Row>> {
+fn run_all(configuration: &'static str, target: &dyn BenchTarget, seed: u64) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for threads in THREADS {
         for (workload, pattern, block_bytes) in PAPER_WORKLOADS {
@@ -110,10 +112,10 @@ fn row(configuration: &'static str, threads: usize, workload: &'static str, resu
         workload,
         iops: result.ops_per_s(),
         mib_per_s: result.mib_per_s(),
-        read_p50_us: us(result.read_latency.p50_ns),
-        read_p99_us: us(result.read_latency.p99_ns),
-        write_p50_us: us(result.write_latency.p50_ns),
-        write_p99_us: us(result.write_latency.p99_ns),
+        read_p50_us: micros(result.read_latency.p50_ns),
+        read_p99_us: micros(result.read_latency.p99_ns),
+        write_p50_us: micros(result.write_latency.p50_ns),
+        write_p99_us: micros(result.write_latency.p99_ns),
     }
 }
 
@@ -133,7 +135,7 @@ fn speedups(rows: &[Row], configuration: &str, threads: usize) -> Vec<f64> {
         .collect()
 }
 
-fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> anyhow::Result<()> {
+fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("dhrd.csv", rows)?;
     dir.write_json("first_io.json", first)?;

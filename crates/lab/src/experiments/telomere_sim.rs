@@ -7,7 +7,7 @@
 //! `nandlab-report`. This file owns the conversion between the two crates'
 //! task and partition types and the experiment set-ups.
 
-use anyhow::Context as _;
+use crate::error::{Context as _, Error, Result};
 use nandlab_admission::policy::{admit_in_order, check, AdmissionContext, AdmissionReport, Policy, StorageCheck};
 use nandlab_admission::storage::{Placement, StoragePlan};
 use nandlab_admission::{DeviceParams, Task, TaskSet};
@@ -40,14 +40,13 @@ fn ns(duration: Duration) -> SimNs {
 }
 
 /// The core's view of an admission task.
-fn periodic_task(task: &Task) -> anyhow::Result<PeriodicTask> {
+fn periodic_task(task: &Task) -> Result<PeriodicTask> {
     let pages =
         |pages: u64| u32::try_from(pages).with_context(|| format!("task {}: {pages} pages per period", task.name));
     let (read_pages, read_period) =
-        task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, anyhow::Error>((pages(read.pages)?, ns(read.period))))?;
-    let (write_pages, write_period) = task
-        .write
-        .map_or(Ok((0, SimNs(0))), |write| Ok::<_, anyhow::Error>((pages(write.pages)?, ns(write.period))))?;
+        task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, Error>((pages(read.pages)?, ns(read.period))))?;
+    let (write_pages, write_period) =
+        task.write.map_or(Ok((0, SimNs(0))), |write| Ok::<_, Error>((pages(write.pages)?, ns(write.period))))?;
     let lifetime_periods =
         u32::try_from(task.lifetime_periods).with_context(|| format!("task {}: lifetime", task.name))?;
     Ok(PeriodicTask { read_pages, read_period, write_pages, write_period, lifetime_periods })
@@ -60,7 +59,7 @@ fn admission_task(index: usize, task: &PeriodicTask) -> Task {
 }
 
 /// The core's partitions from a storage plan over the same task list.
-fn partition_specs(plan: &StoragePlan) -> anyhow::Result<Vec<PartitionSpec>> {
+fn partition_specs(plan: &StoragePlan) -> Result<Vec<PartitionSpec>> {
     plan.partitions
         .iter()
         .map(|partition| {
@@ -75,7 +74,7 @@ fn partition_specs(plan: &StoragePlan) -> anyhow::Result<Vec<PartitionSpec>> {
 }
 
 /// The simulated geometry of an admission device with `logical_pages` mapped.
-fn geometry(device: &DeviceParams, logical_pages: u64) -> anyhow::Result<Geometry> {
+fn geometry(device: &DeviceParams, logical_pages: u64) -> Result<Geometry> {
     let u32_of = |value: u64, what: &str| u32::try_from(value).with_context(|| format!("{what} {value} is too large"));
     let config = DeviceConfig {
         channels: u32_of(device.channels, "channels")?,
@@ -171,13 +170,9 @@ fn names(tasks: &[Task], indices: impl Iterator<Item = usize>) -> Vec<String> {
 
 /// Admits Table 3 under `policy` in `open()` order; returns the report and
 /// the admitted tasks in core form.
-fn admit(
-    policy: &Policy,
-    context: &AdmissionContext,
-    tasks: &[Task],
-) -> anyhow::Result<(AdmissionReport, Vec<PeriodicTask>)> {
+fn admit(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> Result<(AdmissionReport, Vec<PeriodicTask>)> {
     let report = admit_in_order(policy, context, tasks);
-    let admitted = report.admitted.iter().map(|&index| periodic_task(&tasks[index])).collect::<anyhow::Result<_>>()?;
+    let admitted = report.admitted.iter().map(|&index| periodic_task(&tasks[index])).collect::<Result<_>>()?;
     Ok((report, admitted))
 }
 
@@ -222,7 +217,7 @@ fn timed<S: Simulated>(
     admitted: Vec<PeriodicTask>,
     mut ftl: S,
     device: &DeviceParams,
-) -> anyhow::Result<MethodRun> {
+) -> Result<MethodRun> {
     eprintln!("telomere-table3: {name}, {} of {} tasks…", admitted.len(), tasks.len());
     let logical_pages = ftl.flash().geometry().logical_pages;
     let mut workload = PeriodicWorkload::new(admitted, logical_pages, ns(TABLE_3_READS_FROM))?;
@@ -240,7 +235,7 @@ fn timed<S: Simulated>(
 }
 
 /// The four methods of Figures 13-14 on the Table 3 task set.
-fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<MethodRun>> {
+fn table_3_runs(device: &DeviceParams, granularity: u64) -> Result<Vec<MethodRun>> {
     let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
     let utilization = AdmissionContext::utilization_for_over_provisioning(TABLE_3_OVER_PROVISIONING);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
@@ -248,7 +243,7 @@ fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<M
     for (name, placement) in [("Telomere SiP", Placement::Sip), ("Telomere SharP", Placement::Sharp)] {
         let (report, admitted) = admit(&Policy::Telomere { placement }, &context, &tasks)?;
         let StorageCheck::Blocks(plan) = &report.verdict.storage else {
-            anyhow::bail!("Telomere admission returned no block plan");
+            return Err(Error::Failed("Telomere admission returned no block plan".to_owned()));
         };
         let ftl =
             TelomereFtl::new(&geometry(device, region_pages(&admitted))?, &partition_specs(plan)?, WearLeveling::Fifo)?;
@@ -260,7 +255,7 @@ fn table_3_runs(device: &DeviceParams, granularity: u64) -> anyhow::Result<Vec<M
     let wao = WaoGcFtl::new(&geometry(device, mapped_pages(device, wao_utilization))?, wao_config);
     runs.push(timed("WAO-GC", &tasks, &report.admitted, admitted, wao, device)?);
     // Pagemap has no admission control: it runs every task.
-    let all: Vec<PeriodicTask> = tasks.iter().map(periodic_task).collect::<anyhow::Result<_>>()?;
+    let all: Vec<PeriodicTask> = tasks.iter().map(periodic_task).collect::<Result<_>>()?;
     let pagemap = PageFtl::new(&geometry(device, mapped_pages(device, utilization))?, &FtlConfig::default(), 1)?;
     let every: Vec<usize> = (0..tasks.len()).collect();
     runs.push(timed("Pagemap", &tasks, &every, all.clone(), pagemap, device)?);
@@ -279,7 +274,7 @@ fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
 }
 
 /// `nandlab reproduce telomere-table3`.
-pub fn table_3(out: &Path) -> anyhow::Result<()> {
+pub fn table_3(out: &Path) -> Result<()> {
     let device = table_3_device();
     let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
     let runs = table_3_runs(&device, device.chips())?;
@@ -337,12 +332,7 @@ pub fn table_3(out: &Path) -> anyhow::Result<()> {
 
 /// Which tasks each policy rejects on `device` for granularity g and
 /// over-provisioning α, without running them.
-fn rejections(
-    device: &DeviceParams,
-    tasks: &[Task],
-    granularity: u64,
-    over_provisioning: f64,
-) -> anyhow::Result<Vec<String>> {
+fn rejections(device: &DeviceParams, tasks: &[Task], granularity: u64, over_provisioning: f64) -> Result<Vec<String>> {
     let utilization = AdmissionContext::utilization_for_over_provisioning(over_provisioning);
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
     let policies = [
@@ -365,7 +355,7 @@ fn rejections(
 }
 
 /// The admission scan behind the choice of g and α for Table 3.
-fn admission_scan(device: &DeviceParams, tasks: &[Task]) -> anyhow::Result<Vec<Vec<String>>> {
+fn admission_scan(device: &DeviceParams, tasks: &[Task]) -> Result<Vec<Vec<String>>> {
     let mut rows = Vec::new();
     for granularity in [1, 8, device.chips()] {
         for over_provisioning in [0.1, 0.3, 0.5] {
@@ -618,7 +608,7 @@ fn admitted_task_set(
     granularity: u64,
     utilization: f64,
     seed: u64,
-) -> anyhow::Result<(Vec<PeriodicTask>, StoragePlan)> {
+) -> Result<(Vec<PeriodicTask>, StoragePlan)> {
     let context = AdmissionContext::new(device.clone(), granularity, utilization)?;
     let mut storage_pages = mapped_pages(device, utilization);
     while storage_pages > device.pages_per_block {
@@ -632,7 +622,7 @@ fn admitted_task_set(
         }
         storage_pages = storage_pages * 95 / 100;
     }
-    anyhow::bail!("no task set with seed {seed} fits the wear device")
+    Err(Error::Failed(format!("no task set with seed {seed} fits the wear device")))
 }
 
 /// Runs jobs until [`DEAD_SHARE_END`] of the blocks reached RBER 1e-2
@@ -642,7 +632,7 @@ fn run_until_worn<S: Simulated>(
     tasks: Vec<PeriodicTask>,
     mut ftl: S,
     model: &WearModel,
-) -> anyhow::Result<(Vec<u32>, Counters)> {
+) -> Result<(Vec<u32>, Counters)> {
     let blocks = model.blocks();
     let deaths: Vec<u32> = (0..blocks).map(|block| model.cycles_to_death(block_id(block))).collect();
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -691,7 +681,7 @@ fn wear_run(
     plan: &StoragePlan,
     model: &WearModel,
     utilization: f64,
-) -> anyhow::Result<(Vec<u32>, Counters)> {
+) -> Result<(Vec<u32>, Counters)> {
     let name = ftl_kind.name();
     match ftl_kind {
         WearFtl::Telomere(policy) => {
@@ -712,17 +702,23 @@ fn wear_run(
 pub const WEAR_KEYS: [&str; 4] = ["wear.x_mean", "wear.x_std_dev", "wear.y_mean", "wear.y_std_dev"];
 
 /// The default [`WearDistribution`] with `KEY=VALUE` overrides of [`WEAR_KEYS`].
-fn wear_distribution(set: &[String]) -> anyhow::Result<WearDistribution> {
+fn wear_distribution(set: &[String]) -> Result<WearDistribution> {
     let mut distribution = WearDistribution::default();
     for assignment in set {
-        let (key, value) = assignment.split_once('=').with_context(|| format!("--set {assignment:?}: expected KEY=VALUE"))?;
+        let (key, value) =
+            assignment.split_once('=').with_context(|| format!("--set {assignment:?}: expected KEY=VALUE"))?;
         let value: f64 = value.trim().parse().with_context(|| format!("--set {key}: {value:?} is not a number"))?;
         let field = match key.trim() {
             "wear.x_mean" => &mut distribution.x_mean,
             "wear.x_std_dev" => &mut distribution.x_std_dev,
             "wear.y_mean" => &mut distribution.y_mean,
             "wear.y_std_dev" => &mut distribution.y_std_dev,
-            other => anyhow::bail!("--set {other}: unknown key (expected one of {})", WEAR_KEYS.join(", ")),
+            other => {
+                return Err(Error::Invalid(format!(
+                    "--set {other}: unknown key (expected one of {})",
+                    WEAR_KEYS.join(", ")
+                )))
+            }
         };
         *field = value;
     }
@@ -732,7 +728,7 @@ fn wear_distribution(set: &[String]) -> anyhow::Result<WearDistribution> {
 /// `nandlab reproduce telomere-fig10`; with `samples`, also Section 6.2's
 /// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
 /// changes the distribution of the per-block eq. (27) parameters.
-pub fn figure_10(args: &crate::commands::reproduce::ExperimentArgs) -> anyhow::Result<()> {
+pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
     let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
     let device = wear_device(paper_scale);
     let endurance = wear_endurance(paper_scale);
@@ -823,7 +819,7 @@ fn wear_sweep(
     distribution: &WearDistribution,
     seed: u64,
     samples: usize,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let mut rows = Vec::new();
     for utilization in SWEEP_UTILIZATIONS {
         for sample in 0..samples {
@@ -857,7 +853,12 @@ fn wear_sweep(
     let written = |row: &SweepRow| row.host_pages_written as f64;
     let spread = |row: &SweepRow| row.rber_spread;
     for (file, title, y, pick) in [
-        ("fig10_sweep_writes.svg", "Host pages written before 2 % of blocks die", "host pages", written as fn(&SweepRow) -> f64),
+        (
+            "fig10_sweep_writes.svg",
+            "Host pages written before 2 % of blocks die",
+            "host pages",
+            written as fn(&SweepRow) -> f64,
+        ),
         ("fig10_sweep_spread.svg", "RBER spread (p90/p10) when 2 % of blocks die", "p90 / p10", spread),
     ] {
         let mut chart = Chart::new(title, Axis::new("device utilization λ"), Axis::new(y));

@@ -7,10 +7,11 @@
 //! * `informed-cleaning`: Postmark replayed with and without the file
 //!   system's free-block information (Rajimwale et al., slides 21-24).
 
-use crate::commands::replay::{replay, ReplayMode};
-use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpec};
-use crate::commands::reproduce::ExperimentArgs;
-use anyhow::Context as _;
+use crate::error::{Context as _, Result};
+use crate::registry::ExperimentArgs;
+use crate::replay::{replay, ReplayMode, TraceSource};
+use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
+use crate::Interrupt;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::replay::ReplayReport;
 use nandlab_core::timing::{Arrival, TimedReport};
@@ -20,21 +21,24 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// `argv` of this binary running `fsload ARGS... --seed SEED`.
-fn fsload(args: &[&str], seed: u64) -> anyhow::Result<Vec<String>> {
-    let exe = std::env::current_exe().context("locating the nandlab binary")?;
+fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
+    let exe = nandlab_binary()?;
     let mut argv = vec![exe.display().to_string(), "fsload".to_owned()];
     argv.extend(args.iter().map(|arg| (*arg).to_owned()));
     argv.extend(["--seed".to_owned(), seed.to_string()]);
     Ok(argv)
 }
 
-fn counted(trace: &Path, config: &Config, policy: DiscardPolicy) -> anyhow::Result<ReplayReport> {
-    replay(trace, None, None, config.clone(), ReplayMode { policy: Some(policy), fit: true, timed: None })
+fn counted(interrupt: &Interrupt, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: None };
+    replay(&TraceSource::file(trace), config.clone(), mode, &mut interrupt.clone())
 }
 
-fn timed(trace: &Path, config: &Config, policy: DiscardPolicy) -> anyhow::Result<TimedReport> {
+fn timed(interrupt: &Interrupt, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
     let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed) };
-    replay(trace, None, None, config.clone(), mode)?.timed.context("a timed replay reports time")
+    replay(&TraceSource::file(trace), config.clone(), mode, &mut interrupt.clone())?
+        .timed
+        .context("a timed replay reports time")
 }
 
 fn policy_name(policy: DiscardPolicy) -> &'static str {
@@ -132,7 +136,7 @@ fn scaled_delay_ms(fs_bytes: u64) -> u64 {
 }
 
 /// `nandlab reproduce delay-d`.
-pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
     let size = if args.paper_scale { PAPER_FS } else { DELAY_D_FS };
     let fs_bytes = nandlab_capture::parse_size(size)?;
     let delay_ms = scaled_delay_ms(fs_bytes);
@@ -158,11 +162,11 @@ pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
         let config = config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={}", args.seed)])?;
         for policy in POLICIES {
             eprintln!("delay-d: {} with DISCARD {}", scenario.name, policy_name(policy));
-            rows.push(policy_row(&trace, &config, scenario.name, policy)?);
+            rows.push(policy_row(&args.interrupt, &trace, &config, scenario.name, policy)?);
         }
         for delay in DELAY_SWEEP_MS {
             let config = config_from(FEMU, &[format!("discard.delay_ms={delay}"), format!("seed={}", args.seed)])?;
-            let report = counted(&trace, &config, DiscardPolicy::DelayD)?;
+            let report = counted(&args.interrupt, &trace, &config, DiscardPolicy::DelayD)?;
             sweep.push(SweepRow {
                 scenario: scenario.name,
                 delay_ms: delay,
@@ -177,20 +181,21 @@ pub fn delay_d(args: &ExperimentArgs) -> anyhow::Result<()> {
 }
 
 fn policy_row(
+    interrupt: &Interrupt,
     trace: &Path,
     config: &Config,
     scenario: &'static str,
     policy: DiscardPolicy,
-) -> anyhow::Result<PolicyRow> {
-    let report = counted(trace, config, policy)?;
-    let nvme = timed(trace, config, policy)?;
+) -> Result<PolicyRow> {
+    let report = counted(interrupt, trace, config, policy)?;
+    let nvme = timed(interrupt, trace, config, policy)?;
     let mut sata_config = config.clone();
     sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
     sata_config.timing.queue_depth = sata_config.timing.queue_depth.min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
-    let sata = timed(trace, &sata_config, policy)?;
+    let sata = timed(interrupt, trace, &sata_config, policy)?;
     let mut cached_config = config.clone();
     cached_config.timing.discard_map_cache_pages = MAP_CACHE_PAGES;
-    let cached = timed(trace, &cached_config, policy)?;
+    let cached = timed(interrupt, trace, &cached_config, policy)?;
     let write_p99 = |timed: &TimedReport| timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us);
     let counters = &report.measured.counters;
     Ok(PolicyRow {
@@ -224,7 +229,7 @@ struct DelayDSetup<'a> {
 /// File, title, value axis and value of one bar chart of the policies.
 type BarSpec = (&'static str, &'static str, Axis, fn(&PolicyRow) -> f64);
 
-fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> anyhow::Result<()> {
+fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("delay_d.csv", rows)?;
     dir.write_csv("delay_sweep.csv", sweep)?;
@@ -511,7 +516,7 @@ fn cleaning_time_s(timed: &TimedReport, dies: u32) -> f64 {
 }
 
 /// `nandlab reproduce informed-cleaning`.
-pub fn informed_cleaning(args: &ExperimentArgs) -> anyhow::Result<()> {
+pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
     let traces = args.out.join("traces");
     let config = config_from(SMALL_SSD, &[format!("seed={}", args.seed)])?;
     let mut rows = Vec::new();
@@ -528,10 +533,10 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> anyhow::Result<()> {
         };
         let trace = capture_cached(&spec, &traces, "informed-cleaning")?;
         eprintln!("informed-cleaning: replaying {transactions} transactions without and with free-block information");
-        let without = counted(&trace, &config, DiscardPolicy::Off)?;
-        let with = counted(&trace, &config, DiscardPolicy::Online)?;
-        let timed_without = timed(&trace, &config, DiscardPolicy::Off)?;
-        let timed_with = timed(&trace, &config, DiscardPolicy::Online)?;
+        let without = counted(&args.interrupt, &trace, &config, DiscardPolicy::Off)?;
+        let with = counted(&args.interrupt, &trace, &config, DiscardPolicy::Online)?;
+        let timed_without = timed(&args.interrupt, &trace, &config, DiscardPolicy::Off)?;
+        let timed_with = timed(&args.interrupt, &trace, &config, DiscardPolicy::Online)?;
         let dies = without.device.geometry.dies();
         let moved = |report: &ReplayReport| report.measured.counters.gc_page_copies;
         let mean = |timed: &TimedReport| timed.latency.all.as_ref().map_or(0.0, |all| all.mean_us);
@@ -552,7 +557,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> anyhow::Result<()> {
     write_informed_cleaning(&args.out, &rows, args.seed)
 }
 
-fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> anyhow::Result<()> {
+fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("informed_cleaning.csv", rows)?;
     #[allow(clippy::cast_precision_loss)]
@@ -703,7 +708,7 @@ mod tests {
         let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned()]).expect("config");
         let rows: Vec<PolicyRow> = POLICIES
             .iter()
-            .map(|&policy| policy_row(&trace, &short, "single-erase", policy).expect("replays"))
+            .map(|&policy| policy_row(&Interrupt::default(), &trace, &short, "single-erase", policy).expect("replays"))
             .collect();
         let [disabled, enabled, delay_d] = [&rows[0], &rows[1], &rows[2]];
         assert!(rows.iter().all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
@@ -717,7 +722,8 @@ mod tests {
         assert!(rows.iter().all(|r| r.nvme_run_s > 0.0));
 
         let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
-        let waiting = policy_row(&trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
+        let waiting =
+            policy_row(&Interrupt::default(), &trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
         assert_eq!(
             waiting.sectors_discarded,
             12 * MIB_SECTORS,

@@ -1,0 +1,8 @@
+//! One module per paper experiment; [`crate::registry`] names them.
+
+pub mod dhrd;
+pub mod discard;
+pub mod journal;
+pub mod telomere;
+pub mod telomere_sim;
+pub mod timing;

@@ -1,0 +1,79 @@
+//! nandlab lab: the paper experiments as a library, for the `nandlab` CLI and
+//! the Python package alike.
+//!
+//! - [`registry`]: every `reproduce` experiment by name, with its
+//!   description, whether it needs root and a rough run time;
+//! - [`replay`]: a trace file onto the simulated SSD (page-mapped FTL or the
+//!   open-channel device under the pblk-like host FTL), in counting or timed
+//!   mode, watched by an [`Observer`] that may stop it;
+//! - [`table`]: a trace file as columns (one row per request);
+//! - [`shared`]: what experiments share (cached captures, device configurations);
+//! - `experiments`: one module per paper.
+//!
+//! Errors are typed ([`Error`]); progress and cancellation go through [`Observer`].
+
+mod drive;
+pub mod error;
+mod experiments;
+pub mod registry;
+pub mod replay;
+pub mod shared;
+pub mod table;
+
+pub use error::{Error, Result};
+pub use nandlab_core::sim::{Phase, Progress};
+pub use registry::{reproduce, ExperimentArgs, Reproduced, EXPERIMENTS};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Watches a long run: sees its progress and may stop it.
+///
+/// Contract: a run calls [`Observer::progress`] at least every
+/// [`OBSERVER_INTERVAL`] requests, between requests, never from another
+/// thread. Returning an error (normally [`Error::Cancelled`]) stops the run
+/// at that point and the run returns the error; the partial result is
+/// dropped. An observer never changes what a completed run computes.
+pub trait Observer {
+    fn progress(&mut self, progress: Progress) -> Result<()>;
+}
+
+/// Requests between two calls of an [`Observer`]: often enough that Ctrl-C
+/// is answered within milliseconds, rare enough to cost nothing.
+pub const OBSERVER_INTERVAL: u64 = 4096;
+
+impl<F: FnMut(Progress) -> Result<()>> Observer for F {
+    fn progress(&mut self, progress: Progress) -> Result<()> {
+        self(progress)
+    }
+}
+
+/// A flag another thread raises to stop a run (Ctrl-C, a dropped caller).
+/// As an [`Observer`] it answers [`Error::Cancelled`] once raised.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    pub fn raise(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// `Err(Error::Cancelled)` once raised.
+    pub fn check(&self) -> Result<()> {
+        if self.is_raised() {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Observer for Interrupt {
+    fn progress(&mut self, _: Progress) -> Result<()> {
+        self.check()
+    }
+}

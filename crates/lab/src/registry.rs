@@ -1,0 +1,307 @@
+//! The registry of paper experiments behind `nandlab reproduce` and
+//! `nandlab.reproduce`: each entry is a name, a one-line description, whether
+//! it needs root, a rough run time and a function writing data, plots and a
+//! `summary.md` into the output folder through `nandlab-report`. To add an
+//! experiment, add one entry to [`EXPERIMENTS`].
+
+use crate::error::{Context as _, Error, Result};
+use crate::experiments::{dhrd, discard, journal, telomere, telomere_sim, timing};
+use crate::Interrupt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// What every experiment receives.
+#[derive(Clone, Debug, Default)]
+pub struct ExperimentArgs {
+    pub out: PathBuf,
+    pub seed: u64,
+    /// The paper's full scale instead of the quick default.
+    pub paper_scale: bool,
+    /// Random task sets (or repetitions) per point, overriding the scale's default.
+    pub samples: Option<usize>,
+    /// `--set` parameters, each `KEY=VALUE` with a key the experiment takes.
+    pub set: Vec<String>,
+    /// Raised by the caller to stop the experiment at its next replayed request.
+    pub interrupt: Interrupt,
+}
+
+/// One paper experiment.
+#[derive(Debug)]
+pub struct Experiment {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Keys `--set` may give this experiment.
+    pub keys: &'static [&'static str],
+    /// It captures traces of a real ext4 on loop devices (root), unless the
+    /// traces are cached in `OUT/traces` already.
+    pub needs_root: bool,
+    /// Rough wall time at the quick scale with cached traces, on a 2-core VM.
+    pub rough_seconds: u32,
+    run: fn(&ExperimentArgs) -> Result<()>,
+}
+
+pub const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "telomere-fig7",
+        description: "Telomere Fig. 7: storage/throughput utilization at 100 % schedulable vs granularity",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 20,
+        run: telomere::figure_7,
+    },
+    Experiment {
+        name: "telomere-fig8",
+        description: "Telomere Fig. 8: storage/throughput utilization at 100 % schedulable vs number of tasks",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 20,
+        run: telomere::figure_8,
+    },
+    Experiment {
+        name: "telomere-fig9",
+        description: "Telomere Fig. 9: Telomere SiP/SharP vs WAO-GC vs MultiLog-Oracle at α = 0.10, 0.30, 0.75",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 30,
+        run: telomere::figure_9,
+    },
+    Experiment {
+        name: "telomere-fig10",
+        description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL",
+        keys: &telomere_sim::WEAR_KEYS,
+        needs_root: false,
+        rough_seconds: 60,
+        run: telomere_sim::figure_10,
+    },
+    Experiment {
+        name: "telomere-table3",
+        description: "Telomere Table 3 / Figs. 13-14: the six-task set on the Cosmos board, throughput over time",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 10,
+        run: |args| telomere_sim::table_3(&args.out),
+    },
+    Experiment {
+        name: "delay-d",
+        description: "Delay-D Fig. 3 and Table 2: UAV batch/single-erase on ext4 traces, DISCARD off/online/Delay-D",
+        keys: &[],
+        needs_root: true,
+        rough_seconds: 60,
+        run: discard::delay_d,
+    },
+    Experiment {
+        name: "informed-cleaning",
+        description:
+            "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
+        keys: &[],
+        needs_root: true,
+        rough_seconds: 60,
+        run: discard::informed_cleaning,
+    },
+    Experiment {
+        name: "dhrd",
+        description:
+            "DHRD Figs. 6 and 8: block-level random/mixed/sequential I/O, SSD file vs tmpfs vs DHRD, first I/O",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 120,
+        run: dhrd::run,
+    },
+    Experiment {
+        name: "journal",
+        description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021)",
+        keys: &[],
+        needs_root: true,
+        rough_seconds: 300,
+        run: journal::run,
+    },
+    Experiment {
+        name: "priority-cleaning",
+        description: "Priority-aware cleaning (Rajimwale et al., slide 19)",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 5,
+        run: |args| timing::priority_cleaning(&args.out, args.seed),
+    },
+    Experiment {
+        name: "stripe-merging",
+        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15)",
+        keys: &[],
+        needs_root: false,
+        rough_seconds: 5,
+        run: |args| timing::stripe_merging(&args.out, args.seed),
+    },
+];
+
+/// The experiment called `name`, or an error listing the names.
+pub fn find(name: &str) -> Result<&'static Experiment> {
+    EXPERIMENTS.iter().find(|experiment| experiment.name == name).ok_or_else(|| {
+        let names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+        Error::Invalid(format!("unknown experiment {name:?}; available: {}", names.join(", ")))
+    })
+}
+
+/// What a finished `reproduce` left behind.
+#[derive(Clone, Debug)]
+pub struct Reproduced {
+    /// `OUT/summary.md`, or `OUT/report.md` for `all`.
+    pub summary: PathBuf,
+    pub seconds: f64,
+}
+
+impl Experiment {
+    /// Refuses a `--set` key the experiment does not take.
+    pub fn check_set(&self, set: &[String]) -> Result<()> {
+        for assignment in set {
+            let key = assignment.split_once('=').map_or(assignment.as_str(), |(key, _)| key.trim());
+            if !self.keys.contains(&key) {
+                let takes = if self.keys.is_empty() { "no --set keys".to_owned() } else { self.keys.join(", ") };
+                return Err(Error::Invalid(format!("--set {assignment:?}: {} takes {takes}", self.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the experiment into `args.out` after checking its `--set` keys.
+    pub fn run(&self, args: &ExperimentArgs) -> Result<Reproduced> {
+        self.check_set(&args.set)?;
+        let started = Instant::now();
+        (self.run)(args)?;
+        Ok(Reproduced { summary: args.out.join("summary.md"), seconds: started.elapsed().as_secs_f64() })
+    }
+}
+
+/// `reproduce NAME` for one experiment, or `all`: every experiment into
+/// `OUT/NAME`, one failing (e.g. a capture without root) not stopping the
+/// others, then `OUT/report.md` with every summary in it.
+pub fn reproduce(name: &str, args: &ExperimentArgs) -> Result<Reproduced> {
+    if name == "all" {
+        run_all(args)
+    } else {
+        find(name)?.run(args)
+    }
+}
+
+/// How one experiment of `reproduce all` ended.
+struct Outcome {
+    name: &'static str,
+    seconds: f64,
+    error: Option<String>,
+}
+
+fn run_all(args: &ExperimentArgs) -> Result<Reproduced> {
+    if !args.set.is_empty() {
+        return Err(Error::Invalid("--set is for one experiment; `all` runs each with its defaults".to_owned()));
+    }
+    let started = Instant::now();
+    let mut outcomes = Vec::new();
+    for experiment in EXPERIMENTS {
+        eprintln!("all: {} …", experiment.name);
+        let experiment_started = Instant::now();
+        let experiment_args = ExperimentArgs { out: args.out.join(experiment.name), ..args.clone() };
+        let result = experiment.run(&experiment_args);
+        if result.as_ref().is_err_and(Error::is_cancelled) {
+            return result;
+        }
+        let error = result.err().map(|error| error_chain(&error));
+        if let Some(error) = &error {
+            eprintln!("all: {} failed: {error}", experiment.name);
+        }
+        outcomes.push(Outcome { name: experiment.name, seconds: experiment_started.elapsed().as_secs_f64(), error });
+    }
+    let report = args.out.join("report.md");
+    std::fs::write(&report, combined_report(&args.out, &outcomes, args.seed))
+        .with_context(|| format!("writing {}", report.display()))?;
+    let failed: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();
+    eprintln!("all: report in {}", report.display());
+    if !failed.is_empty() {
+        return Err(Error::Failed(format!(
+            "{} of {} experiments failed: {}",
+            failed.len(),
+            outcomes.len(),
+            failed.join(", ")
+        )));
+    }
+    Ok(Reproduced { summary: report, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// `error: cause: cause …`, as anyhow's `{:#}` prints it.
+pub fn error_chain(error: &Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn combined_report(out: &Path, outcomes: &[Outcome], seed: u64) -> String {
+    let mut summary = nandlab_report::Summary::new("nandlab: every paper experiment");
+    let rows: Vec<Vec<String>> = outcomes
+        .iter()
+        .map(|o| {
+            let status = o.error.as_ref().map_or_else(|| "done".to_owned(), |error| format!("failed: {error}"));
+            vec![format!("[{0}](#{0})", o.name), status, format!("{:.1}", o.seconds)]
+        })
+        .collect();
+    summary
+        .paragraph(&format!(
+            "`nandlab reproduce all --seed {seed}`: each experiment's data, plots and summary are in its own folder."
+        ))
+        .table(&["experiment", "status", "seconds"], &rows);
+    let mut text = summary.to_markdown();
+    for outcome in outcomes.iter().filter(|o| o.error.is_none()) {
+        match std::fs::read_to_string(out.join(outcome.name).join("summary.md")) {
+            Ok(markdown) => {
+                text.push('\n');
+                text.push_str(&format!("<a id=\"{}\"></a>\n\n", outcome.name));
+                text.push_str(&nandlab_report::nest_summary(&markdown, outcome.name));
+            }
+            Err(error) => text.push_str(&format!("\n{}: no summary.md ({error})\n", outcome.name)),
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_combined_report_lists_every_outcome_and_nests_the_summaries() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::create_dir_all(dir.path().join("delay-d")).expect("folder");
+        std::fs::write(dir.path().join("delay-d/summary.md"), "# Delay-D\n\n![Figure 3a](figure3a.svg)\n")
+            .expect("summary");
+        let outcomes = [
+            Outcome { name: "delay-d", seconds: 35.0, error: None },
+            Outcome { name: "journal", seconds: 0.1, error: Some("capture needs root".to_owned()) },
+        ];
+        let report = combined_report(dir.path(), &outcomes, 7);
+        assert!(report.contains("reproduce all --seed 7"), "{report}");
+        assert!(report.contains("| [delay-d](#delay-d) | done | 35.0 |"), "{report}");
+        assert!(report.contains("| [journal](#journal) | failed: capture needs root | 0.1 |"), "{report}");
+        assert!(report.contains("## Delay-D") && report.contains("](delay-d/figure3a.svg)"), "{report}");
+        assert!(!report.contains("<a id=\"journal\">"), "a failed experiment has no section");
+    }
+
+    #[test]
+    fn every_experiment_name_is_unique_and_not_a_command_word() {
+        let mut names: Vec<&str> = EXPERIMENTS.iter().map(|experiment| experiment.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), EXPERIMENTS.len());
+        assert!(!names.contains(&"all") && !names.contains(&"list"));
+    }
+
+    #[test]
+    fn an_unknown_name_or_key_is_refused_before_anything_runs() {
+        let error = reproduce("fig99", &ExperimentArgs::default()).expect_err("unknown");
+        assert!(error.to_string().contains("available: telomere-fig7"), "{error}");
+        let args = ExperimentArgs { set: vec!["x=1".to_owned()], ..ExperimentArgs::default() };
+        let error = reproduce("stripe-merging", &args).expect_err("no keys");
+        assert_eq!(error.to_string(), "--set \"x=1\": stripe-merging takes no --set keys");
+    }
+}

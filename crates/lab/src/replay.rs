@@ -1,0 +1,229 @@
+//! A trace file onto the simulated SSD: each record becomes a host event
+//! (512-byte sectors, journal commits recognised) and goes through a DISCARD
+//! policy to the page-mapped FTL, in counting or timed mode, or to the
+//! open-channel device under the pblk-like host FTL. Shared by
+//! `nandlab replay`, the experiments and `nandlab.replay`.
+
+use crate::error::{Context as _, Result};
+use crate::{drive, Observer, Phase, Progress, OBSERVER_INTERVAL};
+use nandlab_core::host::classify::WriteFlags;
+use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
+use nandlab_core::host::pblk::replay::OpenChannelReport;
+use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, SECTOR_BYTES};
+use nandlab_core::timing::Arrival;
+use nandlab_core::units::{SimNs, StreamId};
+use nandlab_core::Config;
+use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
+use std::path::Path;
+
+/// How a trace is replayed: which DISCARD policy, whether the device is
+/// scaled to the trace, and in which mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReplayMode {
+    /// `None`: the configuration's `discard.policy`.
+    pub policy: Option<DiscardPolicy>,
+    /// Scale the device (blocks per plane, same over-provisioning) so its
+    /// logical capacity equals the traced device's size from the trace header.
+    pub fit: bool,
+    /// `None`: counting mode; `Some(arrival)`: timed.
+    pub timed: Option<Arrival>,
+}
+
+/// Which trace and how to read it.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceSource<'a> {
+    pub path: &'a Path,
+    /// Detected from the content when `None`.
+    pub format: Option<Format>,
+    /// Keep only this device's requests (e.g. `7,0`), when the trace holds several.
+    pub device: Option<&'a str>,
+}
+
+impl<'a> TraceSource<'a> {
+    /// A trace whose format is detected and which holds one device.
+    pub fn file(path: &'a Path) -> Self {
+        Self { path, format: None, device: None }
+    }
+
+    pub(crate) fn open(&self) -> Result<Box<dyn TraceRead + Send>> {
+        let options = ReadOptions { device: self.device.map(str::to_owned) };
+        Ok(nandlab_trace::open(self.path, self.format, &options)?)
+    }
+}
+
+/// Replays one trace on the page-mapped FTL of the device `config`
+/// describes. `observer` sees the number of requests read so far and may
+/// stop the run.
+pub fn replay(
+    source: &TraceSource<'_>,
+    mut config: Config,
+    mode: ReplayMode,
+    observer: &mut dyn Observer,
+) -> Result<ReplayReport> {
+    let trace = source.open()?;
+    let header = trace.header().clone();
+    if let Some(policy) = mode.policy {
+        config.discard.policy = policy;
+    }
+    if mode.fit {
+        fit(&mut config, &header, source.path)?;
+    }
+    let mut requests = Requests::new(trace, header, observer);
+    match mode.timed {
+        None => drive::replay_counted(&config, requests.map(|request| request.map(|request| request.event))),
+        Some(arrival) => {
+            config.timing.arrival = arrival;
+            let mut stopped = None;
+            let mut events = (&mut requests).map_while(|request| match request {
+                Ok(request) => Some(request.event),
+                Err(error) => {
+                    stopped = Some(error);
+                    None
+                }
+            });
+            let report = drive::replay_timed(&config, &mut events);
+            stopped.map_or(report, Err)
+        }
+    }
+}
+
+/// Replays a native trace of one device on the open-channel device under the
+/// pblk-like host FTL. `fit` scales the device to the traced one; `age`
+/// writes every logical page once first.
+pub fn replay_open_channel(
+    path: &Path,
+    mut config: Config,
+    fit_device: bool,
+    age: bool,
+    observer: &mut dyn Observer,
+) -> Result<OpenChannelReport> {
+    let trace = TraceSource::file(path).open()?;
+    let header = trace.header().clone();
+    if fit_device {
+        fit(&mut config, &header, path)?;
+    }
+    let journal = journal_sectors(&header);
+    let requests = Requests::new(trace, header, observer);
+    drive::replay_open_channel(&config, &journal, age, requests)
+        .with_context(|| format!("replaying {} on the open-channel device", path.display()))
+}
+
+/// Scales `config`'s device to the size the trace header gives.
+fn fit(config: &mut Config, header: &TraceHeader, path: &Path) -> Result<()> {
+    let size = header
+        .device_size_bytes
+        .with_context(|| format!("{}: the trace header gives no device size to --fit to", path.display()))?;
+    config.device = config.device.fitted_to(size)?;
+    Ok(())
+}
+
+/// One trace record and the host event it becomes.
+pub(crate) struct TracedRequest {
+    pub event: HostEvent,
+    pub record: Record,
+}
+
+/// The records of a trace as host events, the observer called every
+/// [`OBSERVER_INTERVAL`] requests; a read error or the observer's error is
+/// the last item.
+struct Requests<'a> {
+    trace: Box<dyn TraceRead + Send>,
+    header: TraceHeader,
+    commits: CommitDetector,
+    observer: &'a mut dyn Observer,
+    done: u64,
+    failed: bool,
+}
+
+impl<'a> Requests<'a> {
+    fn new(trace: Box<dyn TraceRead + Send>, header: TraceHeader, observer: &'a mut dyn Observer) -> Self {
+        Self { trace, header, commits: CommitDetector::default(), observer, done: 0, failed: false }
+    }
+}
+
+impl Iterator for Requests<'_> {
+    type Item = Result<TracedRequest>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        self.done += 1;
+        if self.done.is_multiple_of(OBSERVER_INTERVAL) {
+            if let Err(error) = self.observer.progress(Progress { phase: Phase::Measure, done: self.done, total: 0 }) {
+                self.failed = true;
+                return Some(Err(error));
+            }
+        }
+        let item = match self.trace.next()? {
+            Ok(record) => Ok(TracedRequest { event: host_event(&record, &self.header, &mut self.commits), record }),
+            Err(error) => Err(error.into()),
+        };
+        self.failed = item.is_err();
+        Some(item)
+    }
+}
+
+/// A trace record as the simulator's host sees it, in 512-byte sectors.
+pub fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetector) -> HostEvent {
+    let scale = u64::from(header.sector_size_bytes) / SECTOR_BYTES;
+    let start = record.start.0 * scale.max(1);
+    let sectors = SectorRange::new(start, u64::from(record.len.0) * scale.max(1));
+    let op = match record.op {
+        Op::Read => HostOp::Read,
+        Op::Write => HostOp::Write,
+        Op::Discard => HostOp::Discard,
+        Op::Flush => HostOp::Flush,
+    };
+    HostEvent {
+        time: SimNs(record.timestamp.0),
+        op,
+        sectors,
+        journal_commit: commits.is_commit(record, header),
+        stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
+    }
+}
+
+/// Recognises jbd2 commits. A commit record goes out with PREFLUSH|FUA; a
+/// device without FUA (a loop device) gets it as a flush, the write, and a
+/// flush. So a commit is an ordered write or flush from `jbd2/...`, an ordered
+/// write into the journal, or a flush right after a journal write; when the
+/// trace knows neither processes nor the journal, any ordered write or flush.
+#[derive(Debug, Default)]
+pub struct CommitDetector {
+    last_write_in_journal: bool,
+}
+
+impl CommitDetector {
+    pub fn is_commit(&mut self, record: &Record, header: &TraceHeader) -> bool {
+        let ordered =
+            record.flags.contains(Flags::FUA) || record.flags.contains(Flags::PREFLUSH) || record.op == Op::Flush;
+        let in_journal = !header.journal.is_empty() && header.is_journal(record.start, record.len);
+        let commit = match record.op {
+            Op::Write => ordered && (in_journal || record.process.as_str().starts_with("jbd2")),
+            Op::Flush => self.last_write_in_journal || record.process.as_str().starts_with("jbd2"),
+            Op::Read | Op::Discard => false,
+        };
+        if record.op == Op::Write {
+            self.last_write_in_journal = in_journal;
+        }
+        let nothing_known = header.journal.is_empty() && record.process.is_empty();
+        commit || (nothing_known && ordered && matches!(record.op, Op::Write | Op::Flush))
+    }
+}
+
+/// The journal's extents in 512-byte sectors.
+pub(crate) fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
+    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
+    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
+}
+
+/// What the pblk classifier reads from a record's flags.
+pub(crate) fn write_flags(record: &Record) -> WriteFlags {
+    WriteFlags {
+        sync: record.flags.contains(Flags::SYNC),
+        fua: record.flags.contains(Flags::FUA),
+        preflush: record.flags.contains(Flags::PREFLUSH),
+        meta: record.flags.contains(Flags::META),
+    }
+}

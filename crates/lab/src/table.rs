@@ -1,0 +1,123 @@
+//! A trace file as columns, one row per request in the trace's order, for
+//! data frames (`nandlab.read_trace`). Addresses are in 512-byte sectors
+//! whatever the trace's own sector size, as the replay sees them.
+
+use crate::error::Result;
+use crate::replay::{host_event, CommitDetector, TraceSource};
+use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
+use nandlab_core::replay::SECTOR_BYTES;
+use nandlab_trace::{Flags, Record, TraceHeader};
+
+/// One column per field a trace records; every column has one entry per request.
+#[derive(Clone, Debug, Default)]
+pub struct TraceTable {
+    pub header: TraceHeader,
+    /// Nanoseconds since the trace's first request.
+    pub time_ns: Vec<u64>,
+    /// `read`, `write`, `discard` or `flush`.
+    pub op: Vec<&'static str>,
+    pub start_sector: Vec<u64>,
+    /// Zero for flushes.
+    pub sectors: Vec<u64>,
+    /// The issuing process (`comm`), empty when the trace does not say.
+    pub process: Vec<String>,
+    /// The block layer's `rwbs` flag letters (`P`reflush, `F`ua, `S`ync, `M`eta), `-` for none.
+    pub flags: Vec<String>,
+    pub sync: Vec<bool>,
+    pub fua: Vec<bool>,
+    pub preflush: Vec<bool>,
+    pub meta: Vec<bool>,
+    /// The write-stream tag, when the trace carries one.
+    pub stream: Vec<Option<u8>>,
+    /// The request lies in the file system's journal (known from a capture's header).
+    pub in_journal: Vec<bool>,
+    /// The replay counts the request as a jbd2 commit.
+    pub journal_commit: Vec<bool>,
+}
+
+impl TraceTable {
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
+    fn push(&mut self, record: &Record, commit: bool) {
+        let scale = (u64::from(self.header.sector_size_bytes) / SECTOR_BYTES).max(1);
+        self.time_ns.push(record.timestamp.0);
+        self.op.push(record.op.name());
+        self.start_sector.push(record.start.0 * scale);
+        self.sectors.push(u64::from(record.len.0) * scale);
+        self.process.push(record.process.as_str().to_owned());
+        self.flags.push(record.flags.to_string());
+        self.sync.push(record.flags.contains(Flags::SYNC));
+        self.fua.push(record.flags.contains(Flags::FUA));
+        self.preflush.push(record.flags.contains(Flags::PREFLUSH));
+        self.meta.push(record.flags.contains(Flags::META));
+        self.stream.push(record.stream.map(|tag| tag.0));
+        let in_journal = !self.header.journal.is_empty() && self.header.is_journal(record.start, record.len);
+        self.in_journal.push(in_journal);
+        self.journal_commit.push(commit);
+    }
+}
+
+/// Reads every request of a trace into columns; `observer` sees the count
+/// read so far and may stop the reading.
+pub fn read_table(source: &TraceSource<'_>, observer: &mut dyn Observer) -> Result<TraceTable> {
+    let mut trace = source.open()?;
+    let mut table = TraceTable { header: trace.header().clone(), ..TraceTable::default() };
+    let mut commits = CommitDetector::default();
+    for record in &mut trace {
+        let record = record?;
+        let commit = host_event(&record, &table.header, &mut commits).journal_commit;
+        table.push(&record, commit);
+        let done = table.len() as u64;
+        if done.is_multiple_of(OBSERVER_INTERVAL) {
+            observer.progress(Progress { phase: Phase::Measure, done, total: 0 })?;
+        }
+    }
+    Ok(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// MSR Cambridge CSV: Timestamp (100 ns ticks), host, disk, type, offset (bytes), size (bytes), response.
+    const MSR: &str = "128166372003061629,hm,0,Write,4096,8192,100\n\
+                       128166372003061729,hm,0,Read,0,512,100\n\
+                       128166372013061629,hm,0,Write,1048576,4096,100\n";
+
+    #[test]
+    fn every_request_becomes_one_row_in_512_byte_sectors() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("hm_0.csv");
+        std::fs::write(&path, MSR).expect("trace");
+        let table = read_table(&TraceSource::file(&path), &mut |_| Ok(())).expect("table");
+        assert_eq!(table.len(), 3);
+        assert_eq!(table.op, ["write", "read", "write"]);
+        assert_eq!(table.start_sector, [8, 0, 2048]);
+        assert_eq!(table.sectors, [16, 1, 8]);
+        assert_eq!(table.time_ns[0], 0);
+        assert_eq!(table.time_ns[2], 1_000_000_000, "10^7 ticks of 100 ns");
+    }
+
+    #[test]
+    fn the_observer_stops_a_long_read() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("long.csv");
+        let line = "128166372003061629,hm,0,Write,4096,4096,100\n";
+        std::fs::write(&path, line.repeat(3 * OBSERVER_INTERVAL as usize)).expect("trace");
+        let mut calls = 0;
+        let error = read_table(&TraceSource::file(&path), &mut |_| {
+            calls += 1;
+            Err(Error::Cancelled)
+        })
+        .expect_err("stopped");
+        assert!(error.is_cancelled());
+        assert_eq!(calls, 1);
+    }
+}
