@@ -4,7 +4,7 @@
 //! open-channel device under the pblk-like host FTL. Shared by
 //! `nandlab replay`, the experiments and `nandlab.replay`.
 
-use crate::error::{Context as _, Result};
+use crate::error::{Context as _, Error, Result};
 use crate::{drive, Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
@@ -110,9 +110,9 @@ pub fn replay_open_channel(
 
 /// Scales `config`'s device to the size the trace header gives.
 fn fit(config: &mut Config, header: &TraceHeader, path: &Path) -> Result<()> {
-    let size = header
-        .device_size_bytes
-        .with_context(|| format!("{}: the trace header gives no device size to --fit to", path.display()))?;
+    let size = header.device_size_bytes.ok_or_else(|| {
+        Error::Invalid(format!("{}: the trace header gives no device size to --fit to", path.display()))
+    })?;
     config.device = config.device.fitted_to(size)?;
     Ok(())
 }

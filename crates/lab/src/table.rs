@@ -2,37 +2,47 @@
 //! data frames (`nandlab.read_trace`). Addresses are in 512-byte sectors
 //! whatever the trace's own sector size, as the replay sees them.
 
-use crate::error::Result;
+use crate::error::{Context as _, Result};
 use crate::replay::{host_event, CommitDetector, TraceSource};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::replay::SECTOR_BYTES;
 use nandlab_trace::{Flags, Record, TraceHeader};
+use std::collections::HashMap;
 
-/// One column per field a trace records; every column has one entry per request.
+/// One column per field a trace records; every column has one entry per
+/// request. Text columns are codes into a small table of names, as data
+/// frames store categories.
 #[derive(Clone, Debug, Default)]
 pub struct TraceTable {
     pub header: TraceHeader,
     /// Nanoseconds since the trace's first request.
     pub time_ns: Vec<u64>,
-    /// `read`, `write`, `discard` or `flush`.
-    pub op: Vec<&'static str>,
+    /// [`Op::index`]: a code into [`OP_NAMES`].
+    pub op: Vec<u8>,
     pub start_sector: Vec<u64>,
     /// Zero for flushes.
     pub sectors: Vec<u64>,
-    /// The issuing process (`comm`), empty when the trace does not say.
-    pub process: Vec<String>,
-    /// The block layer's `rwbs` flag letters (`P`reflush, `F`ua, `S`ync, `M`eta), `-` for none.
-    pub flags: Vec<String>,
-    pub sync: Vec<bool>,
-    pub fua: Vec<bool>,
-    pub preflush: Vec<bool>,
-    pub meta: Vec<bool>,
+    /// The issuing process (`comm`): a code into `processes`.
+    pub process: Vec<u32>,
+    /// Process names in order of first appearance; `""` when the trace does not say.
+    pub processes: Vec<String>,
+    /// The block layer's flags as [`Flags::bits`]; [`flag_letters`] names them.
+    pub flags: Vec<u8>,
     /// The write-stream tag, when the trace carries one.
     pub stream: Vec<Option<u8>>,
     /// The request lies in the file system's journal (known from a capture's header).
     pub in_journal: Vec<bool>,
     /// The replay counts the request as a jbd2 commit.
     pub journal_commit: Vec<bool>,
+    process_codes: HashMap<String, u32>,
+}
+
+/// Names of the operation codes of [`TraceTable::op`].
+pub const OP_NAMES: [&str; 4] = ["read", "write", "discard", "flush"];
+
+/// The `rwbs` letters of flag bits (`P`reflush, `F`ua, `S`ync, `M`eta; `-` for none).
+pub fn flag_letters(bits: u8) -> String {
+    Flags::from_bits(bits).map_or_else(|| format!("?{bits:#x}"), |flags| flags.to_string())
 }
 
 impl TraceTable {
@@ -44,22 +54,30 @@ impl TraceTable {
         self.time_ns.is_empty()
     }
 
-    fn push(&mut self, record: &Record, commit: bool) {
+    fn push(&mut self, record: &Record, commit: bool) -> Result<()> {
         let scale = (u64::from(self.header.sector_size_bytes) / SECTOR_BYTES).max(1);
+        let process = self.process_code(record.process.as_str())?;
         self.time_ns.push(record.timestamp.0);
-        self.op.push(record.op.name());
-        self.start_sector.push(record.start.0 * scale);
+        self.op.push(u8::try_from(record.op.index())?);
+        self.start_sector.push(record.start.0.checked_mul(scale).context("start sector overflows u64")?);
         self.sectors.push(u64::from(record.len.0) * scale);
-        self.process.push(record.process.as_str().to_owned());
-        self.flags.push(record.flags.to_string());
-        self.sync.push(record.flags.contains(Flags::SYNC));
-        self.fua.push(record.flags.contains(Flags::FUA));
-        self.preflush.push(record.flags.contains(Flags::PREFLUSH));
-        self.meta.push(record.flags.contains(Flags::META));
+        self.process.push(process);
+        self.flags.push(record.flags.bits());
         self.stream.push(record.stream.map(|tag| tag.0));
         let in_journal = !self.header.journal.is_empty() && self.header.is_journal(record.start, record.len);
         self.in_journal.push(in_journal);
         self.journal_commit.push(commit);
+        Ok(())
+    }
+
+    fn process_code(&mut self, name: &str) -> Result<u32> {
+        if let Some(&code) = self.process_codes.get(name) {
+            return Ok(code);
+        }
+        let code = u32::try_from(self.processes.len())?;
+        self.processes.push(name.to_owned());
+        self.process_codes.insert(name.to_owned(), code);
+        Ok(code)
     }
 }
 
@@ -72,7 +90,7 @@ pub fn read_table(source: &TraceSource<'_>, observer: &mut dyn Observer) -> Resu
     for record in &mut trace {
         let record = record?;
         let commit = host_event(&record, &table.header, &mut commits).journal_commit;
-        table.push(&record, commit);
+        table.push(&record, commit)?;
         let done = table.len() as u64;
         if done.is_multiple_of(OBSERVER_INTERVAL) {
             observer.progress(Progress { phase: Phase::Measure, done, total: 0 })?;
@@ -85,6 +103,7 @@ pub fn read_table(source: &TraceSource<'_>, observer: &mut dyn Observer) -> Resu
 mod tests {
     use super::*;
     use crate::Error;
+    use nandlab_trace::Op;
 
     /// MSR Cambridge CSV: Timestamp (100 ns ticks), host, disk, type, offset (bytes), size (bytes), response.
     const MSR: &str = "128166372003061629,hm,0,Write,4096,8192,100\n\
@@ -98,7 +117,10 @@ mod tests {
         std::fs::write(&path, MSR).expect("trace");
         let table = read_table(&TraceSource::file(&path), &mut |_| Ok(())).expect("table");
         assert_eq!(table.len(), 3);
-        assert_eq!(table.op, ["write", "read", "write"]);
+        assert!(Op::ALL.iter().all(|op| OP_NAMES[op.index()] == op.name()));
+        let ops: Vec<&str> = table.op.iter().map(|&code| OP_NAMES[usize::from(code)]).collect();
+        assert_eq!(ops, ["write", "read", "write"]);
+        assert_eq!(table.processes.len(), table.process.iter().map(|&code| code as usize + 1).max().unwrap_or(0));
         assert_eq!(table.start_sector, [8, 0, 2048]);
         assert_eq!(table.sectors, [16, 1, 8]);
         assert_eq!(table.time_ns[0], 0);

@@ -1,17 +1,87 @@
 //! Rust errors mapped to Python exceptions, one per error kind, all in one place.
 
 use nandlab_core::{ConfigError, SimError};
+use nandlab_lab::Error as LabError;
+use nandlab_trace::TraceError;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(_native, NandlabConfigError, PyValueError, "A configuration key is unknown, mistyped or impossible.");
-create_exception!(_native, NandlabSimulationError, PyRuntimeError, "The simulation could not go on (e.g. the device is full).");
+create_exception!(
+    _native,
+    NandlabSimulationError,
+    PyRuntimeError,
+    "The simulation could not go on (e.g. the device is full)."
+);
+create_exception!(
+    _native,
+    NandlabTraceError,
+    PyValueError,
+    "A trace does not parse (the message names the file and line) or its format is unknown."
+);
+create_exception!(
+    _native,
+    NandlabExperimentError,
+    PyRuntimeError,
+    "An experiment could not produce its result (e.g. a capture needs root)."
+);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<NandlabConfigError>())?;
     m.add("SimulationError", m.py().get_type::<NandlabSimulationError>())?;
+    m.add("TraceError", m.py().get_type::<NandlabTraceError>())?;
+    m.add("ExperimentError", m.py().get_type::<NandlabExperimentError>())?;
     Ok(())
+}
+
+/// `error: cause: cause …`, each cause once (some errors repeat theirs).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.contains(&cause_text) {
+            message = format!("{message}: {cause_text}");
+        }
+        source = cause.source();
+    }
+    message
+}
+
+fn os_error(source: &std::io::Error, message: String) -> PyErr {
+    match source.raw_os_error() {
+        // OSError(errno, text) becomes FileNotFoundError, PermissionError, ... as Python does.
+        Some(errno) => PyOSError::new_err((errno, message)),
+        None => PyOSError::new_err(message),
+    }
+}
+
+pub fn from_trace(error: TraceError) -> PyErr {
+    match &error {
+        TraceError::Io { source, .. } => os_error(source, chain(&error)),
+        _ => NandlabTraceError::new_err(chain(&error)),
+    }
+}
+
+/// A lab error as the Python exception of its kind. A run stopped by its
+/// observer raises what stopped it (`raised`: KeyboardInterrupt on Ctrl-C,
+/// or the progress callback's exception).
+pub fn from_lab(error: LabError, raised: Option<PyErr>) -> PyErr {
+    if error.is_cancelled() {
+        return raised.unwrap_or_else(|| PyKeyboardInterrupt::new_err("interrupted"));
+    }
+    let message = chain(&error);
+    match error.root() {
+        LabError::Config(_) | LabError::Simulation(SimError::Config(_)) => config_error(&message),
+        LabError::Simulation(_) | LabError::Ftl(_) | LabError::Telomere(_) | LabError::Periodic(_) => {
+            simulation_error(&message)
+        }
+        LabError::Trace(TraceError::Io { source, .. }) | LabError::Io(source) => os_error(source, message),
+        LabError::Trace(_) => NandlabTraceError::new_err(message),
+        LabError::Invalid(_) => PyValueError::new_err(message),
+        _ => NandlabExperimentError::new_err(message),
+    }
 }
 
 pub fn config_error(message: &str) -> PyErr {
@@ -29,15 +99,7 @@ pub fn from_config(error: ConfigError) -> PyErr {
 pub fn from_sim(error: SimError) -> PyErr {
     match error {
         SimError::Config(error) => from_config(error),
-        other => {
-            let mut message = other.to_string();
-            let mut source = std::error::Error::source(&other);
-            while let Some(cause) = source {
-                message = format!("{message}: {cause}");
-                source = cause.source();
-            }
-            simulation_error(&message)
-        }
+        other => simulation_error(&chain(&other)),
     }
 }
 

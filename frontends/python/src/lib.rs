@@ -4,6 +4,7 @@
 
 mod dhrd;
 mod errors;
+mod lab;
 
 use nandlab_core::config::{self, Document};
 use pyo3::prelude::*;
@@ -95,6 +96,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::replay_json, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::read_trace_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::experiments, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::reproduce, m)?)?;
     m.add_class::<dhrd::PyDhrd>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

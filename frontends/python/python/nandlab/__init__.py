@@ -9,6 +9,17 @@ The simulation runs in the Rust core; this package is a thin front end::
 ``run`` returns the same document as ``nandlab run --json`` (``timing=True``:
 ``nandlab run --timing on --json``).
 
+``replay`` replays a block trace (``nandlab replay --json``), ``read_trace``
+reads one into a pandas DataFrame, ``experiments`` lists the paper
+experiments and ``reproduce`` runs one (``nandlab reproduce NAME --out DIR``)::
+
+    report = nandlab.replay("hm_0.csv", preset="femu-32g", discard="delay-d", fit=True)
+    frame = nandlab.read_trace("hm_0.csv")
+    nandlab.reproduce("stripe-merging", out="results/stripe-merging")
+
+Long calls run without the GIL, show a tqdm bar when tqdm is installed and
+stop with ``KeyboardInterrupt`` on Ctrl-C.
+
 ``Dhrd`` is the durable hybrid RAM disk of crate nandlab-dhrd as a Python
 object::
 
@@ -23,16 +34,30 @@ failures, ``ValueError`` for bad arguments and ranges.
 from __future__ import annotations
 
 import json
-import os
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Iterable, Optional
 
 from . import _native
-from ._native import ConfigError, Dhrd, SimulationError
+from ._config import ConfigSource, config_arguments
+from ._lab import experiments, read_trace, replay, reproduce
+from ._native import ConfigError, Dhrd, ExperimentError, SimulationError, TraceError
 
-__all__ = ["run", "validate", "presets", "preset_toml", "Dhrd", "ConfigError", "SimulationError", "__version__"]
+__all__ = [
+    "run",
+    "validate",
+    "presets",
+    "preset_toml",
+    "replay",
+    "read_trace",
+    "reproduce",
+    "experiments",
+    "Dhrd",
+    "ConfigError",
+    "SimulationError",
+    "TraceError",
+    "ExperimentError",
+    "__version__",
+]
 __version__: str = _native.__version__
-
-ConfigSource = Union[Mapping[str, Any], str, "os.PathLike[str]", None]
 
 
 def run(
@@ -54,26 +79,13 @@ def run(
     ``nandlab run --timing on``) and the report gains a ``timed`` section
     (throughput, IOPS, latencies); without it the report has no ``timed`` key.
     """
-    arguments = _config_arguments(config, preset, set)
+    arguments = config_arguments(config, preset, set)
     return json.loads(_native.run_json(**arguments, seed=seed, timing=bool(timing)))
 
 
 def validate(config: ConfigSource = None, *, preset: Optional[str] = None, set: Iterable[str] = ()) -> None:  # noqa: A002
     """Check a configuration (arguments as in :func:`run`) without running it; raises ``ConfigError``."""
-    _native.validate(**_config_arguments(config, preset, set))
-
-
-def _config_arguments(config: ConfigSource, preset: Optional[str], overrides: Iterable[str]) -> dict:
-    """The native functions' configuration arguments for a dict, a TOML path or nothing."""
-    arguments: dict = {"preset": preset, "overrides": list(overrides)}
-    if isinstance(config, Mapping):
-        arguments["config_json"] = json.dumps(config)
-    elif config is not None:
-        path = os.fspath(config)
-        with open(path, encoding="utf-8") as toml_file:
-            arguments["config_toml"] = toml_file.read()
-        arguments["origin"] = path
-    return arguments
+    _native.validate(**config_arguments(config, preset, set))
 
 
 def presets() -> dict:

@@ -1,12 +1,14 @@
 import os
 import pathlib
 from types import TracebackType
-from typing import Any, Dict, List, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 __version__: str
 
 class ConfigError(ValueError): ...
 class SimulationError(RuntimeError): ...
+class TraceError(ValueError): ...
+class ExperimentError(RuntimeError): ...
 
 def run_json(
     preset: Optional[str] = ...,
@@ -25,6 +27,38 @@ def validate(
     overrides: List[str] = ...,
 ) -> None: ...
 def presets() -> List[Tuple[str, str]]: ...
+def replay_json(
+    trace: str,
+    preset: Optional[str] = ...,
+    config_json: Optional[str] = ...,
+    config_toml: Optional[str] = ...,
+    origin: Optional[str] = ...,
+    overrides: List[str] = ...,
+    seed: Optional[int] = ...,
+    discard: Optional[str] = ...,
+    timing: bool = ...,
+    arrival_mode: str = ...,
+    fit: bool = ...,
+    format: Optional[str] = ...,
+    device: Optional[str] = ...,
+    open_channel: bool = ...,
+    progress: Optional[Callable[[int], None]] = ...,
+) -> str: ...
+def read_trace_columns(
+    path: str,
+    format: Optional[str] = ...,
+    device: Optional[str] = ...,
+    progress: Optional[Callable[[int], None]] = ...,
+) -> Dict[str, Any]: ...
+def experiments() -> List[Dict[str, Any]]: ...
+def reproduce(
+    name: str,
+    out: str,
+    seed: int = ...,
+    paper_scale: bool = ...,
+    samples: Optional[int] = ...,
+    overrides: List[str] = ...,
+) -> Tuple[pathlib.Path, float]: ...
 def preset_toml(name: str) -> str: ...
 
 _Path = Union[str, "os.PathLike[str]"]
