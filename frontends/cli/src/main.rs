@@ -2,6 +2,7 @@
 //! arguments and calls into the library crates, where the work lives.
 
 mod commands;
+mod shared;
 
 use clap::{Parser, Subcommand};
 

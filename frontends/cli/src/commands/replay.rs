@@ -2,7 +2,7 @@
 //! simulated SSD, in counting mode or through the timing model, or onto the
 //! open-channel device under the pblk-like host FTL (`nandlab-lab` replays).
 
-use crate::commands::run::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::pblk::replay::OpenChannelReport;
