@@ -54,7 +54,11 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
         timed.simulated_s, timed.iops, timed.read_mb_s, timed.write_mb_s
     )?;
     if timed.drained_s > timed.simulated_s {
-        writeln!(out, "           flash drained at {:.3} s (buffered work after the last completion)", timed.drained_s)?;
+        writeln!(
+            out,
+            "           flash drained at {:.3} s (buffered work after the last completion)",
+            timed.drained_s
+        )?;
     }
     writeln!(
         out,
@@ -69,7 +73,11 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
             timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged
         )?;
     }
-    writeln!(out, "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}", "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us")?;
+    writeln!(
+        out,
+        "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}",
+        "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us"
+    )?;
     let latency = &timed.latency;
     let rows = [
         ("read", &latency.read),
