@@ -1,13 +1,17 @@
-//! Every call of the lab into nandlab-core's run drivers (`Replayer`,
-//! `OpenChannelReplayer`), in one small module so that they can be repointed
-//! to a single pipeline without touching the experiments or the front ends.
+//! Every use the lab makes of nandlab-core's run drivers (`Replayer`,
+//! `OpenChannelReplayer`) and of their event and report types, in one small
+//! module so that they can be repointed to a single pipeline without touching
+//! the experiments or the front ends (which name the types through here).
 
 use crate::replay::{write_flags, TracedRequest};
 use crate::Result;
 use nandlab_core::host::discard::SectorRange;
-use nandlab_core::host::pblk::replay::{OpenChannelReplayer, OpenChannelReport, WriteOrigin};
-use nandlab_core::replay::{HostEvent, ReplayReport, Replayer};
+use nandlab_core::host::pblk::replay::{OpenChannelReplayer, WriteOrigin};
+use nandlab_core::replay::Replayer;
 use nandlab_core::Config;
+
+pub use nandlab_core::host::pblk::replay::OpenChannelReport;
+pub use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, SECTOR_BYTES};
 
 /// Counting mode on the page-mapped FTL: every request applied in order.
 pub(crate) fn replay_counted(config: &Config, events: impl Iterator<Item = Result<HostEvent>>) -> Result<ReplayReport> {

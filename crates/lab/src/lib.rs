@@ -20,6 +20,7 @@ pub mod replay;
 pub mod shared;
 pub mod table;
 
+pub use drive::{OpenChannelReport, ReplayReport};
 pub use error::{Error, Result};
 pub use nandlab_core::sim::{Phase, Progress};
 pub use registry::{reproduce, ExperimentArgs, Reproduced, EXPERIMENTS};

@@ -4,12 +4,11 @@
 //! open-channel device under the pblk-like host FTL. Shared by
 //! `nandlab replay`, the experiments and `nandlab.replay`.
 
+use crate::drive::{HostEvent, HostOp, OpenChannelReport, ReplayReport, SECTOR_BYTES};
 use crate::error::{Context as _, Error, Result};
 use crate::{drive, Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
-use nandlab_core::host::pblk::replay::OpenChannelReport;
-use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, SECTOR_BYTES};
 use nandlab_core::timing::Arrival;
 use nandlab_core::units::{SimNs, StreamId};
 use nandlab_core::Config;

@@ -2,10 +2,10 @@
 //! data frames (`nandlab.read_trace`). Addresses are in 512-byte sectors
 //! whatever the trace's own sector size, as the replay sees them.
 
+use crate::drive::SECTOR_BYTES;
 use crate::error::{Context as _, Result};
 use crate::replay::{host_event, CommitDetector, TraceSource};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
-use nandlab_core::replay::SECTOR_BYTES;
 use nandlab_trace::{Flags, Record, TraceHeader};
 use std::collections::HashMap;
 

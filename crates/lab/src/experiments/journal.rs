@@ -11,7 +11,7 @@ use crate::registry::ExperimentArgs;
 use crate::replay::replay_open_channel;
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
 
-use nandlab_core::host::pblk::replay::OpenChannelReport;
+use crate::OpenChannelReport;
 use nandlab_core::timing::LatencySummary;
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};

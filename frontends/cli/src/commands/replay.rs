@@ -5,10 +5,9 @@
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
 use nandlab_core::host::discard::DiscardPolicy;
-use nandlab_core::host::pblk::replay::OpenChannelReport;
-use nandlab_core::replay::ReplayReport;
 use nandlab_core::timing::Arrival;
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
+use nandlab_lab::{OpenChannelReport, ReplayReport};
 use nandlab_trace::Format;
 use std::io::Write;
 use std::path::{Path, PathBuf};
