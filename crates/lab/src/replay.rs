@@ -226,3 +226,78 @@ pub(crate) fn write_flags(record: &Record) -> WriteFlags {
         meta: record.flags.contains(Flags::META),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shared::config_from;
+    use crate::Error;
+
+    /// `requests` 4 KiB writes, MSR Cambridge CSV, over the first 8 MiB.
+    fn msr_trace(dir: &Path, requests: u64) -> std::path::PathBuf {
+        let path = dir.join("writes.csv");
+        let lines: String = (0..requests)
+            .map(|index| {
+                format!("{},hm,0,Write,{},4096,1\n", 128_166_372_003_061_629 + index, (index * 4096) % (8 << 20))
+            })
+            .collect();
+        std::fs::write(&path, lines).expect("trace");
+        path
+    }
+
+    fn small() -> Config {
+        config_from("preset = \"small\"", &[]).expect("small preset")
+    }
+
+    #[test]
+    fn the_observer_sees_progress_and_a_completed_replay_is_unchanged_by_it() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 10 * OBSERVER_INTERVAL);
+        let mut seen = Vec::new();
+        let watched = replay(&TraceSource::file(&trace), small(), ReplayMode::default(), &mut |progress: Progress| {
+            seen.push(progress.done);
+            Ok(())
+        })
+        .expect("replays");
+        assert_eq!(seen.len(), 10, "one call per {OBSERVER_INTERVAL} requests: {seen:?}");
+        assert!(seen.windows(2).all(|pair| pair[0] < pair[1]));
+        let unwatched =
+            replay(&TraceSource::file(&trace), small(), ReplayMode::default(), &mut |_| Ok(())).expect("replays");
+        assert_eq!(watched.measured.counters.host_pages_written, 10 * OBSERVER_INTERVAL);
+        assert_eq!(serde_json::to_value(&watched).expect("json"), serde_json::to_value(&unwatched).expect("json"));
+    }
+
+    #[test]
+    fn a_cancelled_replay_stops_at_the_next_poll_in_either_mode() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 20 * OBSERVER_INTERVAL);
+        for timed in [None, Some(Arrival::Closed)] {
+            let mut calls = 0;
+            let mode = ReplayMode { timed, ..ReplayMode::default() };
+            let error = replay(&TraceSource::file(&trace), small(), mode, &mut |_| {
+                calls += 1;
+                if calls == 3 {
+                    Err(Error::Cancelled)
+                } else {
+                    Ok(())
+                }
+            })
+            .expect_err("cancelled");
+            assert!(error.is_cancelled(), "{timed:?}: {error}");
+            assert_eq!(calls, 3, "{timed:?}: no request is read after the observer says stop");
+        }
+        let interrupt = crate::Interrupt::default();
+        interrupt.raise();
+        let error = replay_open_channel(&trace, small(), false, false, &mut interrupt.clone()).expect_err("cancelled");
+        assert!(error.is_cancelled(), "{error}");
+    }
+
+    #[test]
+    fn fit_without_a_device_size_is_refused_by_name() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 10);
+        let mode = ReplayMode { fit: true, ..ReplayMode::default() };
+        let error = replay(&TraceSource::file(&trace), small(), mode, &mut |_| Ok(())).expect_err("no size");
+        assert!(matches!(error, Error::Invalid(ref message) if message.contains("--fit")), "{error}");
+    }
+}
