@@ -35,7 +35,8 @@ pub struct Experiment {
     /// It captures traces of a real ext4 on loop devices (root), unless the
     /// traces are cached in `OUT/traces` already.
     pub needs_root: bool,
-    /// Rough wall time at the quick scale with cached traces, on a 2-core VM.
+    /// Rough wall time at the quick scale on a 2-core VM, captures included
+    /// (measured 2026-11-23 with `nandlab reproduce NAME`).
     pub rough_seconds: u32,
     run: fn(&ExperimentArgs) -> Result<()>,
 }
@@ -46,7 +47,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Telomere Fig. 7: storage/throughput utilization at 100 % schedulable vs granularity",
         keys: &[],
         needs_root: false,
-        rough_seconds: 20,
+        rough_seconds: 5,
         run: telomere::figure_7,
     },
     Experiment {
@@ -54,7 +55,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Telomere Fig. 8: storage/throughput utilization at 100 % schedulable vs number of tasks",
         keys: &[],
         needs_root: false,
-        rough_seconds: 20,
+        rough_seconds: 3,
         run: telomere::figure_8,
     },
     Experiment {
@@ -62,7 +63,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Telomere Fig. 9: Telomere SiP/SharP vs WAO-GC vs MultiLog-Oracle at α = 0.10, 0.30, 0.75",
         keys: &[],
         needs_root: false,
-        rough_seconds: 30,
+        rough_seconds: 3,
         run: telomere::figure_9,
     },
     Experiment {
@@ -70,7 +71,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL",
         keys: &telomere_sim::WEAR_KEYS,
         needs_root: false,
-        rough_seconds: 60,
+        rough_seconds: 6,
         run: telomere_sim::figure_10,
     },
     Experiment {
@@ -78,7 +79,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Telomere Table 3 / Figs. 13-14: the six-task set on the Cosmos board, throughput over time",
         keys: &[],
         needs_root: false,
-        rough_seconds: 10,
+        rough_seconds: 1,
         run: |args| telomere_sim::table_3(&args.out),
     },
     Experiment {
@@ -120,7 +121,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Priority-aware cleaning (Rajimwale et al., slide 19)",
         keys: &[],
         needs_root: false,
-        rough_seconds: 5,
+        rough_seconds: 1,
         run: |args| timing::priority_cleaning(&args.out, args.seed),
     },
     Experiment {
@@ -128,7 +129,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15)",
         keys: &[],
         needs_root: false,
-        rough_seconds: 5,
+        rough_seconds: 4,
         run: |args| timing::stripe_merging(&args.out, args.seed),
     },
 ];
