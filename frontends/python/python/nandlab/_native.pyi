@@ -43,14 +43,17 @@ def replay_json(
     device: Optional[str] = ...,
     open_channel: bool = ...,
     progress: Optional[Callable[[int], None]] = ...,
-) -> str: ...
+) -> str:
+    """The report of ``nandlab replay --json`` as JSON text; ``progress(done)`` is called at most every 50 ms."""
 def read_trace_columns(
     path: str,
     format: Optional[str] = ...,
     device: Optional[str] = ...,
     progress: Optional[Callable[[int], None]] = ...,
-) -> Dict[str, Any]: ...
-def experiments() -> List[Dict[str, Any]]: ...
+) -> Dict[str, Any]:
+    """Columns of a trace: little-endian ``bytes`` per numeric column, code tables for text, ``header_json``."""
+def experiments() -> List[Dict[str, Any]]:
+    """The registry: name, description, keys, needs_root, rough_seconds."""
 def reproduce(
     name: str,
     out: str,
@@ -58,7 +61,8 @@ def reproduce(
     paper_scale: bool = ...,
     samples: Optional[int] = ...,
     overrides: List[str] = ...,
-) -> Tuple[pathlib.Path, float]: ...
+) -> Tuple[pathlib.Path, float]:
+    """Runs an experiment into ``out``; (summary path, seconds)."""
 def preset_toml(name: str) -> str: ...
 
 _Path = Union[str, "os.PathLike[str]"]
