@@ -87,7 +87,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Delay-D Fig. 3 and Table 2: UAV batch/single-erase on ext4 traces, DISCARD off/online/Delay-D",
         keys: &[],
         needs_root: true,
-        rough_seconds: 60,
+        rough_seconds: 80,
         run: discard::delay_d,
     },
     Experiment {
@@ -96,7 +96,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
             "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
         keys: &[],
         needs_root: true,
-        rough_seconds: 60,
+        rough_seconds: 20,
         run: discard::informed_cleaning,
     },
     Experiment {
@@ -113,7 +113,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021)",
         keys: &[],
         needs_root: true,
-        rough_seconds: 300,
+        rough_seconds: 210,
         run: journal::run,
     },
     Experiment {
