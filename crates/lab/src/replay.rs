@@ -104,7 +104,6 @@ pub fn replay_open_channel(
     let journal = journal_sectors(&header);
     let requests = Requests::new(trace, header, observer);
     drive::replay_open_channel(&config, &journal, age, requests)
-        .with_context(|| format!("replaying {} on the open-channel device", path.display()))
 }
 
 /// Scales `config`'s device to the size the trace header gives.
