@@ -5,7 +5,7 @@
 //! `nandlab replay`, the experiments and `nandlab.replay`.
 
 use crate::drive::{HostEvent, HostOp, OpenChannelReport, ReplayReport, SECTOR_BYTES};
-use crate::error::{Context as _, Error, Result};
+use crate::error::{Error, Result};
 use crate::{drive, Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
