@@ -79,3 +79,48 @@ impl Observer for Interrupt {
         self.check()
     }
 }
+
+/// Makes the display of one run's progress (the CLI: a bar on stderr that
+/// clears itself when dropped).
+pub type DisplayFactory = dyn Fn() -> Box<dyn Observer> + Send + Sync;
+
+/// What watches an experiment's runs: an [`Interrupt`] that stops them and,
+/// optionally, a fresh progress display for each.
+#[derive(Clone, Default)]
+pub struct Watch {
+    pub interrupt: Interrupt,
+    display: Option<Arc<DisplayFactory>>,
+}
+
+impl Watch {
+    /// Each run's progress also goes to a display `make` creates for it.
+    #[must_use]
+    pub fn with_display(mut self, make: impl Fn() -> Box<dyn Observer> + Send + Sync + 'static) -> Self {
+        self.display = Some(Arc::new(make));
+        self
+    }
+
+    /// The observer of one run: it stops the run once the interrupt is
+    /// raised, and feeds a display of its own, dropped when the run ends.
+    pub fn observer(&self) -> impl Observer {
+        RunWatch { interrupt: self.interrupt.clone(), display: self.display.as_ref().map(|make| make()) }
+    }
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch").field("interrupt", &self.interrupt).field("display", &self.display.is_some()).finish()
+    }
+}
+
+struct RunWatch {
+    interrupt: Interrupt,
+    display: Option<Box<dyn Observer>>,
+}
+
+impl Observer for RunWatch {
+    fn progress(&mut self, progress: Progress) -> Result<()> {
+        self.interrupt.check()?;
+        self.display.as_mut().map_or(Ok(()), |display| display.progress(progress))
+    }
+}

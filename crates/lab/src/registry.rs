@@ -6,7 +6,7 @@
 
 use crate::error::{Context as _, Error, Result};
 use crate::experiments::{dhrd, discard, journal, telomere, telomere_sim, timing};
-use crate::Interrupt;
+use crate::Watch;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -21,8 +21,9 @@ pub struct ExperimentArgs {
     pub samples: Option<usize>,
     /// `--set` parameters, each `KEY=VALUE` with a key the experiment takes.
     pub set: Vec<String>,
-    /// Raised by the caller to stop the experiment at its next replayed request.
-    pub interrupt: Interrupt,
+    /// Stops the experiment at its next replayed request or sweep point, and
+    /// shows each replay's progress when the caller gives a display.
+    pub watch: Watch,
 }
 
 /// One paper experiment.

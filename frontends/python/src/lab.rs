@@ -10,7 +10,7 @@ use nandlab_core::timing::Arrival;
 use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
 use nandlab_lab::replay::{ReplayMode, TraceSource};
 use nandlab_lab::table::{self, TraceTable, OP_NAMES};
-use nandlab_lab::{Interrupt, Observer, Progress};
+use nandlab_lab::{Observer, Progress, Watch};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::path::PathBuf;
@@ -224,8 +224,8 @@ pub fn reproduce(
         let experiment = registry::find(&name).map_err(|error| errors::from_lab(error, None))?;
         experiment.check_set(&overrides).map_err(|error| errors::from_lab(error, None))?;
     }
-    let interrupt = Interrupt::default();
-    let args = ExperimentArgs { out, seed, paper_scale, samples, set: overrides, interrupt: interrupt.clone() };
+    let watch = Watch::default();
+    let args = ExperimentArgs { out, seed, paper_scale, samples, set: overrides, watch: watch.clone() };
     let mut raised = None;
     let result = py.detach(|| {
         std::thread::scope(|scope| {
@@ -233,7 +233,7 @@ pub fn reproduce(
             while !worker.is_finished() {
                 std::thread::sleep(POLL);
                 if raised.is_none() && interrupt_requested(&mut raised) {
-                    interrupt.raise();
+                    watch.interrupt.raise();
                 }
             }
             worker.join()

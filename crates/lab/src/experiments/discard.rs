@@ -11,8 +11,8 @@ use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
-use crate::Interrupt;
 use crate::ReplayReport;
+use crate::Watch;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
@@ -29,14 +29,14 @@ fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
     Ok(argv)
 }
 
-fn counted(interrupt: &Interrupt, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
+fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
     let mode = ReplayMode { policy: Some(policy), fit: true, timed: None };
-    replay(&TraceSource::file(trace), config.clone(), mode, &mut interrupt.clone())
+    replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())
 }
 
-fn timed(interrupt: &Interrupt, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
+fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
     let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed) };
-    replay(&TraceSource::file(trace), config.clone(), mode, &mut interrupt.clone())?
+    replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())?
         .timed
         .context("a timed replay reports time")
 }
@@ -162,11 +162,11 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
         let config = config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={}", args.seed)])?;
         for policy in POLICIES {
             eprintln!("delay-d: {} with DISCARD {}", scenario.name, policy_name(policy));
-            rows.push(policy_row(&args.interrupt, &trace, &config, scenario.name, policy)?);
+            rows.push(policy_row(&args.watch, &trace, &config, scenario.name, policy)?);
         }
         for delay in DELAY_SWEEP_MS {
             let config = config_from(FEMU, &[format!("discard.delay_ms={delay}"), format!("seed={}", args.seed)])?;
-            let report = counted(&args.interrupt, &trace, &config, DiscardPolicy::DelayD)?;
+            let report = counted(&args.watch, &trace, &config, DiscardPolicy::DelayD)?;
             sweep.push(SweepRow {
                 scenario: scenario.name,
                 delay_ms: delay,
@@ -181,21 +181,21 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
 }
 
 fn policy_row(
-    interrupt: &Interrupt,
+    watch: &Watch,
     trace: &Path,
     config: &Config,
     scenario: &'static str,
     policy: DiscardPolicy,
 ) -> Result<PolicyRow> {
-    let report = counted(interrupt, trace, config, policy)?;
-    let nvme = timed(interrupt, trace, config, policy)?;
+    let report = counted(watch, trace, config, policy)?;
+    let nvme = timed(watch, trace, config, policy)?;
     let mut sata_config = config.clone();
     sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
     sata_config.timing.queue_depth = sata_config.timing.queue_depth.min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
-    let sata = timed(interrupt, trace, &sata_config, policy)?;
+    let sata = timed(watch, trace, &sata_config, policy)?;
     let mut cached_config = config.clone();
     cached_config.timing.discard_map_cache_pages = MAP_CACHE_PAGES;
-    let cached = timed(interrupt, trace, &cached_config, policy)?;
+    let cached = timed(watch, trace, &cached_config, policy)?;
     let write_p99 = |timed: &TimedReport| timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us);
     let counters = &report.measured.counters;
     Ok(PolicyRow {
@@ -533,10 +533,10 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
         };
         let trace = capture_cached(&spec, &traces, "informed-cleaning")?;
         eprintln!("informed-cleaning: replaying {transactions} transactions without and with free-block information");
-        let without = counted(&args.interrupt, &trace, &config, DiscardPolicy::Off)?;
-        let with = counted(&args.interrupt, &trace, &config, DiscardPolicy::Online)?;
-        let timed_without = timed(&args.interrupt, &trace, &config, DiscardPolicy::Off)?;
-        let timed_with = timed(&args.interrupt, &trace, &config, DiscardPolicy::Online)?;
+        let without = counted(&args.watch, &trace, &config, DiscardPolicy::Off)?;
+        let with = counted(&args.watch, &trace, &config, DiscardPolicy::Online)?;
+        let timed_without = timed(&args.watch, &trace, &config, DiscardPolicy::Off)?;
+        let timed_with = timed(&args.watch, &trace, &config, DiscardPolicy::Online)?;
         let dies = without.device.geometry.dies();
         let moved = |report: &ReplayReport| report.measured.counters.gc_page_copies;
         let mean = |timed: &TimedReport| timed.latency.all.as_ref().map_or(0.0, |all| all.mean_us);
@@ -708,7 +708,7 @@ mod tests {
         let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned()]).expect("config");
         let rows: Vec<PolicyRow> = POLICIES
             .iter()
-            .map(|&policy| policy_row(&Interrupt::default(), &trace, &short, "single-erase", policy).expect("replays"))
+            .map(|&policy| policy_row(&Watch::default(), &trace, &short, "single-erase", policy).expect("replays"))
             .collect();
         let [disabled, enabled, delay_d] = [&rows[0], &rows[1], &rows[2]];
         assert!(rows.iter().all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
@@ -723,7 +723,7 @@ mod tests {
 
         let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
         let waiting =
-            policy_row(&Interrupt::default(), &trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
+            policy_row(&Watch::default(), &trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
         assert_eq!(
             waiting.sectors_discarded,
             12 * MIB_SECTORS,

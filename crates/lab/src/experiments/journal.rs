@@ -141,7 +141,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
 
 fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, args: &ExperimentArgs) -> Result<Row> {
     let config = experiment_config(setting, args.seed)?;
-    Ok(row(setting, &replay_open_channel(trace, config, true, age, &mut args.interrupt.clone())?))
+    Ok(row(setting, &replay_open_channel(trace, config, true, age, &mut args.watch.observer())?))
 }
 
 fn experiment_config(setting: &Setting<'_>, seed: u64) -> Result<Config> {

@@ -81,7 +81,7 @@ fn run_points(name: &str, args: &ExperimentArgs, points: &[Point]) -> Result<Vec
     );
     let mut rows = Vec::new();
     for (index, point) in points.iter().enumerate() {
-        args.interrupt.check()?;
+        args.watch.interrupt.check()?;
         bar.set_message(point.label.clone());
         let offset = 100 * index as u64;
         let limits = max_schedulable(&point.config, &point.policies, &mut |percent| {

@@ -1,8 +1,10 @@
 //! `nandlab reproduce NAME --out DIR`: runs a paper experiment of
 //! `nandlab-lab`'s registry; `nandlab reproduce list` prints the registry.
 
+use crate::shared::ProgressReporter;
 use anyhow::Context as _;
 use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
+use nandlab_lab::{Observer, Progress, Watch};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -44,7 +46,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         paper_scale: args.paper_scale,
         samples: args.samples,
         set: args.set,
-        interrupt: nandlab_lab::Interrupt::default(),
+        watch: Watch::default().with_display(|| Box::new(Bar(ProgressReporter::new()))),
     };
     let done = registry::reproduce(&args.name, &experiment_args)?;
     if args.name != "all" {
@@ -60,5 +62,21 @@ fn print_list() {
         if !experiment.keys.is_empty() {
             println!("{:<width$}  --set keys: {}", "", experiment.keys.join(", "));
         }
+    }
+}
+
+/// The progress bar of one replay inside an experiment, cleared when the replay ends.
+struct Bar(ProgressReporter);
+
+impl Observer for Bar {
+    fn progress(&mut self, progress: Progress) -> nandlab_lab::Result<()> {
+        self.0.update(progress);
+        Ok(())
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.0.finish();
     }
 }
