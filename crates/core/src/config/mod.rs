@@ -9,6 +9,7 @@ use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;
 use crate::host::discard::DiscardConfig;
 use crate::host::pblk::PblkConfig;
+use crate::host::stages::HostConfig;
 use crate::timing::TimingConfig;
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
@@ -23,7 +24,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { key: key.into(), reason: reason.into() }
+        Self {
+            key: key.into(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -58,13 +62,16 @@ pub struct Config {
     pub precondition: PreconditionConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
-    /// The DISCARD stage of trace replay.
+    /// The DISCARD stage.
     #[serde(default)]
     pub discard: DiscardConfig,
+    /// The other host stages: write classifier, priority.
+    #[serde(default)]
+    pub host: HostConfig,
     /// The timing model (used by timed runs only).
     #[serde(default)]
     pub timing: TimingConfig,
-    /// The host-level FTL of the open-channel mode, validated when that mode runs.
+    /// The host-level FTL of `ftl.kind = "open-channel"`, validated when that layer runs.
     #[serde(default)]
     pub pblk: PblkConfig,
 }
@@ -91,9 +98,13 @@ impl Config {
         self.workload.validate(&geometry, self.ftl.streams)?;
         self.precondition.validate()?;
         self.discard.validate()?;
+        self.host.validate(self.ftl.streams)?;
         self.timing.validate(&geometry, &self.ftl)?;
         if self.metrics.window_pages == Some(0) {
-            return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
+            return Err(ConfigError::new(
+                "metrics.window_pages",
+                "must be at least 1",
+            ));
         }
         Ok(geometry)
     }
@@ -160,7 +171,13 @@ impl ConfigBuilder {
 
     pub fn merge_preset(&mut self, name: &str) -> Result<(), ConfigError> {
         let text = presets::preset_text(name).ok_or_else(|| {
-            ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
+            ConfigError::new(
+                "preset",
+                format!(
+                    "unknown preset `{name}`; presets: {}",
+                    preset_names().join(", ")
+                ),
+            )
         })?;
         let table = parse_toml(text, &format!("preset {name}"))?;
         merge_tables(&mut self.table, table);
@@ -188,7 +205,10 @@ impl ConfigBuilder {
         match table.remove("preset") {
             None => Ok(()),
             Some(toml::Value::String(name)) => self.merge_preset(&name),
-            Some(other) => Err(ConfigError::new("preset", format!("expected a preset name, found {}", other.type_str()))),
+            Some(other) => Err(ConfigError::new(
+                "preset",
+                format!("expected a preset name, found {}", other.type_str()),
+            )),
         }
     }
 
@@ -214,8 +234,14 @@ impl ConfigBuilder {
         let mut table = &mut self.table;
         let mut path = String::new();
         for part in parts {
-            path = if path.is_empty() { part.to_owned() } else { format!("{path}.{part}") };
-            let entry = table.entry(part).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            path = if path.is_empty() {
+                part.to_owned()
+            } else {
+                format!("{path}.{part}")
+            };
+            let entry = table
+                .entry(part)
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             table = entry
                 .as_table_mut()
                 .ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
@@ -227,18 +253,20 @@ impl ConfigBuilder {
     /// Deserializes and validates; unknown keys and wrong types are errors
     /// naming the full key path.
     pub fn build(self) -> Result<(Config, Geometry), ConfigError> {
-        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table)).map_err(|error| {
-            let path = error.path().to_string();
-            let key = if path == "." { String::new() } else { path };
-            ConfigError::new(key, error.into_inner().to_string())
-        })?;
+        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table))
+            .map_err(|error| {
+                let path = error.path().to_string();
+                let key = if path == "." { String::new() } else { path };
+                ConfigError::new(key, error.into_inner().to_string())
+            })?;
         let geometry = config.validate()?;
         Ok((config, geometry))
     }
 }
 
 fn parse_toml(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
-    text.parse::<toml::Table>().map_err(|error| ConfigError::new("", format!("{origin}: {error}")))
+    text.parse::<toml::Table>()
+        .map_err(|error| ConfigError::new("", format!("{origin}: {error}")))
 }
 
 fn parse_value(raw: &str) -> toml::Value {

@@ -55,6 +55,7 @@ pub struct LatencyReport {
     pub read: Option<LatencySummary>,
     pub write: Option<LatencySummary>,
     pub trim: Option<LatencySummary>,
+    pub flush: Option<LatencySummary>,
     pub priority: Option<LatencySummary>,
     pub normal: Option<LatencySummary>,
 }
@@ -87,6 +88,10 @@ pub struct TimedReport {
     /// Mapping pages DISCARDs missed in the cached mapping table
     /// (`timing.discard_map_cache_pages`; 0 when the whole map is in RAM).
     pub discard_map_misses: u64,
+    /// Pages read that held no data (never written or trimmed): answered
+    /// with zeros by the controller, no flash read, and not counted in
+    /// `read_mb_s` (`ftl.unmapped_reads`).
+    pub unmapped_read_pages: u64,
     pub throughput_series: Vec<ThroughputPoint>,
 }
 
@@ -95,7 +100,7 @@ pub struct TimedReport {
 pub struct Stats {
     page_size: u64,
     all: Histogram<u64>,
-    by_op: [Histogram<u64>; 3],
+    by_op: [Histogram<u64>; 4],
     priority: Histogram<u64>,
     normal: Histogram<u64>,
     pages_read: u64,
@@ -106,6 +111,7 @@ pub struct Stats {
     pub rmw_pages_rewritten: u64,
     pub stripes_merged: u64,
     pub discard_map_misses: u64,
+    pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
     series: Series,
     last_completion_ns: u64,
@@ -123,6 +129,7 @@ fn op_index(op: Op) -> usize {
         Op::Read => 0,
         Op::Write => 1,
         Op::Trim => 2,
+        Op::Flush => 3,
     }
 }
 
@@ -131,7 +138,7 @@ impl Stats {
         Self {
             page_size: u64::from(page_size),
             all: histogram(),
-            by_op: [histogram(), histogram(), histogram()],
+            by_op: [histogram(), histogram(), histogram(), histogram()],
             priority: histogram(),
             normal: histogram(),
             pages_read: 0,
@@ -142,6 +149,7 @@ impl Stats {
             rmw_pages_rewritten: 0,
             stripes_merged: 0,
             discard_map_misses: 0,
+            unmapped_read_pages: 0,
             host_pages_written: 0,
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
@@ -149,17 +157,23 @@ impl Stats {
         }
     }
 
-    /// Records a request that arrived at `arrival_ns` and completed at `done_ns`.
+    /// Records a request that arrived at `arrival_ns` and completed at
+    /// `done_ns`; `pages` are the pages it moved to or from flash.
     pub fn complete(&mut self, op: Op, pages: u32, priority: bool, arrival_ns: u64, done_ns: u64) {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
         self.all.saturating_record(latency);
         self.by_op[op_index(op)].saturating_record(latency);
-        if priority { &mut self.priority } else { &mut self.normal }.saturating_record(latency);
+        if priority {
+            &mut self.priority
+        } else {
+            &mut self.normal
+        }
+        .saturating_record(latency);
         let pages = u64::from(pages);
         match op {
             Op::Read => self.pages_read += pages,
             Op::Write => self.pages_written += pages,
-            Op::Trim => {}
+            Op::Trim | Op::Flush => {}
         }
         self.series.complete(done_ns, op, pages * self.page_size);
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
@@ -180,17 +194,27 @@ impl Stats {
         let per_second = |count: u64| {
             #[allow(clippy::cast_precision_loss)]
             let count = count as f64;
-            if seconds > 0.0 { count / seconds } else { 0.0 }
+            if seconds > 0.0 {
+                count / seconds
+            } else {
+                0.0
+            }
         };
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
         #[allow(clippy::cast_precision_loss)]
         let drained_ns = self.last_completion_ns.max(self.last_busy_ns);
         #[allow(clippy::cast_precision_loss)]
-        let die_utilization =
-            if drained_ns == 0 { 0.0 } else { self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64) };
+        let die_utilization = if drained_ns == 0 {
+            0.0
+        } else {
+            self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64)
+        };
         #[allow(clippy::cast_precision_loss)]
-        let gc_die_time_share =
-            if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
+        let gc_die_time_share = if self.die_busy_ns == 0 {
+            0.0
+        } else {
+            self.gc_die_busy_ns as f64 / self.die_busy_ns as f64
+        };
         self.series.close(self.last_completion_ns);
         TimedReport {
             simulated_s: seconds,
@@ -205,6 +229,7 @@ impl Stats {
                 read: LatencySummary::from_histogram(&self.by_op[0]),
                 write: LatencySummary::from_histogram(&self.by_op[1]),
                 trim: LatencySummary::from_histogram(&self.by_op[2]),
+                flush: LatencySummary::from_histogram(&self.by_op[3]),
                 priority: LatencySummary::from_histogram(&self.priority),
                 normal: LatencySummary::from_histogram(&self.normal),
             },
@@ -215,11 +240,11 @@ impl Stats {
             rmw_pages_rewritten: self.rmw_pages_rewritten,
             stripes_merged: self.stripes_merged,
             discard_map_misses: self.discard_map_misses,
+            unmapped_read_pages: self.unmapped_read_pages,
             throughput_series: self.series.points,
         }
     }
 }
-
 
 /// Throughput per fixed interval of simulated time. Completions arrive in
 /// time order, so only the current interval is open.
@@ -235,7 +260,14 @@ struct Series {
 
 impl Series {
     fn new(interval_ns: u64) -> Self {
-        Self { interval_ns, current: 0, requests: 0, read_bytes: 0, write_bytes: 0, points: Vec::new() }
+        Self {
+            interval_ns,
+            current: 0,
+            requests: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            points: Vec::new(),
+        }
     }
 
     fn complete(&mut self, done_ns: u64, op: Op, bytes: u64) {
@@ -247,7 +279,7 @@ impl Series {
         match op {
             Op::Read => self.read_bytes += bytes,
             Op::Write => self.write_bytes += bytes,
-            Op::Trim => {}
+            Op::Trim | Op::Flush => {}
         }
     }
 
