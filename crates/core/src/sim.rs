@@ -31,11 +31,7 @@ pub enum SimError {
     Source(#[from] SourceError),
     /// A request the translation layer refused, with its position in the source.
     #[error("host request #{event}: {error}{hint}")]
-    AtEvent {
-        event: u64,
-        error: FtlError,
-        hint: &'static str,
-    },
+    AtEvent { event: u64, error: FtlError, hint: &'static str },
 }
 
 /// Which part of a run is under way.
@@ -252,9 +248,7 @@ impl Simulation {
             }
             LayerKind::OpenChannel => {
                 config.pblk.validate(&geometry)?;
-                let classes = HostStages::new(&geometry, &config.host, &config.discard, journal)?
-                    .classes()
-                    .len();
+                let classes = HostStages::new(&geometry, &config.host, &config.discard, journal)?.classes().len();
                 let pblk = Pblk::new(&geometry, &config.pblk, classes)
                     .map_err(|error| ConfigError::new("pblk", error.to_string()))?;
                 Layer::OpenChannel(pblk)
@@ -322,28 +316,15 @@ impl Simulation {
             (true, false, true) => AgingKind::Steady,
         };
         let start = self.counters().clone();
-        let fill_fraction = if settings.fill {
-            settings.fill_fraction
-        } else {
-            0.0
-        };
+        let fill_fraction = if settings.fill { settings.fill_fraction } else { 0.0 };
         if settings.fill {
             self.fill(fill_fraction, observer)?;
         }
-        let (steady, final_window_waf) = if settings.overwrite {
-            self.overwrite_to_steady(observer)?
-        } else {
-            (true, None)
-        };
+        let (steady, final_window_waf) =
+            if settings.overwrite { self.overwrite_to_steady(observer)? } else { (true, None) };
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
-        Ok(Some(self.precondition.insert(PreconditionReport {
-            kind,
-            fill_fraction,
-            phase,
-            steady,
-            final_window_waf,
-        })))
+        Ok(Some(self.precondition.insert(PreconditionReport { kind, fill_fraction, phase, steady, final_window_waf })))
     }
 
     /// Ages the device by running `source` (an aging trace) through fresh
@@ -354,12 +335,7 @@ impl Simulation {
         observer: &mut dyn FnMut(Progress),
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
-        let mut stages = HostStages::new(
-            &self.geometry,
-            &self.config.host,
-            &self.config.discard,
-            &self.journal,
-        )?;
+        let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
         on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
@@ -382,19 +358,9 @@ impl Simulation {
         let sectors_per_page = u64::from(self.geometry.sectors_per_page());
         let chunks = (0..pages).step_by(CHUNK_PAGES as usize).map(move |first| {
             let length = CHUNK_PAGES.min(pages - first);
-            let sectors = SectorRange::new(
-                u64::from(first) * sectors_per_page,
-                u64::from(length) * sectors_per_page,
-            );
-            let write = crate::host::event::HostEvent::new(
-                SimNs(0),
-                crate::host::event::HostOp::Write,
-                sectors,
-            );
-            crate::host::event::HostEvent {
-                stream: crate::units::StreamId(stream),
-                ..write
-            }
+            let sectors = SectorRange::new(u64::from(first) * sectors_per_page, u64::from(length) * sectors_per_page);
+            let write = crate::host::event::HostEvent::new(SimNs(0), crate::host::event::HostOp::Write, sectors);
+            crate::host::event::HostEvent { stream: crate::units::StreamId(stream), ..write }
         });
         let mut source = crate::workload::IterEvents(chunks);
         let mut stages = self.aging_stages()?;
@@ -407,10 +373,7 @@ impl Simulation {
     /// in a row change the WAF by at most `steady_tolerance`, or
     /// `max_device_writes` of host page writes are spent; returns whether
     /// the WAF settled and the last window's WAF.
-    fn overwrite_to_steady(
-        &mut self,
-        observer: &mut dyn FnMut(Progress),
-    ) -> Result<(bool, Option<f64>), SimError> {
+    fn overwrite_to_steady(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(bool, Option<f64>), SimError> {
         let settings = &self.config.precondition;
         let logical = f64::from(self.geometry.logical_pages);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -421,14 +384,9 @@ impl Simulation {
         // Reads and trims spend requests, not the write budget: draw enough
         // requests for the budget's writes (a mix without writes stops at once).
         let write_fraction = 1.0 - workload.read_fraction - workload.trim_fraction;
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let requests = if write_fraction > 0.0 {
-            ((budget_pages / u64::from(workload.request_pages)) as f64 / write_fraction).ceil()
-                as u64
+            ((budget_pages / u64::from(workload.request_pages)) as f64 / write_fraction).ceil() as u64
         } else {
             0
         };
@@ -438,16 +396,11 @@ impl Simulation {
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
         let observe = |counters: &Counters| {
-            let settled = series
-                .observe(counters)
-                .is_some_and(|waf| steady.observe(waf));
+            let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
         on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe))?;
-        Ok((
-            steady.reached() || requests == 0,
-            series.points().last().map(|point| point.waf_window),
-        ))
+        Ok((steady.reached() || requests == 0, series.points().last().map(|point| point.waf_window)))
     }
 
     /// Host stages for synthetic aging: DISCARDs pass at once, no classes.
@@ -472,26 +425,15 @@ impl Simulation {
             Some(pages) => (pages / 100).max(1),
             None => (u64::from(self.geometry.logical_pages) / 20).max(1),
         };
-        WafSeries::new(
-            self.config.metrics.window_pages.unwrap_or_else(default),
-            self.counters(),
-        )
+        WafSeries::new(self.config.metrics.window_pages.unwrap_or_else(default), self.counters())
     }
 
     /// Runs `requests` requests of the synthetic workload in counting mode.
-    pub fn measure(
-        &mut self,
-        requests: u64,
-        observer: &mut dyn FnMut(Progress),
-    ) -> Result<(), SimError> {
+    pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
         let pages = requests * u64::from(self.config.workload.request_pages);
         let mut series = {
-            let window = self
-                .config
-                .metrics
-                .window_pages
-                .unwrap_or_else(|| (pages / 100).max(1));
+            let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
             WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()))
         };
         let observe = |counters: &Counters| {
@@ -505,11 +447,7 @@ impl Simulation {
 
     /// Runs every event of `source` through the host stages in counting mode
     /// (a trace replay), then issues what the DISCARD stage still holds.
-    pub fn replay(
-        &mut self,
-        source: &mut dyn EventSource,
-        observer: &mut dyn FnMut(Progress),
-    ) -> Result<(), SimError> {
+    pub fn replay(&mut self, source: &mut dyn EventSource, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(None);
         let observe = |counters: &Counters| {
             series.observe(counters);
@@ -523,8 +461,7 @@ impl Simulation {
     /// Issues `requests` writes of the workload with nothing but the driver
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
-        let mut source =
-            SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
         on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_| false))
     }
 
@@ -537,19 +474,10 @@ impl Simulation {
     ) -> Result<&TimedReport, SimError> {
         let timing = &self.config.timing;
         let iops = (timing.arrival == Arrival::Open).then_some(timing.arrival_iops);
-        let arrivals = Arrivals::new(
-            iops,
-            timing.priority_fraction,
-            self.config.seed.wrapping_add(2),
-        );
-        let mut source =
-            SyntheticEvents::new(&mut self.workload, &self.geometry, requests, Some(arrivals));
+        let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, Some(arrivals));
         let pages = requests * u64::from(self.config.workload.request_pages);
-        let window = self
-            .config
-            .metrics
-            .window_pages
-            .unwrap_or_else(|| (pages / 100).max(1));
+        let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
         let mut series = WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()));
         let mut staged = StagedSource::new(&mut source, &mut self.stages);
         let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
@@ -588,8 +516,7 @@ impl Simulation {
         observer: &mut dyn FnMut(Progress),
     ) -> Result<&TimedReport, SimError> {
         let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
-        let report =
-            on_layer!(&mut self.layer, ftl => engine.run(ftl, source, requests, observer))?;
+        let report = on_layer!(&mut self.layer, ftl => engine.run(ftl, source, requests, observer))?;
         Ok(self.timed.insert(report))
     }
 
@@ -627,16 +554,10 @@ impl Simulation {
 /// is smaller than the workload.
 fn at_event(stages: &HostStages, error: FtlError) -> SimError {
     let hint = match error {
-        FtlError::LpnOutOfRange { .. } => {
-            " (is the device smaller than the trace? try --fit or --device-size)"
-        }
+        FtlError::LpnOutOfRange { .. } => " (is the device smaller than the trace? try --fit or --device-size)",
         _ => "",
     };
-    SimError::AtEvent {
-        event: stages.events(),
-        error,
-        hint,
-    }
+    SimError::AtEvent { event: stages.events(), error, hint }
 }
 
 /// The counting-mode loop every phase shares: events from `source` through
@@ -659,22 +580,14 @@ fn drive<T: TranslationLayer>(
             let before = ahead.len();
             match source.next_event()? {
                 Some(event) => {
-                    stages
-                        .requests(&event, &mut ahead)
-                        .map_err(|error| at_event(stages, error))?;
+                    stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {
-                        observer(Progress {
-                            phase,
-                            done: events,
-                            total,
-                        });
+                        observer(Progress { phase, done: events, total });
                     }
                 }
                 None => {
-                    stages
-                        .finish(&mut ahead)
-                        .map_err(|error| at_event(stages, error))?;
+                    stages.finish(&mut ahead).map_err(|error| at_event(stages, error))?;
                     dry = true;
                 }
             }
@@ -693,11 +606,7 @@ fn drive<T: TranslationLayer>(
             break;
         }
     }
-    observer(Progress {
-        phase,
-        done: events,
-        total,
-    });
+    observer(Progress { phase, done: events, total });
     Ok(())
 }
 
@@ -717,15 +626,7 @@ struct StagedSource<'a> {
 
 impl<'a> StagedSource<'a> {
     fn new(source: &'a mut dyn EventSource, stages: &'a mut HostStages) -> Self {
-        Self {
-            source,
-            stages,
-            pending: VecDeque::new(),
-            arrival: SimNs(0),
-            first_ns: None,
-            error: None,
-            done: false,
-        }
+        Self { source, stages, pending: VecDeque::new(), arrival: SimNs(0), first_ns: None, error: None, done: false }
     }
 
     /// Turns the next event (or the end of the source) into pending
@@ -738,15 +639,11 @@ impl<'a> StagedSource<'a> {
             Ok(Some(event)) => {
                 let first = *self.first_ns.get_or_insert(event.time.0);
                 self.arrival = SimNs(event.time.0.saturating_sub(first));
-                self.stages
-                    .requests(&event, &mut self.pending)
-                    .map_err(|error| at_event(self.stages, error))
+                self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error))
             }
             Ok(None) => {
                 self.done = true;
-                self.stages
-                    .finish(&mut self.pending)
-                    .map_err(|error| at_event(self.stages, error))
+                self.stages.finish(&mut self.pending).map_err(|error| at_event(self.stages, error))
             }
             Err(error) => Err(SimError::Source(error)),
         };
@@ -768,11 +665,7 @@ impl RequestSource for StagedSource<'_> {
             self.refill()?;
         }
         let (request, priority) = self.pending.pop_front()?;
-        Some(TimedRequest {
-            request,
-            arrival: self.arrival,
-            priority,
-        })
+        Some(TimedRequest { request, arrival: self.arrival, priority })
     }
 }
 
@@ -788,23 +681,14 @@ struct SteadyState {
 
 impl SteadyState {
     fn new(tolerance: f64, windows: u32) -> Self {
-        Self {
-            tolerance,
-            windows,
-            previous: None,
-            streak: 0,
-        }
+        Self { tolerance, windows, previous: None, streak: 0 }
     }
 
     /// Takes the next window's WAF; true once the state is steady.
     fn observe(&mut self, waf: f64) -> bool {
         if let Some(previous) = self.previous {
             let change = (waf - previous).abs() / previous.max(f64::MIN_POSITIVE);
-            self.streak = if change <= self.tolerance {
-                self.streak + 1
-            } else {
-                0
-            };
+            self.streak = if change <= self.tolerance { self.streak + 1 } else { 0 };
         }
         self.previous = Some(waf);
         self.reached()

@@ -30,10 +30,7 @@ fn sequential_overwrite_has_waf_one() {
     let measured = ftl.counters().since(&before);
     assert_eq!(measured.gc_page_copies, 0);
     assert_eq!(measured.waf(), Some(1.0));
-    assert!(
-        measured.erases > 0,
-        "the overwrites must have reclaimed blocks"
-    );
+    assert!(measured.erases > 0, "the overwrites must have reclaimed blocks");
 }
 
 #[test]
@@ -47,20 +44,14 @@ fn rewrite_after_trimming_everything_copies_nothing() {
         order.shuffle(&mut rng);
         write_all(&mut ftl, &order);
     }
-    assert!(
-        ftl.counters().gc_page_copies > 0,
-        "random overwrites must have caused GC copies"
-    );
+    assert!(ftl.counters().gc_page_copies > 0, "random overwrites must have caused GC copies");
     ftl.trim(Lpn(0), logical_pages).expect("trim succeeds");
     assert_eq!(ftl.mapped_pages(), 0);
     let before = ftl.counters().clone();
     order.shuffle(&mut rng);
     write_all(&mut ftl, &order);
     let rewrite = ftl.counters().since(&before);
-    assert_eq!(
-        rewrite.gc_page_copies, 0,
-        "trimmed pages must never be copied"
-    );
+    assert_eq!(rewrite.gc_page_copies, 0, "trimmed pages must never be copied");
     ftl.check_consistency().expect("consistent");
 }
 
@@ -68,22 +59,10 @@ fn rewrite_after_trimming_everything_copies_nothing() {
 fn out_of_range_requests_are_errors() {
     let mut ftl = small_ftl(&[]);
     let logical_pages = ftl.geometry().logical_pages;
-    assert!(matches!(
-        ftl.write(Lpn(logical_pages), StreamId(0)),
-        Err(FtlError::LpnOutOfRange { .. })
-    ));
-    assert!(matches!(
-        ftl.read(Lpn(u32::MAX)),
-        Err(FtlError::LpnOutOfRange { .. })
-    ));
-    assert!(matches!(
-        ftl.trim(Lpn(logical_pages - 1), 2),
-        Err(FtlError::LpnOutOfRange { .. })
-    ));
-    assert!(matches!(
-        ftl.write(Lpn(0), StreamId(200)),
-        Err(FtlError::UnknownStream { .. })
-    ));
+    assert!(matches!(ftl.write(Lpn(logical_pages), StreamId(0)), Err(FtlError::LpnOutOfRange { .. })));
+    assert!(matches!(ftl.read(Lpn(u32::MAX)), Err(FtlError::LpnOutOfRange { .. })));
+    assert!(matches!(ftl.trim(Lpn(logical_pages - 1), 2), Err(FtlError::LpnOutOfRange { .. })));
+    assert!(matches!(ftl.write(Lpn(0), StreamId(200)), Err(FtlError::UnknownStream { .. })));
 }
 
 #[test]
@@ -95,27 +74,16 @@ fn streams_never_share_a_block() {
         let stream = StreamId(u8::from(lpn % 3 == 0));
         let ppn = ftl.write(Lpn(lpn), stream).expect("write succeeds");
         let previous = owner.insert(ppn.0 / pages_per_block, stream);
-        assert!(
-            previous.is_none_or(|p| p == stream),
-            "block {} holds two streams",
-            ppn.0 / pages_per_block
-        );
+        assert!(previous.is_none_or(|p| p == stream), "block {} holds two streams", ppn.0 / pages_per_block);
     }
-    assert_eq!(
-        ftl.counters().stream_host_pages_written.iter().sum::<u64>(),
-        2000
-    );
+    assert_eq!(ftl.counters().stream_host_pages_written.iter().sum::<u64>(), 2000);
 }
 
 #[test]
 fn runs_are_deterministic_per_seed() {
     let run = |seed: u64| {
-        let (config, _) = common::config(
-            "small",
-            &[&format!("seed={seed}"), "workload.distribution=\"zipf\""],
-        );
-        serde_json::to_string(&nandlab_core::run(&config, &mut |_| {}).expect("run succeeds"))
-            .expect("serializable")
+        let (config, _) = common::config("small", &[&format!("seed={seed}"), "workload.distribution=\"zipf\""]);
+        serde_json::to_string(&nandlab_core::run(&config, &mut |_| {}).expect("run succeeds")).expect("serializable")
     };
     assert_eq!(run(5), run(5));
     assert_ne!(run(5), run(6));
@@ -125,20 +93,12 @@ fn runs_are_deterministic_per_seed() {
 fn mixed_workload_counts_every_operation() {
     let (config, _) = common::config(
         "small",
-        &[
-            "workload.read_fraction=0.3",
-            "workload.trim_fraction=0.1",
-            "workload.request_pages=4",
-            "workload.requests=20000",
-        ],
+        &["workload.read_fraction=0.3", "workload.trim_fraction=0.1", "workload.request_pages=4", "workload.requests=20000"],
     );
     let report = nandlab_core::run(&config, &mut |_| {}).expect("run succeeds");
     let measured = &report.measured.counters;
     assert_eq!(measured.requests, 20_000);
-    let pages = measured.host_pages_written
-        + measured.host_pages_read
-        + measured.unmapped_reads
-        + measured.host_pages_trimmed;
+    let pages = measured.host_pages_written + measured.host_pages_read + measured.unmapped_reads + measured.host_pages_trimmed;
     assert_eq!(pages, 80_000);
     assert!(measured.host_pages_read > 20_000 && measured.host_pages_trimmed > 4_000);
     assert!(report.precondition.as_ref().is_some_and(|p| p.steady));
@@ -150,24 +110,13 @@ fn hot_cold_skew_lowers_waf_under_cost_benefit() {
     let waf = |distribution: &str| {
         let (config, _) = common::config(
             "small",
-            &[
-                "ftl.gc_policy=\"cost-benefit\"",
-                &format!("workload.distribution=\"{distribution}\""),
-                "workload.hot_cold_streams=true",
-            ],
+            &["ftl.gc_policy=\"cost-benefit\"", &format!("workload.distribution=\"{distribution}\""), "workload.hot_cold_streams=true"],
         );
-        nandlab_core::run(&config, &mut |_| {})
-            .expect("run succeeds")
-            .measured
-            .waf
-            .expect("pages written")
+        nandlab_core::run(&config, &mut |_| {}).expect("run succeeds").measured.waf.expect("pages written")
     };
     let uniform = waf("uniform");
     let skewed = waf("hot-cold");
-    assert!(
-        skewed < uniform,
-        "hot/cold separation should lower WAF: {skewed:.3} vs {uniform:.3}"
-    );
+    assert!(skewed < uniform, "hot/cold separation should lower WAF: {skewed:.3} vs {uniform:.3}");
 }
 
 /// A timed run records WAF over time as counting mode does: its windows end
@@ -177,16 +126,8 @@ fn hot_cold_skew_lowers_waf_under_cost_benefit() {
 fn a_timed_run_records_the_waf_series() {
     let (config, _) = common::config("small", &["workload.requests=20000"]);
     let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("timed run");
-    assert!(
-        report.waf_series.len() >= 90,
-        "about 100 windows, got {}",
-        report.waf_series.len()
-    );
+    assert!(report.waf_series.len() >= 90, "about 100 windows, got {}", report.waf_series.len());
     let last = report.waf_series.last().expect("points");
     let measured = report.measured.waf.expect("measured WAF");
-    assert!(
-        (last.waf_cumulative - measured).abs() < 0.01 * measured,
-        "{} vs {measured}",
-        last.waf_cumulative
-    );
+    assert!((last.waf_cumulative - measured).abs() < 0.01 * measured, "{} vs {measured}", last.waf_cumulative);
 }

@@ -48,21 +48,17 @@ fn check_against_model(policy: VictimPolicy, ops: &[Operation]) -> Result<(), Te
     for op in ops {
         match *op {
             Operation::Write { lpn, stream } => {
-                ftl.write(Lpn(lpn), StreamId(stream))
-                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                ftl.write(Lpn(lpn), StreamId(stream)).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 mapped.insert(lpn);
             }
             Operation::Trim { lpn, pages } => {
-                ftl.trim(Lpn(lpn), pages)
-                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                ftl.trim(Lpn(lpn), pages).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 for trimmed in lpn..lpn + pages {
                     mapped.remove(&trimmed);
                 }
             }
             Operation::Read { lpn } => {
-                let found = ftl
-                    .read(Lpn(lpn))
-                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let found = ftl.read(Lpn(lpn)).map_err(|e| TestCaseError::fail(e.to_string()))?;
                 prop_assert_eq!(found.is_some(), mapped.contains(&lpn), "read of {}", lpn);
             }
         }
@@ -73,10 +69,7 @@ fn check_against_model(policy: VictimPolicy, ops: &[Operation]) -> Result<(), Te
         prop_assert_eq!(ftl.lookup(Lpn(lpn)).is_some(), mapped.contains(&lpn));
     }
     let counters = ftl.counters();
-    prop_assert_eq!(
-        counters.flash_pages_programmed,
-        counters.host_pages_written + counters.gc_page_copies
-    );
+    prop_assert_eq!(counters.flash_pages_programmed, counters.host_pages_written + counters.gc_page_copies);
     Ok(())
 }
 

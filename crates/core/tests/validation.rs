@@ -16,8 +16,7 @@ use nandlab_core::Simulation;
 const BLOCKS: u32 = 2048;
 
 fn effective_rho(geometry: &Geometry, gc_threshold_blocks: u32) -> f64 {
-    let held_back =
-        f64::from(geometry.units() * (gc_threshold_blocks + 1) * geometry.pages_per_block);
+    let held_back = f64::from(geometry.units() * (gc_threshold_blocks + 1) * geometry.pages_per_block);
     (f64::from(geometry.physical_pages()) - held_back) / f64::from(geometry.logical_pages) - 1.0
 }
 
@@ -27,51 +26,25 @@ fn steady_waf(rho: f64, policy: &str) -> (f64, f64) {
     config.precondition.max_device_writes = 5.0;
     config.precondition.steady_tolerance = 0.002;
     let mut simulation = Simulation::new(&config).expect("valid config");
-    simulation
-        .precondition(&mut |_| {})
-        .expect("preconditioning runs");
+    simulation.precondition(&mut |_| {}).expect("preconditioning runs");
     let before = simulation.counters().clone();
-    simulation
-        .write_only(3 * u64::from(geometry.logical_pages))
-        .expect("writes succeed");
-    let measured = simulation
-        .counters()
-        .since(&before)
-        .waf()
-        .expect("pages written");
-    (
-        measured,
-        effective_rho(&geometry, config.ftl.gc_threshold_blocks),
-    )
+    simulation.write_only(3 * u64::from(geometry.logical_pages)).expect("writes succeed");
+    let measured = simulation.counters().since(&before).waf().expect("pages written");
+    (measured, effective_rho(&geometry, config.ftl.gc_threshold_blocks))
 }
 
 fn assert_within(measured: f64, model: f64, tolerance: f64, what: &str) {
     let error = (measured - model).abs() / model;
-    eprintln!(
-        "{what}: measured {measured:.3}, model {model:.3}, error {:.2} %",
-        error * 100.0
-    );
-    assert!(
-        error <= tolerance,
-        "{what}: measured {measured:.3} vs model {model:.3} ({:.2} % off)",
-        error * 100.0
-    );
+    eprintln!("{what}: measured {measured:.3}, model {model:.3}, error {:.2} %", error * 100.0);
+    assert!(error <= tolerance, "{what}: measured {measured:.3} vs model {model:.3} ({:.2} % off)", error * 100.0);
 }
 
 #[test]
 fn greedy_agrees_with_mean_field_model() {
     for rho in [0.07, 0.125, 0.28] {
         let (measured, rho_effective) = steady_waf(rho, "greedy");
-        eprintln!(
-            "ρ = {rho}: nominal model {:.3}, effective ρ {rho_effective:.4}",
-            greedy_waf(256, rho)
-        );
-        assert_within(
-            measured,
-            greedy_waf(256, rho_effective),
-            0.05,
-            &format!("greedy ρ={rho}"),
-        );
+        eprintln!("ρ = {rho}: nominal model {:.3}, effective ρ {rho_effective:.4}", greedy_waf(256, rho));
+        assert_within(measured, greedy_waf(256, rho_effective), 0.05, &format!("greedy ρ={rho}"));
     }
 }
 
@@ -79,12 +52,7 @@ fn greedy_agrees_with_mean_field_model() {
 fn fifo_agrees_with_closed_form() {
     for rho in [0.07, 0.28] {
         let (measured, rho_effective) = steady_waf(rho, "fifo");
-        assert_within(
-            measured,
-            fifo_waf(rho_effective),
-            0.05,
-            &format!("fifo ρ={rho}"),
-        );
+        assert_within(measured, fifo_waf(rho_effective), 0.05, &format!("fifo ρ={rho}"));
     }
 }
 
@@ -101,22 +69,14 @@ fn policies_rank_as_theory_says() {
     let d_choices = steady_waf(rho, "d-choices").0;
     let cost_benefit = steady_waf(rho, "cost-benefit").0;
     let fifo = steady_waf(rho, "fifo").0;
-    eprintln!("ρ = {rho}: greedy {greedy:.3}, d-choices(10) {d_choices:.3}, cost-benefit {cost_benefit:.3}, fifo {fifo:.3}");
+    eprintln!(
+        "ρ = {rho}: greedy {greedy:.3}, d-choices(10) {d_choices:.3}, cost-benefit {cost_benefit:.3}, fifo {fifo:.3}"
+    );
     // Greedy is optimal for uniform traffic; the others cannot beat it, and
     // all of them beat random choice by far.
     let random = random_waf(rho);
-    for (name, waf) in [
-        ("d-choices", d_choices),
-        ("cost-benefit", cost_benefit),
-        ("fifo", fifo),
-    ] {
-        assert!(
-            greedy <= waf * 1.001,
-            "greedy {greedy:.3} should not lose to {name} {waf:.3}"
-        );
-        assert!(
-            waf < 0.6 * random,
-            "{name} {waf:.3} should be far below random {random:.3}"
-        );
+    for (name, waf) in [("d-choices", d_choices), ("cost-benefit", cost_benefit), ("fifo", fifo)] {
+        assert!(greedy <= waf * 1.001, "greedy {greedy:.3} should not lose to {name} {waf:.3}");
+        assert!(waf < 0.6 * random, "{name} {waf:.3} should be far below random {random:.3}");
     }
 }

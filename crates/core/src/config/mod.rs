@@ -24,10 +24,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self {
-            key: key.into(),
-            reason: reason.into(),
-        }
+        Self { key: key.into(), reason: reason.into() }
     }
 }
 
@@ -101,10 +98,7 @@ impl Config {
         self.host.validate(self.ftl.streams)?;
         self.timing.validate(&geometry, &self.ftl)?;
         if self.metrics.window_pages == Some(0) {
-            return Err(ConfigError::new(
-                "metrics.window_pages",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
         }
         Ok(geometry)
     }
@@ -171,13 +165,7 @@ impl ConfigBuilder {
 
     pub fn merge_preset(&mut self, name: &str) -> Result<(), ConfigError> {
         let text = presets::preset_text(name).ok_or_else(|| {
-            ConfigError::new(
-                "preset",
-                format!(
-                    "unknown preset `{name}`; presets: {}",
-                    preset_names().join(", ")
-                ),
-            )
+            ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
         })?;
         let table = parse_toml(text, &format!("preset {name}"))?;
         merge_tables(&mut self.table, table);
@@ -205,19 +193,18 @@ impl ConfigBuilder {
         match table.remove("preset") {
             None => Ok(()),
             Some(toml::Value::String(name)) => self.merge_preset(&name),
-            Some(other) => Err(ConfigError::new(
-                "preset",
-                format!("expected a preset name, found {}", other.type_str()),
-            )),
+            Some(other) => {
+                Err(ConfigError::new("preset", format!("expected a preset name, found {}", other.type_str())))
+            }
         }
     }
 
     /// Applies one `dotted.key=value` assignment. The value is read as a TOML
     /// value (`8`, `0.125`, `true`, `"text"`); anything else is taken as a string.
     pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
-        let (key, raw) = assignment.split_once('=').ok_or_else(|| {
-            ConfigError::new(assignment, "an override must look like `section.key=value`")
-        })?;
+        let (key, raw) = assignment
+            .split_once('=')
+            .ok_or_else(|| ConfigError::new(assignment, "an override must look like `section.key=value`"))?;
         let key = key.trim();
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(ConfigError::new(key, "not a valid dotted key"));
@@ -234,17 +221,9 @@ impl ConfigBuilder {
         let mut table = &mut self.table;
         let mut path = String::new();
         for part in parts {
-            path = if path.is_empty() {
-                part.to_owned()
-            } else {
-                format!("{path}.{part}")
-            };
-            let entry = table
-                .entry(part)
-                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            table = entry
-                .as_table_mut()
-                .ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
+            path = if path.is_empty() { part.to_owned() } else { format!("{path}.{part}") };
+            let entry = table.entry(part).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            table = entry.as_table_mut().ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
         }
         table.insert(leaf.to_owned(), value);
         Ok(())
@@ -253,20 +232,18 @@ impl ConfigBuilder {
     /// Deserializes and validates; unknown keys and wrong types are errors
     /// naming the full key path.
     pub fn build(self) -> Result<(Config, Geometry), ConfigError> {
-        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table))
-            .map_err(|error| {
-                let path = error.path().to_string();
-                let key = if path == "." { String::new() } else { path };
-                ConfigError::new(key, error.into_inner().to_string())
-            })?;
+        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table)).map_err(|error| {
+            let path = error.path().to_string();
+            let key = if path == "." { String::new() } else { path };
+            ConfigError::new(key, error.into_inner().to_string())
+        })?;
         let geometry = config.validate()?;
         Ok((config, geometry))
     }
 }
 
 fn parse_toml(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
-    text.parse::<toml::Table>()
-        .map_err(|error| ConfigError::new("", format!("{origin}: {error}")))
+    text.parse::<toml::Table>().map_err(|error| ConfigError::new("", format!("{origin}: {error}")))
 }
 
 fn parse_value(raw: &str) -> toml::Value {

@@ -10,10 +10,7 @@ pub const PRESETS: &[(&str, &str)] = &[
 ];
 
 pub fn preset_text(name: &str) -> Option<&'static str> {
-    PRESETS
-        .iter()
-        .find(|(preset, _)| *preset == name)
-        .map(|(_, text)| *text)
+    PRESETS.iter().find(|(preset, _)| *preset == name).map(|(_, text)| *text)
 }
 
 pub fn preset_names() -> Vec<&'static str> {
@@ -22,8 +19,5 @@ pub fn preset_names() -> Vec<&'static str> {
 
 /// The first comment line of a preset: what it models.
 pub fn preset_summary(name: &str) -> Option<&'static str> {
-    preset_text(name)?
-        .lines()
-        .next()
-        .map(|line| line.trim_start_matches('#').trim())
+    preset_text(name)?.lines().next().map(|line| line.trim_start_matches('#').trim())
 }

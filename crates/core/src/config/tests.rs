@@ -13,9 +13,7 @@ fn build(overrides: &[&str]) -> Result<Config, ConfigError> {
 #[test]
 fn every_preset_is_valid() {
     for name in preset_names() {
-        let (config, geometry) = ConfigBuilder::preset(name)
-            .and_then(ConfigBuilder::build)
-            .expect(name);
+        let (config, geometry) = ConfigBuilder::preset(name).and_then(ConfigBuilder::build).expect(name);
         assert_eq!(config.name.as_deref(), Some(name));
         assert!(geometry.logical_pages < geometry.physical_pages());
     }
@@ -23,9 +21,7 @@ fn every_preset_is_valid() {
 
 #[test]
 fn femu_preset_matches_the_paper() {
-    let (_, geometry) = ConfigBuilder::preset("femu-32g")
-        .and_then(ConfigBuilder::build)
-        .expect("valid");
+    let (_, geometry) = ConfigBuilder::preset("femu-32g").and_then(ConfigBuilder::build).expect("valid");
     assert_eq!(geometry.physical_pages(), 8_388_608);
     assert_eq!(geometry.page_size, 4096);
     assert!((geometry.over_provisioning() - 0.125).abs() < 1e-6);
@@ -49,127 +45,46 @@ fn wrong_type_is_named() {
 
 #[test]
 fn impossible_geometry_is_explained() {
-    assert_eq!(
-        build(&["device.channels=0"]).expect_err("zero").key,
-        "device.channels"
-    );
-    assert_eq!(
-        build(&["device.page_size=1000"]).expect_err("sector").key,
-        "device.page_size"
-    );
-    assert_eq!(
-        build(&["device.over_provisioning=-0.1"])
-            .expect_err("negative")
-            .key,
-        "device.over_provisioning"
-    );
-    assert_eq!(
-        build(&["device.logical_pages=16384"])
-            .expect_err("no spare")
-            .key,
-        "device.logical_pages"
-    );
-    assert_eq!(
-        build(&["device.blocks_per_plane=100000000"])
-            .expect_err("too big")
-            .key,
-        "device"
-    );
-    assert_eq!(
-        build(&["ftl.gc_threshold_blocks=1"])
-            .expect_err("reserve")
-            .key,
-        "ftl.gc_threshold_blocks"
-    );
-    assert_eq!(
-        build(&["ftl.streams=300"]).expect_err("streams").key,
-        "ftl.streams"
-    );
-    assert_eq!(
-        build(&["device.blocks_per_plane=4"])
-            .expect_err("reserve")
-            .key,
-        "device.blocks_per_plane"
-    );
-    assert_eq!(
-        build(&["ftl.gc_threshold_blocks=100000"])
-            .expect_err("reserve")
-            .key,
-        "ftl.gc_threshold_blocks"
-    );
+    assert_eq!(build(&["device.channels=0"]).expect_err("zero").key, "device.channels");
+    assert_eq!(build(&["device.page_size=1000"]).expect_err("sector").key, "device.page_size");
+    assert_eq!(build(&["device.over_provisioning=-0.1"]).expect_err("negative").key, "device.over_provisioning");
+    assert_eq!(build(&["device.logical_pages=16384"]).expect_err("no spare").key, "device.logical_pages");
+    assert_eq!(build(&["device.blocks_per_plane=100000000"]).expect_err("too big").key, "device");
+    assert_eq!(build(&["ftl.gc_threshold_blocks=1"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
+    assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
+    assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
+    assert_eq!(build(&["ftl.gc_threshold_blocks=100000"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
     // Valid for Telomere's placement, but a synthetic run fills the device and GC would stall.
     let (tight, _) = ConfigBuilder::preset("small")
-        .and_then(|mut builder| {
-            builder
-                .set("device.over_provisioning=0.07")
-                .map(|_| builder)
-        })
+        .and_then(|mut builder| builder.set("device.over_provisioning=0.07").map(|_| builder))
         .and_then(ConfigBuilder::build)
         .expect("a valid configuration");
-    let error = crate::Simulation::new(&tight)
-        .map(drop)
-        .expect_err("too little spare for a full device");
-    assert!(
-        error.to_string().contains("device.over_provisioning"),
-        "{error}"
-    );
+    let error = crate::Simulation::new(&tight).map(drop).expect_err("too little spare for a full device");
+    assert!(error.to_string().contains("device.over_provisioning"), "{error}");
 }
 
 #[test]
 fn workload_errors_are_named() {
-    assert_eq!(
-        build(&["workload.read_fraction=1.5"])
-            .expect_err("fraction")
-            .key,
-        "workload.read_fraction"
-    );
-    assert_eq!(
-        build(&["workload.request_pages=0"]).expect_err("size").key,
-        "workload.request_pages"
-    );
-    assert_eq!(
-        build(&["workload.requests=5", "workload.bytes=5"])
-            .expect_err("two lengths")
-            .key,
-        "workload"
-    );
-    assert_eq!(
-        build(&["workload.stream=9"]).expect_err("stream").key,
-        "workload.stream"
-    );
-    assert_eq!(
-        build(&["workload.requests=0"]).expect_err("empty run").key,
-        "workload.requests"
-    );
-    assert_eq!(
-        build(&["workload.bytes=0"]).expect_err("empty run").key,
-        "workload.bytes"
-    );
+    assert_eq!(build(&["workload.read_fraction=1.5"]).expect_err("fraction").key, "workload.read_fraction");
+    assert_eq!(build(&["workload.request_pages=0"]).expect_err("size").key, "workload.request_pages");
+    assert_eq!(build(&["workload.requests=5", "workload.bytes=5"]).expect_err("two lengths").key, "workload");
+    assert_eq!(build(&["workload.stream=9"]).expect_err("stream").key, "workload.stream");
+    assert_eq!(build(&["workload.requests=0"]).expect_err("empty run").key, "workload.requests");
+    assert_eq!(build(&["workload.bytes=0"]).expect_err("empty run").key, "workload.bytes");
 }
 
 #[test]
 fn override_syntax_is_checked() {
     assert!(build(&["ftl.streams"]).is_err());
     assert!(build(&["=3"]).is_err());
-    assert_eq!(
-        build(&["device.channels.x=3"]).expect_err("value").key,
-        "device.channels"
-    );
-    assert!(ConfigBuilder::preset("nope")
-        .expect_err("unknown")
-        .reason
-        .contains("femu-32g"));
+    assert_eq!(build(&["device.channels.x=3"]).expect_err("value").key, "device.channels");
+    assert!(ConfigBuilder::preset("nope").expect_err("unknown").reason.contains("femu-32g"));
 }
 
 #[test]
 fn files_layer_over_presets() {
     let mut builder = ConfigBuilder::new();
-    builder
-        .merge_toml(
-            "preset = \"small\"\nseed = 9\n[ftl]\ngc_policy = \"fifo\"\n",
-            "test.toml",
-        )
-        .expect("parses");
+    builder.merge_toml("preset = \"small\"\nseed = 9\n[ftl]\ngc_policy = \"fifo\"\n", "test.toml").expect("parses");
     let (config, _) = builder.build().expect("valid");
     assert_eq!(config.seed, 9);
     assert_eq!(config.ftl.gc_policy, crate::ftl::VictimPolicy::Fifo);
@@ -178,8 +93,6 @@ fn files_layer_over_presets() {
 
 #[test]
 fn syntax_errors_name_the_origin() {
-    let error = ConfigBuilder::new()
-        .merge_toml("[device\nchannels = 1", "bad.toml")
-        .expect_err("syntax");
+    let error = ConfigBuilder::new().merge_toml("[device\nchannels = 1", "bad.toml").expect_err("syntax");
     assert!(error.reason.starts_with("bad.toml"), "{error}");
 }

@@ -9,14 +9,8 @@ use crate::units::{BlockId, Ppn};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DeviceError {
-    #[error(
-        "page {page} of block {block} programmed out of order: the block's next page is {expected}"
-    )]
-    OutOfOrderProgram {
-        block: u32,
-        page: u32,
-        expected: u32,
-    },
+    #[error("page {page} of block {block} programmed out of order: the block's next page is {expected}")]
+    OutOfOrderProgram { block: u32, page: u32, expected: u32 },
     #[error("block {block} is full: it must be erased before it is programmed again")]
     ProgramFullBlock { block: u32 },
     #[error("page {page} of block {block} read before it was programmed")]
@@ -36,11 +30,7 @@ pub struct FlashArray {
 impl FlashArray {
     pub fn new(geometry: &Geometry) -> Self {
         let blocks = geometry.blocks() as usize;
-        Self {
-            geometry: *geometry,
-            next_page: vec![0; blocks],
-            erase_count: vec![0; blocks],
-        }
+        Self { geometry: *geometry, next_page: vec![0; blocks], erase_count: vec![0; blocks] }
     }
 
     pub fn geometry(&self) -> &Geometry {
@@ -53,9 +43,7 @@ impl FlashArray {
         let in_block = self.geometry.page_in_block(page);
         let expected = self.next_page[block];
         if expected >= self.geometry.pages_per_block {
-            return Err(DeviceError::ProgramFullBlock {
-                block: self.geometry.block_of_page(page).0,
-            });
+            return Err(DeviceError::ProgramFullBlock { block: self.geometry.block_of_page(page).0 });
         }
         if in_block != expected {
             return Err(DeviceError::OutOfOrderProgram {
@@ -122,9 +110,7 @@ mod tests {
     use crate::config::ConfigBuilder;
 
     fn flash() -> FlashArray {
-        let (_, geometry) = ConfigBuilder::preset("small")
-            .and_then(ConfigBuilder::build)
-            .expect("valid");
+        let (_, geometry) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("valid");
         FlashArray::new(&geometry)
     }
 
@@ -132,40 +118,22 @@ mod tests {
     fn refuses_out_of_order_and_unerased_programs() {
         let mut flash = flash();
         let pages = flash.geometry().pages_per_block;
-        assert_eq!(
-            flash.program(Ppn(1)),
-            Err(DeviceError::OutOfOrderProgram {
-                block: 0,
-                page: 1,
-                expected: 0
-            })
-        );
+        assert_eq!(flash.program(Ppn(1)), Err(DeviceError::OutOfOrderProgram { block: 0, page: 1, expected: 0 }));
         for page in 0..pages {
             flash.program(Ppn(page)).expect("in order");
         }
-        assert_eq!(
-            flash.program(Ppn(0)),
-            Err(DeviceError::ProgramFullBlock { block: 0 })
-        );
+        assert_eq!(flash.program(Ppn(0)), Err(DeviceError::ProgramFullBlock { block: 0 }));
         flash.erase(BlockId(0));
         assert_eq!(flash.erase_count(BlockId(0)), 1);
-        flash
-            .program(Ppn(0))
-            .expect("erased block takes its first page");
+        flash.program(Ppn(0)).expect("erased block takes its first page");
     }
 
     #[test]
     fn refuses_reads_of_unwritten_pages() {
         let mut flash = flash();
-        assert_eq!(
-            flash.read(Ppn(0)),
-            Err(DeviceError::ReadUnwritten { block: 0, page: 0 })
-        );
+        assert_eq!(flash.read(Ppn(0)), Err(DeviceError::ReadUnwritten { block: 0, page: 0 }));
         flash.program(Ppn(0)).expect("in order");
         assert_eq!(flash.read(Ppn(0)), Ok(()));
-        assert!(matches!(
-            flash.read(Ppn(u32::MAX - 1)),
-            Err(DeviceError::OutOfRange(_))
-        ));
+        assert!(matches!(flash.read(Ppn(u32::MAX - 1)), Err(DeviceError::OutOfRange(_))));
     }
 }

@@ -46,30 +46,13 @@ impl DeviceConfig {
             None => Geometry::from_config(self)?.over_provisioning(),
         };
         let logical_pages = logical_bytes.div_ceil(u64::from(self.page_size));
-        let units = u64::from(
-            self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die,
-        );
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
+        let units = u64::from(self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
-        let blocks = physical_pages
-            .div_ceil(units * u64::from(self.pages_per_block))
-            .max(4);
-        let blocks_per_plane = u32::try_from(blocks).map_err(|_| {
-            ConfigError::new(
-                "device.blocks_per_plane",
-                format!("{logical_bytes} bytes need too many blocks"),
-            )
-        })?;
-        let fitted = Self {
-            blocks_per_plane,
-            over_provisioning: None,
-            logical_pages: Some(logical_pages),
-            ..self.clone()
-        };
+        let blocks = physical_pages.div_ceil(units * u64::from(self.pages_per_block)).max(4);
+        let blocks_per_plane = u32::try_from(blocks)
+            .map_err(|_| ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks")))?;
+        let fitted = Self { blocks_per_plane, over_provisioning: None, logical_pages: Some(logical_pages), ..self.clone() };
         Geometry::from_config(&fitted)?;
         Ok(fitted)
     }
@@ -131,10 +114,7 @@ impl Geometry {
         if !config.page_size.is_multiple_of(512) {
             return Err(ConfigError::new(
                 "device.page_size",
-                format!(
-                    "{} bytes is not a multiple of the 512-byte sector",
-                    config.page_size
-                ),
+                format!("{} bytes is not a multiple of the 512-byte sector", config.page_size),
             ));
         }
         let units = u64::from(config.channels)
@@ -146,9 +126,7 @@ impl Geometry {
         if physical_pages > PHYSICAL_PAGES_MAX {
             return Err(ConfigError::new(
                 "device",
-                format!(
-                    "{physical_pages} physical pages exceed the supported {PHYSICAL_PAGES_MAX}"
-                ),
+                format!("{physical_pages} physical pages exceed the supported {PHYSICAL_PAGES_MAX}"),
             ));
         }
         if config.blocks_per_plane < 4 {
@@ -168,10 +146,7 @@ impl Geometry {
             page_size: config.page_size,
             logical_pages,
             pe_cycles: config.pe_cycles,
-            page_shift: config
-                .pages_per_block
-                .is_power_of_two()
-                .then(|| config.pages_per_block.trailing_zeros()),
+            page_shift: config.pages_per_block.is_power_of_two().then(|| config.pages_per_block.trailing_zeros()),
         })
     }
 
@@ -215,12 +190,7 @@ impl Geometry {
         rest /= self.chips_per_channel;
         let die = rest % self.dies_per_chip;
         let plane = rest / self.dies_per_chip;
-        UnitLocation {
-            channel,
-            chip,
-            die,
-            plane,
-        }
+        UnitLocation { channel, chip, die, plane }
     }
 
     /// The die a unit belongs to, numbered like units without the plane level.
@@ -274,11 +244,7 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
                 ));
             }
             // Truncation is the point: logical capacity rounds down to whole pages.
-            #[allow(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                clippy::cast_precision_loss
-            )]
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
             let pages = (physical_pages as f64 / (1.0 + rho)).floor() as u64;
             pages
         }
@@ -290,10 +256,7 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
         }
     };
     if logical_pages == 0 {
-        return Err(ConfigError::new(
-            "device.logical_pages",
-            "must be at least 1",
-        ));
+        return Err(ConfigError::new("device.logical_pages", "must be at least 1"));
     }
     if logical_pages + pages_per_block > physical_pages {
         return Err(ConfigError::new(

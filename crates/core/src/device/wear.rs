@@ -36,36 +36,22 @@ pub struct WearDistribution {
 
 impl Default for WearDistribution {
     fn default() -> Self {
-        Self {
-            x_mean: -2.0,
-            x_std_dev: 0.08,
-            y_mean: 2.0,
-            y_std_dev: 0.2,
-        }
+        Self { x_mean: -2.0, x_std_dev: 0.08, y_mean: 2.0, y_std_dev: 0.2 }
     }
 }
 
 impl WearDistribution {
     fn validate(&self) -> Result<(), ConfigError> {
-        for (key, value) in [
-            ("wear.x_std_dev", self.x_std_dev),
-            ("wear.y_std_dev", self.y_std_dev),
-        ] {
+        for (key, value) in [("wear.x_std_dev", self.x_std_dev), ("wear.y_std_dev", self.y_std_dev)] {
             if !value.is_finite() || value < 0.0 {
-                return Err(ConfigError::new(
-                    key,
-                    format!("{value} must be a finite standard deviation ≥ 0"),
-                ));
+                return Err(ConfigError::new(key, format!("{value} must be a finite standard deviation ≥ 0")));
             }
         }
         if !self.x_mean.is_finite() {
             return Err(ConfigError::new("wear.x_mean", "must be finite"));
         }
         if !self.y_mean.is_finite() || self.y_mean <= 0.0 {
-            return Err(ConfigError::new(
-                "wear.y_mean",
-                "must be positive: RBER grows with wear",
-            ));
+            return Err(ConfigError::new("wear.y_mean", "must be positive: RBER grows with wear"));
         }
         Ok(())
     }
@@ -90,25 +76,13 @@ impl WearModel {
     ) -> Result<Self, ConfigError> {
         distribution.validate()?;
         if rated_endurance == 0 {
-            return Err(ConfigError::new(
-                "device.pe_cycles",
-                "rated endurance must be at least 1 cycle",
-            ));
+            return Err(ConfigError::new("device.pe_cycles", "rated endurance must be at least 1 cycle"));
         }
         let normal = |mean, std_dev, key| {
-            Normal::new(mean, std_dev)
-                .map_err(|error| ConfigError::new(key, format!("invalid distribution: {error}")))
+            Normal::new(mean, std_dev).map_err(|error| ConfigError::new(key, format!("invalid distribution: {error}")))
         };
-        let x_dist = normal(
-            distribution.x_mean,
-            distribution.x_std_dev,
-            "wear.x_std_dev",
-        )?;
-        let y_dist = normal(
-            distribution.y_mean,
-            distribution.y_std_dev,
-            "wear.y_std_dev",
-        )?;
+        let x_dist = normal(distribution.x_mean, distribution.x_std_dev, "wear.x_std_dev")?;
+        let y_dist = normal(distribution.y_mean, distribution.y_std_dev, "wear.y_std_dev")?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let x = (0..blocks).map(|_| x_dist.sample(&mut rng)).collect();
         let y = (0..blocks)
@@ -119,36 +93,18 @@ impl WearModel {
                 }
             })
             .collect();
-        Ok(Self {
-            x,
-            y,
-            rated_endurance,
-        })
+        Ok(Self { x, y, rated_endurance })
     }
 
     /// A model with given parameters (tests, hand-made devices).
-    pub fn from_parameters(
-        x: Vec<f64>,
-        y: Vec<f64>,
-        rated_endurance: u32,
-    ) -> Result<Self, ConfigError> {
+    pub fn from_parameters(x: Vec<f64>, y: Vec<f64>, rated_endurance: u32) -> Result<Self, ConfigError> {
         if x.len() != y.len() {
-            return Err(ConfigError::new(
-                "wear",
-                format!("{} x_b values but {} y_b values", x.len(), y.len()),
-            ));
+            return Err(ConfigError::new("wear", format!("{} x_b values but {} y_b values", x.len(), y.len())));
         }
         if rated_endurance == 0 {
-            return Err(ConfigError::new(
-                "device.pe_cycles",
-                "rated endurance must be at least 1 cycle",
-            ));
+            return Err(ConfigError::new("device.pe_cycles", "rated endurance must be at least 1 cycle"));
         }
-        Ok(Self {
-            x,
-            y,
-            rated_endurance,
-        })
+        Ok(Self { x, y, rated_endurance })
     }
 
     pub fn blocks(&self) -> usize {
@@ -169,19 +125,12 @@ impl WearModel {
 
     /// W_b of every block, given the erase counts of all blocks.
     pub fn rbers(&self, erase_counts: &[u32]) -> Vec<f64> {
-        erase_counts
-            .iter()
-            .enumerate()
-            .map(|(i, &count)| self.rber(block_id(i), count))
-            .collect()
+        erase_counts.iter().enumerate().map(|(i, &count)| self.rber(block_id(i), count)).collect()
     }
 
     /// Blocks whose RBER reached [`RBER_DEAD`].
     pub fn dead_blocks(&self, erase_counts: &[u32]) -> usize {
-        self.rbers(erase_counts)
-            .into_iter()
-            .filter(|&rber| rber >= RBER_DEAD)
-            .count()
+        self.rbers(erase_counts).into_iter().filter(|&rber| rber >= RBER_DEAD).count()
     }
 
     /// Erase count at which `block` dies; wear runs use it to stop without
@@ -255,20 +204,13 @@ pub fn take_free_block(
 }
 
 fn healthiest_position(free: &VecDeque<u32>, rber: &impl Fn(u32) -> f64) -> usize {
-    free.iter()
-        .enumerate()
-        .min_by(|(_, &a), (_, &b)| rber(a).total_cmp(&rber(b)).then(a.cmp(&b)))
-        .map_or(0, |(i, _)| i)
+    free.iter().enumerate().min_by(|(_, &a), (_, &b)| rber(a).total_cmp(&rber(b)).then(a.cmp(&b))).map_or(0, |(i, _)| i)
 }
 
 /// The block at the writer's hotness quantile of the free blocks ordered from
 /// healthiest to most worn: the hottest writer takes the healthiest block.
 fn binned_position(free: &VecDeque<u32>, rber: &impl Fn(u32) -> f64, hotness: Hotness) -> usize {
-    let mut order: Vec<(f64, u32, usize)> = free
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| (rber(b), b, i))
-        .collect();
+    let mut order: Vec<(f64, u32, usize)> = free.iter().enumerate().map(|(i, &b)| (rber(b), b, i)).collect();
     let nth = (free.len() * hotness.rank.min(hotness.of - 1) as usize) / hotness.of as usize;
     order.select_nth_unstable_by(nth, |a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     order[nth].2
@@ -279,8 +221,7 @@ mod tests {
     use super::*;
 
     fn model() -> WearModel {
-        WearModel::from_parameters(vec![-2.0, -3.0, -1.5], vec![2.0, 3.0, 1.0], 1000)
-            .expect("valid")
+        WearModel::from_parameters(vec![-2.0, -3.0, -1.5], vec![2.0, 3.0, 1.0], 1000).expect("valid")
     }
 
     #[test]
@@ -315,18 +256,9 @@ mod tests {
     fn sampling_is_seeded_and_checked() {
         let distribution = WearDistribution::default();
         let a = WearModel::sample(64, 3000, &distribution, 7).expect("valid");
-        assert_eq!(
-            a,
-            WearModel::sample(64, 3000, &distribution, 7).expect("valid")
-        );
-        assert_ne!(
-            a,
-            WearModel::sample(64, 3000, &distribution, 8).expect("valid")
-        );
-        let bad = WearDistribution {
-            y_mean: -1.0,
-            ..distribution
-        };
+        assert_eq!(a, WearModel::sample(64, 3000, &distribution, 7).expect("valid"));
+        assert_ne!(a, WearModel::sample(64, 3000, &distribution, 8).expect("valid"));
+        let bad = WearDistribution { y_mean: -1.0, ..distribution };
         let error = WearModel::sample(4, 3000, &bad, 1).expect_err("negative slope");
         assert!(error.to_string().contains("wear.y_mean"), "{error}");
     }
@@ -339,30 +271,9 @@ mod tests {
         let take = |policy, hotness| take_free_block(&mut queue.clone(), policy, rber, hotness);
         assert_eq!(take(WearLeveling::Fifo, None), Some(0));
         assert_eq!(take(WearLeveling::RberBalancing, None), Some(1));
-        assert_eq!(
-            take(
-                WearLeveling::HealthBinning,
-                Some(Hotness { rank: 0, of: 2 })
-            ),
-            Some(1)
-        );
-        assert_eq!(
-            take(
-                WearLeveling::HealthBinning,
-                Some(Hotness { rank: 1, of: 2 })
-            ),
-            Some(2)
-        );
-        assert_eq!(
-            take(
-                WearLeveling::HealthBinning,
-                Some(Hotness { rank: 3, of: 4 })
-            ),
-            Some(0)
-        );
-        assert_eq!(
-            take_free_block(&mut VecDeque::new(), WearLeveling::Fifo, rber, None),
-            None
-        );
+        assert_eq!(take(WearLeveling::HealthBinning, Some(Hotness { rank: 0, of: 2 })), Some(1));
+        assert_eq!(take(WearLeveling::HealthBinning, Some(Hotness { rank: 1, of: 2 })), Some(2));
+        assert_eq!(take(WearLeveling::HealthBinning, Some(Hotness { rank: 3, of: 4 })), Some(0));
+        assert_eq!(take_free_block(&mut VecDeque::new(), WearLeveling::Fifo, rber, None), None);
     }
 }

@@ -75,10 +75,7 @@ mod tests {
     fn greedy_model_matches_published_values() {
         for (rho, published) in [(0.07, 7.60), (0.125, 4.60), (0.28, 2.46)] {
             let model = greedy_waf(256, rho);
-            assert!(
-                (model - published).abs() < 0.01,
-                "ρ={rho}: model {model}, published {published}"
-            );
+            assert!((model - published).abs() < 0.01, "ρ={rho}: model {model}, published {published}");
         }
     }
 

@@ -12,10 +12,7 @@ impl PageFtl {
         let pages_per_block = self.geometry.pages_per_block as usize;
         for (lpn, &ppn) in self.l2p.iter().enumerate() {
             if ppn != NONE && self.p2l[ppn as usize] as usize != lpn {
-                return Err(format!(
-                    "L2P[{lpn}] = {ppn} but P2L[{ppn}] = {}",
-                    self.p2l[ppn as usize]
-                ));
+                return Err(format!("L2P[{lpn}] = {ppn} but P2L[{ppn}] = {}", self.p2l[ppn as usize]));
             }
         }
         for (block, pages) in self.p2l.chunks(pages_per_block).enumerate() {
@@ -26,23 +23,15 @@ impl PageFtl {
                 }
                 let ppn = block * pages_per_block + offset;
                 if self.l2p[lpn as usize] as usize != ppn {
-                    return Err(format!(
-                        "P2L[{ppn}] = {lpn} but L2P[{lpn}] = {}",
-                        self.l2p[lpn as usize]
-                    ));
+                    return Err(format!("P2L[{ppn}] = {lpn} but L2P[{lpn}] = {}", self.l2p[lpn as usize]));
                 }
                 if self.flash.read(crate::units::Ppn(ppn as u32)).is_err() {
-                    return Err(format!(
-                        "logical page {lpn} maps to unprogrammed page {ppn}"
-                    ));
+                    return Err(format!("logical page {lpn} maps to unprogrammed page {ppn}"));
                 }
                 valid += 1;
             }
             if self.valid[block] != valid {
-                return Err(format!(
-                    "block {block}: valid count {} but {valid} live pages",
-                    self.valid[block]
-                ));
+                return Err(format!("block {block}: valid count {} but {valid} live pages", self.valid[block]));
             }
             let block_id = crate::units::BlockId(block as u32);
             if self.state[block] == BlockState::Free && self.flash.write_pointer(block_id) != 0 {
@@ -50,15 +39,9 @@ impl PageFtl {
             }
         }
         let free_listed: usize = self.free.iter().map(std::collections::VecDeque::len).sum();
-        let free_state = self
-            .state
-            .iter()
-            .filter(|&&s| s == BlockState::Free)
-            .count();
+        let free_state = self.state.iter().filter(|&&s| s == BlockState::Free).count();
         if free_listed != free_state {
-            return Err(format!(
-                "{free_listed} blocks in free lists but {free_state} in the free state"
-            ));
+            return Err(format!("{free_listed} blocks in free lists but {free_state} in the free state"));
         }
         Ok(())
     }

@@ -202,7 +202,9 @@ pub enum FtlError {
     PartitionFull { partition: u32, blocks: u32 },
     #[error("task {task} belongs to no partition: admission control did not admit it")]
     UnadmittedTask { task: u64 },
-    #[error("read of logical page {lpn}, which holds no data (never written or trimmed; ftl.unmapped_reads = \"error\")")]
+    #[error(
+        "read of logical page {lpn}, which holds no data (never written or trimmed; ftl.unmapped_reads = \"error\")"
+    )]
     UnmappedRead { lpn: u64 },
 }
 
@@ -276,13 +278,7 @@ impl PageFtl {
             sealed_at: vec![0; blocks as usize],
             free,
             open: vec![NONE; (config.streams as usize + 1) * units as usize],
-            victims: VictimIndex::new(
-                config.gc_policy,
-                config.d_choices,
-                units,
-                blocks,
-                geometry.pages_per_block,
-            ),
+            victims: VictimIndex::new(config.gc_policy, config.d_choices, units, blocks, geometry.pages_per_block),
             next_unit: 0,
             counters: Counters::new(config.streams as usize),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
@@ -350,10 +346,7 @@ impl PageFtl {
     pub fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<Ppn, FtlError> {
         self.check_lpn(lpn)?;
         if u32::from(stream.0) >= self.config.streams {
-            return Err(FtlError::UnknownStream {
-                stream: stream.0,
-                streams: self.config.streams,
-            });
+            return Err(FtlError::UnknownStream { stream: stream.0, streams: self.config.streams });
         }
         let old = self.l2p[lpn.index()];
         if old != NONE {
@@ -374,20 +367,13 @@ impl PageFtl {
         let ppn = self.l2p[lpn.index()];
         if ppn == NONE {
             if self.config.unmapped_reads == UnmappedReads::Error {
-                return Err(FtlError::UnmappedRead {
-                    lpn: u64::from(lpn.0),
-                });
+                return Err(FtlError::UnmappedRead { lpn: u64::from(lpn.0) });
             }
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
         self.flash.read(Ppn(ppn))?;
-        self.record(
-            FlashOpKind::Read,
-            self.geometry
-                .unit_of_block(self.geometry.block_of_page(Ppn(ppn))),
-            false,
-        );
+        self.record(FlashOpKind::Read, self.geometry.unit_of_block(self.geometry.block_of_page(Ppn(ppn))), false);
         self.counters.host_pages_read += 1;
         self.counters.flash_pages_read += 1;
         Ok(Some(Ppn(ppn)))
@@ -435,10 +421,7 @@ impl PageFtl {
 
     /// Heap bytes held by the FTL and its flash array.
     pub fn memory_bytes(&self) -> usize {
-        let words = self.l2p.capacity()
-            + self.p2l.capacity()
-            + self.valid.capacity()
-            + self.open.capacity();
+        let words = self.l2p.capacity() + self.p2l.capacity() + self.valid.capacity() + self.open.capacity();
         words * 4
             + self.state.capacity()
             + self.sealed_at.capacity() * 8
@@ -449,21 +432,14 @@ impl PageFtl {
 
     fn check_lpn(&self, lpn: Lpn) -> Result<(), FtlError> {
         if lpn.0 >= self.geometry.logical_pages {
-            return Err(FtlError::LpnOutOfRange {
-                lpn: u64::from(lpn.0),
-                logical_pages: self.geometry.logical_pages,
-            });
+            return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.geometry.logical_pages });
         }
         Ok(())
     }
 
     fn advance_unit(&mut self) -> UnitId {
         let unit = self.next_unit;
-        self.next_unit = if unit + 1 == self.geometry.units() {
-            0
-        } else {
-            unit + 1
-        };
+        self.next_unit = if unit + 1 == self.geometry.units() { 0 } else { unit + 1 };
         UnitId(unit)
     }
 
@@ -480,8 +456,7 @@ impl PageFtl {
         *valid -= 1;
         if self.state[block.index()] == BlockState::Sealed {
             let remaining = *valid;
-            self.victims
-                .on_invalidated(self.geometry.unit_of_block(block), block, remaining);
+            self.victims.on_invalidated(self.geometry.unit_of_block(block), block, remaining);
         }
     }
 
@@ -494,15 +469,9 @@ impl PageFtl {
             NONE => self.open_free_block(unit)?,
             block => BlockId(block),
         };
-        let ppn = self
-            .geometry
-            .page_address(block, self.flash.write_pointer(block));
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
-        self.record(
-            FlashOpKind::Program,
-            unit,
-            slot == self.config.streams as usize,
-        );
+        self.record(FlashOpKind::Program, unit, slot == self.config.streams as usize);
         self.counters.flash_pages_programmed += 1;
         self.map(lpn, ppn);
         if self.flash.is_full(block) {
@@ -520,11 +489,7 @@ impl PageFtl {
             FreeBlockOrder::Fifo => free.pop_front(),
             FreeBlockOrder::LeastWorn => {
                 let erase_counts = self.flash.erase_counts();
-                let slot = free
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, &b)| erase_counts[b as usize])
-                    .map(|(i, _)| i);
+                let slot = free.iter().enumerate().min_by_key(|(_, &b)| erase_counts[b as usize]).map(|(i, _)| i);
                 slot.and_then(|i| free.swap_remove_back(i))
             }
             FreeBlockOrder::LowestRber => {
@@ -532,9 +497,7 @@ impl PageFtl {
                 let wear = self.wear.as_ref();
                 let rber = |block: u32| {
                     let erases = erase_counts[block as usize];
-                    wear.map_or(f64::from(erases), |model| {
-                        model.rber(BlockId(block), erases)
-                    })
+                    wear.map_or(f64::from(erases), |model| model.rber(BlockId(block), erases))
                 };
                 take_free_block(free, WearLeveling::RberBalancing, rber, None)
             }
@@ -547,8 +510,7 @@ impl PageFtl {
     fn seal(&mut self, unit: UnitId, block: BlockId) {
         self.state[block.index()] = BlockState::Sealed;
         self.sealed_at[block.index()] = self.counters.host_pages_written;
-        self.victims
-            .on_sealed(unit, block, self.valid[block.index()]);
+        self.victims.on_sealed(unit, block, self.valid[block.index()]);
     }
 
     /// Collects until the unit has its reserve of free blocks again. Each
@@ -574,10 +536,7 @@ impl PageFtl {
             now: self.counters.host_pages_written,
             pages_per_block: self.geometry.pages_per_block,
         };
-        let victim = self
-            .victims
-            .select(unit, &view, &mut self.rng)
-            .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
         let gc_slot = self.config.streams as usize;
         /// Pages of look-ahead for the L2P entries GC will update.
         const COPY_LOOKAHEAD: u32 = 8;

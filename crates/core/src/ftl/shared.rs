@@ -31,10 +31,7 @@ impl OpRecorder {
 
 pub(crate) fn check_lpn(geometry: &Geometry, lpn: Lpn) -> Result<(), FtlError> {
     if lpn.0 >= geometry.logical_pages {
-        return Err(FtlError::LpnOutOfRange {
-            lpn: u64::from(lpn.0),
-            logical_pages: geometry.logical_pages,
-        });
+        return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: geometry.logical_pages });
     }
     Ok(())
 }
@@ -48,11 +45,7 @@ pub(crate) fn read_mapped(
 ) -> Result<Ppn, FtlError> {
     flash.read(ppn)?;
     let geometry = flash.geometry();
-    recorder.record(
-        FlashOpKind::Read,
-        geometry.unit_of_block(geometry.block_of_page(ppn)),
-        false,
-    );
+    recorder.record(FlashOpKind::Read, geometry.unit_of_block(geometry.block_of_page(ppn)), false);
     counters.host_pages_read += 1;
     counters.flash_pages_read += 1;
     Ok(ppn)

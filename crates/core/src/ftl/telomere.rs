@@ -45,23 +45,11 @@ pub struct PartitionSpec {
 #[non_exhaustive]
 pub enum TelomereError {
     #[error("partition {partition} has stripe width {width}; it must be between 1 and the {units} parallel units")]
-    StripeWidth {
-        partition: usize,
-        width: u32,
-        units: u32,
-    },
+    StripeWidth { partition: usize, width: u32, units: u32 },
     #[error("partition {partition} reserves {blocks} blocks, fewer than its stripe width {width}")]
-    TooFewBlocks {
-        partition: usize,
-        blocks: u32,
-        width: u32,
-    },
+    TooFewBlocks { partition: usize, blocks: u32, width: u32 },
     #[error("task {task} is in partitions {first} and {second}")]
-    TaskTwice {
-        task: usize,
-        first: usize,
-        second: usize,
-    },
+    TaskTwice { task: usize, first: usize, second: usize },
     #[error("the partitions reserve {reserved} blocks, the device has {blocks}")]
     OverReserved { reserved: u64, blocks: u32 },
 }
@@ -125,11 +113,7 @@ impl TelomereFtl {
         let mut built = Vec::with_capacity(partitions.len());
         for (index, spec) in partitions.iter().enumerate() {
             if spec.stripe_width == 0 || spec.stripe_width > units {
-                return Err(TelomereError::StripeWidth {
-                    partition: index,
-                    width: spec.stripe_width,
-                    units,
-                });
+                return Err(TelomereError::StripeWidth { partition: index, width: spec.stripe_width, units });
             }
             if spec.blocks < spec.stripe_width {
                 return Err(TelomereError::TooFewBlocks {
@@ -143,11 +127,7 @@ impl TelomereFtl {
                     task_partition.resize(task + 1, None);
                 }
                 if let Some(first) = task_partition[task] {
-                    return Err(TelomereError::TaskTwice {
-                        task,
-                        first,
-                        second: index,
-                    });
+                    return Err(TelomereError::TaskTwice { task, first, second: index });
                 }
                 task_partition[task] = Some(index);
             }
@@ -228,12 +208,8 @@ impl TelomereFtl {
     /// Writes one page of `task`'s data, valid until `expires`.
     pub fn write(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<Ppn, FtlError> {
         check_lpn(&self.geometry, lpn)?;
-        let partition = self
-            .task_partition
-            .get(task)
-            .copied()
-            .flatten()
-            .ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
+        let partition =
+            self.task_partition.get(task).copied().flatten().ok_or(FtlError::UnadmittedTask { task: task as u64 })?;
         let p = &mut self.partitions[partition];
         let lane = p.next_lane;
         p.next_lane = (lane + 1) % p.open.len();
@@ -242,9 +218,7 @@ impl TelomereFtl {
             block => BlockId(block),
         };
         let unit = self.geometry.unit_of_block(block);
-        let ppn = self
-            .geometry
-            .page_address(block, self.flash.write_pointer(block));
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
         self.recorded.record(FlashOpKind::Program, unit, false);
         self.l2p[lpn.index()] = ppn.0;
@@ -255,8 +229,7 @@ impl TelomereFtl {
         self.counters.flash_pages_programmed += 1;
         if self.flash.is_full(block) {
             self.state[block.index()] = BlockState::Sealed;
-            self.sealed
-                .push(Reverse((self.block_expires[block.index()], block.0)));
+            self.sealed.push(Reverse((self.block_expires[block.index()], block.0)));
             self.partitions[partition].open[lane] = NONE;
         } else {
             self.partitions[partition].open[lane] = block.0;
@@ -277,13 +250,7 @@ impl TelomereFtl {
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
-        read_mapped(
-            &self.flash,
-            Ppn(ppn),
-            &mut self.counters,
-            &mut self.recorded,
-        )
-        .map(Some)
+        read_mapped(&self.flash, Ppn(ppn), &mut self.counters, &mut self.recorded).map(Some)
     }
 
     fn open_block(&mut self, partition: usize) -> Result<BlockId, FtlError> {
@@ -300,17 +267,10 @@ impl TelomereFtl {
         let wear = self.wear.as_ref();
         let rber = |block: u32| {
             let erases = erase_counts[block as usize];
-            wear.map_or(f64::from(erases), |model| {
-                model.rber(BlockId(block), erases)
-            })
+            wear.map_or(f64::from(erases), |model| model.rber(BlockId(block), erases))
         };
-        let block = take_free_block(
-            &mut self.free[unit.index()],
-            self.wear_leveling,
-            rber,
-            hotness,
-        )
-        .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        let block = take_free_block(&mut self.free[unit.index()], self.wear_leveling, rber, hotness)
+            .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
         self.partitions[partition].held += 1;
         self.state[block as usize] = BlockState::Open;
         self.owner[block as usize] = u32::try_from(partition).unwrap_or(NONE);
@@ -327,13 +287,7 @@ impl TelomereFtl {
             .map(|&block| self.geometry.unit_of_block(BlockId(block)).0)
             .collect();
         let unit = (0..self.geometry.units())
-            .max_by_key(|unit| {
-                (
-                    !open_units.contains(unit),
-                    self.free[*unit as usize].len(),
-                    Reverse(*unit),
-                )
-            })
+            .max_by_key(|unit| (!open_units.contains(unit), self.free[*unit as usize].len(), Reverse(*unit)))
             .unwrap_or(0);
         UnitId(unit)
     }
@@ -415,12 +369,7 @@ mod tests {
     }
 
     fn partition(task: usize, blocks: u32) -> PartitionSpec {
-        PartitionSpec {
-            tasks: vec![task],
-            blocks,
-            stripe_width: 1,
-            data_lifetime: ms(8),
-        }
+        PartitionSpec { tasks: vec![task], blocks, stripe_width: 1, data_lifetime: ms(8) }
     }
 
     fn run(ftl: &mut TelomereFtl, tasks: Vec<PeriodicTask>, until: SimNs) -> Result<(), FtlError> {
@@ -434,50 +383,26 @@ mod tests {
     #[test]
     fn sip_figure_5_runs_in_two_blocks_per_task_without_copies() {
         // Figure 5: SiP needs 2 blocks for each task (4 in all).
-        let mut ftl = TelomereFtl::new(
-            &eight_page_chip(8),
-            &[partition(0, 2), partition(1, 2)],
-            WearLeveling::Fifo,
-        )
-        .expect("valid plan");
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2), partition(1, 2)], WearLeveling::Fifo)
+            .expect("valid plan");
         run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("admitted set fits its blocks");
         assert_eq!(ftl.counters().gc_page_copies, 0);
-        assert!(
-            ftl.counters().erases > 1000,
-            "blocks are erased as they expire"
-        );
+        assert!(ftl.counters().erases > 1000, "blocks are erased as they expire");
         assert!(ftl.blocks_held(0).is_some_and(|held| held <= 2));
     }
 
     #[test]
     fn a_partition_beyond_its_reservation_is_an_error() {
-        let mut ftl = TelomereFtl::new(
-            &eight_page_chip(8),
-            &[partition(0, 1), partition(1, 2)],
-            WearLeveling::Fifo,
-        )
-        .expect("valid plan");
-        let error =
-            run(&mut ftl, figure_5_tasks(), ms(1_000)).expect_err("one block cannot hold τ1");
-        assert_eq!(
-            error,
-            FtlError::PartitionFull {
-                partition: 0,
-                blocks: 1
-            }
-        );
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 1), partition(1, 2)], WearLeveling::Fifo)
+            .expect("valid plan");
+        let error = run(&mut ftl, figure_5_tasks(), ms(1_000)).expect_err("one block cannot hold τ1");
+        assert_eq!(error, FtlError::PartitionFull { partition: 0, blocks: 1 });
     }
 
     #[test]
     fn sharp_figure_6_shares_three_blocks() {
-        let shared = PartitionSpec {
-            tasks: vec![0, 1],
-            blocks: 3,
-            stripe_width: 1,
-            data_lifetime: ms(9),
-        };
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[shared], WearLeveling::Fifo)
-            .expect("valid plan");
+        let shared = PartitionSpec { tasks: vec![0, 1], blocks: 3, stripe_width: 1, data_lifetime: ms(9) };
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[shared], WearLeveling::Fifo).expect("valid plan");
         run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("Figure 6: three shared blocks suffice");
         assert_eq!(ftl.counters().gc_page_copies, 0);
     }
@@ -489,11 +414,7 @@ mod tests {
     #[test]
     fn timed_run_serializes_a_chip_and_counts_deadline_misses() {
         use crate::workload::periodic::{run_timed, FlashLatency};
-        let latency = FlashLatency {
-            read: SimNs(200_000),
-            program: SimNs(700_000),
-            erase: SimNs(2_700_000),
-        };
+        let latency = FlashLatency { read: SimNs(200_000), program: SimNs(700_000), erase: SimNs(2_700_000) };
         let task = |period| PeriodicTask {
             read_pages: 0,
             read_period: SimNs(0),
@@ -502,42 +423,23 @@ mod tests {
             lifetime_periods: 1,
         };
         let run = |period| {
-            let spec = PartitionSpec {
-                tasks: vec![0],
-                blocks: 4,
-                stripe_width: 1,
-                data_lifetime: ms(2 * period),
-            };
-            let mut ftl =
-                TelomereFtl::new(&eight_page_chip(8), &[spec], WearLeveling::Fifo).expect("valid");
-            let mut workload =
-                PeriodicWorkload::new(vec![task(period)], 64, SimNs(0)).expect("fits");
+            let spec = PartitionSpec { tasks: vec![0], blocks: 4, stripe_width: 1, data_lifetime: ms(2 * period) };
+            let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[spec], WearLeveling::Fifo).expect("valid");
+            let mut workload = PeriodicWorkload::new(vec![task(period)], 64, SimNs(0)).expect("fits");
             run_timed(&mut workload, &mut ftl, 1, latency, ms(1_000), ms(500)).expect("runs")
         };
         let relaxed = run(5);
         assert_eq!((relaxed.jobs, relaxed.deadline_misses), (200, 0));
-        assert!(
-            relaxed
-                .bins
-                .iter()
-                .all(|bin| (bin.written_pages_per_s - 400.0).abs() < 1e-9),
-            "{:?}",
-            relaxed.bins
-        );
+        assert!(relaxed.bins.iter().all(|bin| (bin.written_pages_per_s - 400.0).abs() < 1e-9), "{:?}", relaxed.bins);
         let overloaded = run(1);
         assert_eq!((overloaded.jobs, overloaded.deadline_misses), (1000, 1000));
         // Programs alone end job k at 1.4·(k + 1) ms, against a deadline of k + 1 ms.
-        assert!(
-            overloaded.worst_lateness_ms >= 0.4 * 1000.0,
-            "{}",
-            overloaded.worst_lateness_ms
-        );
+        assert!(overloaded.worst_lateness_ms >= 0.4 * 1000.0, "{}", overloaded.worst_lateness_ms);
     }
 
     #[test]
     fn expired_data_is_unreadable() {
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], WearLeveling::Fifo)
-            .expect("valid");
+        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], WearLeveling::Fifo).expect("valid");
         ftl.advance(ms(0));
         ftl.write(Lpn(0), 0, ms(8)).expect("room");
         ftl.advance(ms(7));
@@ -550,10 +452,7 @@ mod tests {
     #[test]
     fn bad_plans_are_refused() {
         let geometry = eight_page_chip(8);
-        let wide = PartitionSpec {
-            stripe_width: 2,
-            ..partition(0, 4)
-        };
+        let wide = PartitionSpec { stripe_width: 2, ..partition(0, 4) };
         assert!(matches!(
             TelomereFtl::new(&geometry, &[wide], WearLeveling::Fifo),
             Err(TelomereError::StripeWidth { .. })

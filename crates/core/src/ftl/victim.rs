@@ -45,30 +45,16 @@ pub struct BlockView<'a> {
 pub enum VictimIndex {
     Greedy(ValidBuckets),
     Fifo(Vec<VecDeque<u32>>),
-    Sampled {
-        members: SealedSets,
-        policy: VictimPolicy,
-        d: u32,
-    },
+    Sampled { members: SealedSets, policy: VictimPolicy, d: u32 },
 }
 
 impl VictimIndex {
-    pub fn new(
-        policy: VictimPolicy,
-        d: u32,
-        units: u32,
-        blocks: u32,
-        pages_per_block: u32,
-    ) -> Self {
+    pub fn new(policy: VictimPolicy, d: u32, units: u32, blocks: u32, pages_per_block: u32) -> Self {
         match policy {
             VictimPolicy::Greedy => Self::Greedy(ValidBuckets::new(units, blocks, pages_per_block)),
             VictimPolicy::Fifo => Self::Fifo(vec![VecDeque::new(); units as usize]),
             VictimPolicy::CostBenefit | VictimPolicy::Random | VictimPolicy::DChoices => {
-                Self::Sampled {
-                    members: SealedSets::new(units, blocks),
-                    policy,
-                    d,
-                }
+                Self::Sampled { members: SealedSets::new(units, blocks), policy, d }
             }
         }
     }
@@ -92,12 +78,7 @@ impl VictimIndex {
 
     /// Removes and returns the next victim of `unit`, or `None` when the unit
     /// has no sealed block.
-    pub fn select(
-        &mut self,
-        unit: UnitId,
-        view: &BlockView<'_>,
-        rng: &mut Xoshiro256PlusPlus,
-    ) -> Option<BlockId> {
+    pub fn select(&mut self, unit: UnitId, view: &BlockView<'_>, rng: &mut Xoshiro256PlusPlus) -> Option<BlockId> {
         match self {
             Self::Greedy(buckets) => buckets.pop_min(unit),
             Self::Fifo(queues) => queues[unit.index()].pop_front().map(BlockId),
@@ -174,9 +155,7 @@ impl ValidBuckets {
 
     fn pop_min(&mut self, unit: UnitId) -> Option<BlockId> {
         let start = unit.index() * self.buckets_per_unit;
-        let offset = self.heads[start..start + self.buckets_per_unit]
-            .iter()
-            .position(|&b| b != NONE)?;
+        let offset = self.heads[start..start + self.buckets_per_unit].iter().position(|&b| b != NONE)?;
         let block = BlockId(self.heads[start + offset]);
         #[allow(clippy::cast_possible_truncation)]
         self.remove(unit, block, offset as u32);
@@ -198,10 +177,7 @@ pub struct SealedSets {
 
 impl SealedSets {
     fn new(units: u32, blocks: u32) -> Self {
-        Self {
-            members: vec![Vec::new(); units as usize],
-            position: vec![NONE; blocks as usize],
-        }
+        Self { members: vec![Vec::new(); units as usize], position: vec![NONE; blocks as usize] }
     }
 
     fn insert(&mut self, unit: UnitId, block: BlockId) {
@@ -232,13 +208,7 @@ impl SealedSets {
         Some(BlockId(set[rng.random_range(0..set.len())]))
     }
 
-    fn best_of_random(
-        &self,
-        unit: UnitId,
-        d: u32,
-        view: &BlockView<'_>,
-        rng: &mut Xoshiro256PlusPlus,
-    ) -> Option<BlockId> {
+    fn best_of_random(&self, unit: UnitId, d: u32, view: &BlockView<'_>, rng: &mut Xoshiro256PlusPlus) -> Option<BlockId> {
         let set = &self.members[unit.index()];
         if set.is_empty() {
             return None;
@@ -251,8 +221,7 @@ impl SealedSets {
 
     fn best_cost_benefit(&self, unit: UnitId, view: &BlockView<'_>) -> Option<BlockId> {
         let score = |block: u32| {
-            let utilization =
-                f64::from(view.valid[block as usize]) / f64::from(view.pages_per_block);
+            let utilization = f64::from(view.valid[block as usize]) / f64::from(view.pages_per_block);
             #[allow(clippy::cast_precision_loss)]
             let age = (view.now - view.sealed_at[block as usize]) as f64 + 1.0;
             (1.0 - utilization) * age / (1.0 + utilization)

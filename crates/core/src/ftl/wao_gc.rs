@@ -35,18 +35,10 @@ pub struct WaoGcConfig {
 
 impl WaoGcConfig {
     /// α = ⌊t_e / (t_r + t_w)⌋, at least 1: a step is no longer than an erase.
-    pub fn from_latencies(
-        read: SimNs,
-        program: SimNs,
-        erase: SimNs,
-        trigger_free_blocks: u32,
-    ) -> Self {
+    pub fn from_latencies(read: SimNs, program: SimNs, erase: SimNs, trigger_free_blocks: u32) -> Self {
         let copy = (read.0 + program.0).max(1);
         let copies = u32::try_from(erase.0 / copy).unwrap_or(u32::MAX).max(1);
-        Self {
-            copies_per_step: copies,
-            trigger_free_blocks: trigger_free_blocks.max(2),
-        }
+        Self { copies_per_step: copies, trigger_free_blocks: trigger_free_blocks.max(2) }
     }
 
     /// The largest logical/physical ratio at which a write never waits for
@@ -55,10 +47,8 @@ impl WaoGcConfig {
     /// the host writes the P − σ pages it frees can take).
     pub fn utilization_bound(&self, pages_per_block: u32) -> f64 {
         let alpha = self.copies_per_step;
-        let valid_max = (0..pages_per_block)
-            .rev()
-            .find(|&valid| valid.div_ceil(alpha) < pages_per_block - valid)
-            .unwrap_or(0);
+        let valid_max =
+            (0..pages_per_block).rev().find(|&valid| valid.div_ceil(alpha) < pages_per_block - valid).unwrap_or(0);
         f64::from(valid_max) / f64::from(pages_per_block)
     }
 }
@@ -111,11 +101,7 @@ impl WaoGcFtl {
         let chips = (0..geometry.units())
             .map(|unit| {
                 let first = geometry.first_block_of_unit(UnitId(unit)).0;
-                Chip {
-                    free: (first..first + geometry.blocks_per_plane).collect(),
-                    open: NONE,
-                    victim: None,
-                }
+                Chip { free: (first..first + geometry.blocks_per_plane).collect(), open: NONE, victim: None }
             })
             .collect();
         let blocks = geometry.blocks() as usize;
@@ -170,13 +156,7 @@ impl WaoGcFtl {
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
-        read_mapped(
-            &self.flash,
-            Ppn(ppn),
-            &mut self.counters,
-            &mut self.recorded,
-        )
-        .map(Some)
+        read_mapped(&self.flash, Ppn(ppn), &mut self.counters, &mut self.recorded).map(Some)
     }
 
     fn invalidate(&mut self, ppn: Ppn) {
@@ -188,16 +168,11 @@ impl WaoGcFtl {
     fn program(&mut self, unit: UnitId, lpn: Lpn, gc: bool) -> Result<Ppn, FtlError> {
         let chip = &mut self.chips[unit.index()];
         if chip.open == NONE {
-            chip.open = chip
-                .free
-                .pop_front()
-                .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+            chip.open = chip.free.pop_front().ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
             self.state[chip.open as usize] = BlockState::Open;
         }
         let block = BlockId(chip.open);
-        let ppn = self
-            .geometry
-            .page_address(block, self.flash.write_pointer(block));
+        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
         self.flash.program(ppn)?;
         self.recorded.record(FlashOpKind::Program, unit, gc);
         self.counters.flash_pages_programmed += 1;
@@ -218,15 +193,11 @@ impl WaoGcFtl {
             if self.chips[unit.index()].free.len() >= self.config.trigger_free_blocks as usize {
                 return Ok(());
             }
-            let Some(victim) = self.greedy_victim(unit) else {
-                return Ok(());
-            };
+            let Some(victim) = self.greedy_victim(unit) else { return Ok(()) };
             self.state[victim.index()] = BlockState::Victim;
             self.chips[unit.index()].victim = Some((victim, 0));
         }
-        let Some((victim, mut cursor)) = self.chips[unit.index()].victim else {
-            return Ok(());
-        };
+        let Some((victim, mut cursor)) = self.chips[unit.index()].victim else { return Ok(()) };
         self.steps.steps += 1;
         let pages = self.geometry.pages_per_block;
         let mut copies = 0;
@@ -344,13 +315,8 @@ mod tests {
         ftl.set_recording(true);
         let mut ops = Vec::new();
         for i in 0..400_000u32 {
-            let lpn = if i < geometry.logical_pages {
-                i
-            } else {
-                rng.random_range(0..geometry.logical_pages)
-            };
-            ftl.write(Lpn(lpn))
-                .expect("below the bound a chip never runs out");
+            let lpn = if i < geometry.logical_pages { i } else { rng.random_range(0..geometry.logical_pages) };
+            ftl.write(Lpn(lpn)).expect("below the bound a chip never runs out");
             ops.clear();
             ftl.drain_ops(&mut ops);
             let count = |kind| ops.iter().filter(|op| op.kind == kind && op.gc).count();
@@ -361,10 +327,7 @@ mod tests {
             );
         }
         let steps = ftl.steps();
-        assert!(
-            steps.erase_steps > 1000 && steps.copy_steps > 1000,
-            "{steps:?}"
-        );
+        assert!(steps.erase_steps > 1000 && steps.copy_steps > 1000, "{steps:?}");
         assert_eq!(steps.max_copies_in_step, 3);
         assert_eq!(
             ftl.counters().gc_page_copies,

@@ -71,30 +71,17 @@ pub struct HotTracker {
 
 impl HotTracker {
     pub fn new(pages: u32, page_sectors: u32, min_writes: u8, halve_every: u64) -> Self {
-        Self {
-            counts: vec![0; pages as usize],
-            page_sectors: u64::from(page_sectors.max(1)),
-            min_writes,
-            halve_every: halve_every.max(1),
-            writes: 0,
-        }
+        Self { counts: vec![0; pages as usize], page_sectors: u64::from(page_sectors.max(1)), min_writes, halve_every: halve_every.max(1), writes: 0 }
     }
 
     fn pages(&self, sectors: SectorRange) -> std::ops::Range<usize> {
-        let clamp = |page: u64| {
-            usize::try_from(page)
-                .unwrap_or(usize::MAX)
-                .min(self.counts.len())
-        };
+        let clamp = |page: u64| usize::try_from(page).unwrap_or(usize::MAX).min(self.counts.len());
         clamp(sectors.start / self.page_sectors)..clamp(sectors.end.div_ceil(self.page_sectors))
     }
 
     fn is_hot(&self, sectors: SectorRange) -> bool {
         let pages = self.pages(sectors);
-        !pages.is_empty()
-            && self.counts[pages]
-                .iter()
-                .all(|&count| count >= self.min_writes)
+        !pages.is_empty() && self.counts[pages].iter().all(|&count| count >= self.min_writes)
     }
 
     fn observe(&mut self, sectors: SectorRange) {
@@ -113,9 +100,7 @@ impl Rule {
     fn matches(&self, write: &WriteInfo) -> bool {
         match self {
             Rule::JournalThread => write.journal_thread,
-            Rule::Range { ranges } => ranges
-                .iter()
-                .any(|range| range.start < write.sectors.end && write.sectors.start < range.end),
+            Rule::Range { ranges } => ranges.iter().any(|range| range.start < write.sectors.end && write.sectors.start < range.end),
             Rule::MetaFlag => write.flags.meta,
             Rule::Hot(tracker) => tracker.is_hot(write.sectors),
         }
@@ -138,10 +123,7 @@ pub struct Classifier {
 
 impl Default for Classifier {
     fn default() -> Self {
-        Self {
-            classes: vec!["data".to_owned()],
-            rules: Vec::new(),
-        }
+        Self { classes: vec!["data".to_owned()], rules: Vec::new() }
     }
 }
 
@@ -156,31 +138,19 @@ impl Classifier {
             }
             None => return Err(ClassifyError::TooManyClasses(class.to_owned())),
         };
-        self.rules
-            .push((rule, ClassId(u8::try_from(id).unwrap_or(u8::MAX))));
+        self.rules.push((rule, ClassId(u8::try_from(id).unwrap_or(u8::MAX))));
         Ok(self)
     }
 
     /// A preset policy for a file system whose journal lies in `journal`.
-    pub fn from_kind(
-        kind: ClassifierKind,
-        journal: &[SectorRange],
-        hot: Option<HotTracker>,
-    ) -> Result<Self, ClassifyError> {
+    pub fn from_kind(kind: ClassifierKind, journal: &[SectorRange], hot: Option<HotTracker>) -> Result<Self, ClassifyError> {
         let journal_rules = |classifier: Self| {
-            classifier.rule("journal", Rule::JournalThread)?.rule(
-                "journal",
-                Rule::Range {
-                    ranges: journal.to_vec(),
-                },
-            )
+            classifier.rule("journal", Rule::JournalThread)?.rule("journal", Rule::Range { ranges: journal.to_vec() })
         };
         match kind {
             ClassifierKind::None => Ok(Self::default()),
             ClassifierKind::Journal => journal_rules(Self::default()),
-            ClassifierKind::JournalMetadata => {
-                journal_rules(Self::default())?.rule("metadata", Rule::MetaFlag)
-            }
+            ClassifierKind::JournalMetadata => journal_rules(Self::default())?.rule("metadata", Rule::MetaFlag),
             ClassifierKind::JournalHotCold => match hot {
                 Some(tracker) => journal_rules(Self::default())?.rule("hot", Rule::Hot(tracker)),
                 None => journal_rules(Self::default()),
@@ -193,20 +163,12 @@ impl Classifier {
     }
 
     pub fn class_named(&self, name: &str) -> Option<ClassId> {
-        self.classes
-            .iter()
-            .position(|class| class == name)
-            .and_then(|index| u8::try_from(index).ok())
-            .map(ClassId)
+        self.classes.iter().position(|class| class == name).and_then(|index| u8::try_from(index).ok()).map(ClassId)
     }
 
     /// The class of `write`; stateful rules then learn from it.
     pub fn classify(&mut self, write: &WriteInfo) -> ClassId {
-        let class = self
-            .rules
-            .iter()
-            .find(|(rule, _)| rule.matches(write))
-            .map_or(ClassId(0), |(_, class)| *class);
+        let class = self.rules.iter().find(|(rule, _)| rule.matches(write)).map_or(ClassId(0), |(_, class)| *class);
         for (rule, _) in &mut self.rules {
             if let Rule::Hot(tracker) = rule {
                 tracker.observe(write.sectors);
@@ -236,65 +198,34 @@ mod tests {
     use super::*;
 
     fn write(start: u64, process: &str, meta: bool) -> WriteInfo {
-        let flags = WriteFlags {
-            meta,
-            ..WriteFlags::default()
-        };
-        WriteInfo {
-            sectors: SectorRange::new(start, 8),
-            journal_thread: process.starts_with("jbd2/"),
-            flags,
-        }
+        let flags = WriteFlags { meta, ..WriteFlags::default() };
+        WriteInfo { sectors: SectorRange::new(start, 8), journal_thread: process.starts_with("jbd2/"), flags }
     }
 
     #[test]
     fn journal_by_process_or_range_and_data_otherwise() {
         let journal = [SectorRange::new(1000, 100)];
-        let mut classifier =
-            Classifier::from_kind(ClassifierKind::Journal, &journal, None).expect("two classes");
+        let mut classifier = Classifier::from_kind(ClassifierKind::Journal, &journal, None).expect("two classes");
         let journal_class = classifier.class_named("journal").expect("named");
-        assert_eq!(
-            classifier.classify(&write(0, "jbd2/loop0-8", false)),
-            journal_class
-        );
-        assert_eq!(
-            classifier.classify(&write(1096, "kworker/1:0H", false)),
-            journal_class
-        );
-        assert_eq!(
-            classifier.classify(&write(1100, "kworker/1:0H", false)),
-            ClassId(0)
-        );
+        assert_eq!(classifier.classify(&write(0, "jbd2/loop0-8", false)), journal_class);
+        assert_eq!(classifier.classify(&write(1096, "kworker/1:0H", false)), journal_class);
+        assert_eq!(classifier.classify(&write(1100, "kworker/1:0H", false)), ClassId(0));
         assert_eq!(classifier.classify(&write(0, "fio", true)), ClassId(0));
     }
 
     #[test]
     fn user_classes_extend_the_policy() {
-        let mut classifier = Classifier::from_kind(ClassifierKind::JournalMetadata, &[], None)
-            .expect("three classes");
+        let mut classifier = Classifier::from_kind(ClassifierKind::JournalMetadata, &[], None).expect("three classes");
         assert_eq!(classifier.classes(), ["data", "journal", "metadata"]);
-        assert_eq!(
-            classifier.classify(&write(0, "kworker/0:1", true)),
-            ClassId(2)
-        );
-        let too_many = (0..CLASSES_MAX).try_fold(Classifier::default(), |c, i| {
-            c.rule(&format!("c{i}"), Rule::MetaFlag)
-        });
-        assert_eq!(
-            too_many.err(),
-            Some(ClassifyError::TooManyClasses(format!(
-                "c{}",
-                CLASSES_MAX - 1
-            )))
-        );
+        assert_eq!(classifier.classify(&write(0, "kworker/0:1", true)), ClassId(2));
+        let too_many = (0..CLASSES_MAX).try_fold(Classifier::default(), |c, i| c.rule(&format!("c{i}"), Rule::MetaFlag));
+        assert_eq!(too_many.err(), Some(ClassifyError::TooManyClasses(format!("c{}", CLASSES_MAX - 1))));
     }
 
     #[test]
     fn pages_become_hot_after_repeated_updates_and_cool_down() {
         let tracker = HotTracker::new(64, 8, 2, 6);
-        let mut classifier =
-            Classifier::from_kind(ClassifierKind::JournalHotCold, &[], Some(tracker))
-                .expect("three");
+        let mut classifier = Classifier::from_kind(ClassifierKind::JournalHotCold, &[], Some(tracker)).expect("three");
         let hot = classifier.class_named("hot").expect("named");
         assert_eq!(classifier.classify(&write(0, "app", false)), ClassId(0));
         assert_eq!(classifier.classify(&write(0, "app", false)), ClassId(0));

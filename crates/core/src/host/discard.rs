@@ -32,10 +32,7 @@ pub struct SectorRange {
 
 impl SectorRange {
     pub fn new(start: u64, sectors: u64) -> Self {
-        Self {
-            start,
-            end: start + sectors,
-        }
+        Self { start, end: start + sectors }
     }
 
     pub fn sectors(self) -> u64 {
@@ -88,22 +85,14 @@ fn yes() -> bool {
 
 impl Default for DiscardConfig {
     fn default() -> Self {
-        Self {
-            policy: DiscardPolicy::default(),
-            delay_ms: default_delay_ms(),
-            at_journal_commit: true,
-            period_ms: default_period_ms(),
-        }
+        Self { policy: DiscardPolicy::default(), delay_ms: default_delay_ms(), at_journal_commit: true, period_ms: default_period_ms() }
     }
 }
 
 impl DiscardConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.policy == DiscardPolicy::Periodic && self.period_ms == 0 {
-            return Err(ConfigError::new(
-                "discard.period_ms",
-                "must be at least 1 for the periodic policy",
-            ));
+            return Err(ConfigError::new("discard.period_ms", "must be at least 1 for the periodic policy"));
         }
         Ok(())
     }
@@ -147,12 +136,7 @@ pub struct DiscardScheduler {
 
 impl DiscardScheduler {
     pub fn new(config: &DiscardConfig) -> Self {
-        Self {
-            config: config.clone(),
-            waiting: BTreeMap::new(),
-            next_batch: SimNs(config.period_ms * 1_000_000),
-            stats: DiscardStats::default(),
-        }
+        Self { config: config.clone(), waiting: BTreeMap::new(), next_batch: SimNs(config.period_ms * 1_000_000), stats: DiscardStats::default() }
     }
 
     pub fn stats(&self) -> &DiscardStats {
@@ -186,14 +170,8 @@ impl DiscardScheduler {
         }
         for (start, waiting) in self.overlapping(range) {
             self.waiting.remove(&start);
-            let kept_before = (start < range.start).then_some(SectorRange {
-                start,
-                end: range.start,
-            });
-            let kept_after = (waiting.end > range.end).then_some(SectorRange {
-                start: range.end,
-                end: waiting.end,
-            });
+            let kept_before = (start < range.start).then_some(SectorRange { start, end: range.start });
+            let kept_after = (waiting.end > range.end).then_some(SectorRange { start: range.end, end: waiting.end });
             let removed = waiting.end.min(range.end) - start.max(range.start);
             self.stats.cancelled_sectors += removed;
             match (kept_before, kept_after) {
@@ -201,32 +179,13 @@ impl DiscardScheduler {
                 // A split piece stands for no received command of its own: if
                 // it is issued, it is an extra command the rewrite caused.
                 (Some(before), after) => {
-                    self.waiting.insert(
-                        before.start,
-                        Waiting {
-                            end: before.end,
-                            ..waiting
-                        },
-                    );
+                    self.waiting.insert(before.start, Waiting { end: before.end, ..waiting });
                     if let Some(after) = after {
-                        self.waiting.insert(
-                            after.start,
-                            Waiting {
-                                end: after.end,
-                                commands: 0,
-                                ..waiting
-                            },
-                        );
+                        self.waiting.insert(after.start, Waiting { end: after.end, commands: 0, ..waiting });
                     }
                 }
                 (None, Some(after)) => {
-                    self.waiting.insert(
-                        after.start,
-                        Waiting {
-                            end: after.end,
-                            ..waiting
-                        },
-                    );
+                    self.waiting.insert(after.start, Waiting { end: after.end, ..waiting });
                 }
             }
         }
@@ -243,11 +202,7 @@ impl DiscardScheduler {
     pub fn advance(&mut self, now: SimNs, issue: &mut Vec<SectorRange>) {
         match self.config.policy {
             DiscardPolicy::DelayD => {
-                let wait = if self.config.at_journal_commit {
-                    self.delay().0 * 2
-                } else {
-                    self.delay().0
-                };
+                let wait = if self.config.at_journal_commit { self.delay().0 * 2 } else { self.delay().0 };
                 self.issue_older_than(now, SimNs(wait), issue);
             }
             DiscardPolicy::Periodic => {
@@ -274,16 +229,9 @@ impl DiscardScheduler {
 
     /// Adds a range, merging it with overlapping and adjacent waiting ranges.
     fn insert(&mut self, now: SimNs, range: SectorRange) {
-        let mut merged = Waiting {
-            end: range.end,
-            arrived: now,
-            commands: 1,
-        };
+        let mut merged = Waiting { end: range.end, arrived: now, commands: 1 };
         let mut start = range.start;
-        let touching = SectorRange {
-            start: range.start.saturating_sub(1),
-            end: range.end.saturating_add(1),
-        };
+        let touching = SectorRange { start: range.start.saturating_sub(1), end: range.end.saturating_add(1) };
         for (other_start, other) in self.overlapping(touching) {
             self.waiting.remove(&other_start);
             start = start.min(other_start);
@@ -296,17 +244,9 @@ impl DiscardScheduler {
 
     /// Waiting ranges that overlap `range`, in order of start.
     fn overlapping(&self, range: SectorRange) -> Vec<(u64, Waiting)> {
-        let first = self
-            .waiting
-            .range(..=range.start)
-            .next_back()
-            .filter(|(_, w)| w.end > range.start)
-            .map(|(&s, _)| s);
+        let first = self.waiting.range(..=range.start).next_back().filter(|(_, w)| w.end > range.start).map(|(&s, _)| s);
         let from = first.unwrap_or(range.start);
-        self.waiting
-            .range(from..range.end)
-            .map(|(&s, &w)| (s, w))
-            .collect()
+        self.waiting.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
     }
 
     /// Issues, in order of start sector, every waiting range that arrived at
@@ -320,14 +260,7 @@ impl DiscardScheduler {
             .collect();
         for start in due {
             if let Some(waiting) = self.waiting.remove(&start) {
-                self.emit(
-                    SectorRange {
-                        start,
-                        end: waiting.end,
-                    },
-                    waiting.commands,
-                    issue,
-                );
+                self.emit(SectorRange { start, end: waiting.end }, waiting.commands, issue);
             }
         }
     }

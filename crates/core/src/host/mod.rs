@@ -36,16 +36,11 @@ pub struct Request {
 
 /// Applies one request to a translation layer, page by page, without timing.
 #[inline]
-pub fn submit<T: TranslationLayer + ?Sized>(
-    ftl: &mut T,
-    request: &Request,
-) -> Result<(), FtlError> {
+pub fn submit<T: TranslationLayer + ?Sized>(ftl: &mut T, request: &Request) -> Result<(), FtlError> {
     ftl.count_request();
     let pages = request.start.0..request.start.0 + request.pages;
     match request.op {
-        Op::Write => pages
-            .into_iter()
-            .try_for_each(|lpn| ftl.write(Lpn(lpn), request.stream)),
+        Op::Write => pages.into_iter().try_for_each(|lpn| ftl.write(Lpn(lpn), request.stream)),
         Op::Read => pages.into_iter().try_for_each(|lpn| ftl.read(Lpn(lpn))),
         Op::Trim => ftl.trim(request.start, request.pages),
         Op::Flush => ftl.flush(),

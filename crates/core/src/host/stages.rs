@@ -53,11 +53,7 @@ impl HostConfig {
             .map_err(|error| ConfigError::new("host.classifier", error.to_string()))?
             .classes()
             .len();
-        let classes = if self.classifier == ClassifierKind::JournalHotCold {
-            classes + 1
-        } else {
-            classes
-        };
+        let classes = if self.classifier == ClassifierKind::JournalHotCold { classes + 1 } else { classes };
         if classes > streams as usize {
             return Err(ConfigError::new(
                 "host.classifier",
@@ -65,10 +61,7 @@ impl HostConfig {
             ));
         }
         if self.hot_min_writes == 0 {
-            return Err(ConfigError::new(
-                "host.hot_min_writes",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("host.hot_min_writes", "must be at least 1"));
         }
         Ok(())
     }
@@ -118,9 +111,7 @@ impl HostCounts {
 
     /// Simulated time from the first event to the last.
     pub fn span_ns(&self) -> u64 {
-        self.last_ns
-            .unwrap_or(0)
-            .saturating_sub(self.first_ns.unwrap_or(0))
+        self.last_ns.unwrap_or(0).saturating_sub(self.first_ns.unwrap_or(0))
     }
 }
 
@@ -133,12 +124,7 @@ struct Pages {
 
 impl Pages {
     fn new(sectors_per_page: u64) -> Self {
-        Self {
-            sectors_per_page,
-            shift: sectors_per_page
-                .is_power_of_two()
-                .then(|| sectors_per_page.trailing_zeros()),
-        }
+        Self { sectors_per_page, shift: sectors_per_page.is_power_of_two().then(|| sectors_per_page.trailing_zeros()) }
     }
 
     #[inline]
@@ -211,10 +197,7 @@ impl HostStages {
 
     /// The classes the classifier names (`["data"]` without one).
     pub fn classes(&self) -> Vec<String> {
-        self.classifier.as_ref().map_or_else(
-            || vec!["data".to_owned()],
-            |classifier| classifier.classes().to_vec(),
-        )
+        self.classifier.as_ref().map_or_else(|| vec!["data".to_owned()], |classifier| classifier.classes().to_vec())
     }
 
     pub fn counts(&self) -> &HostCounts {
@@ -234,11 +217,7 @@ impl HostStages {
     /// Ranges the DISCARD stage makes due before the event are trimmed
     /// before it: a write arriving now must never be trimmed by an older DISCARD.
     #[inline]
-    pub fn requests(
-        &mut self,
-        event: &HostEvent,
-        out: &mut impl Extend<(Request, bool)>,
-    ) -> Result<(), FtlError> {
+    pub fn requests(&mut self, event: &HostEvent, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
         self.events += 1;
         let priority = event.priority || (self.priority == PriorityRule::Sync && is_sync(event));
         self.counts.count(&HostEvent { priority, ..*event });
@@ -250,32 +229,16 @@ impl HostStages {
                 let stream = self.classify(event);
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
-                out.extend(
-                    self.request(Op::Write, first, end, stream)?
-                        .map(|request| (request, priority)),
-                );
+                out.extend(self.request(Op::Write, first, end, stream)?.map(|request| (request, priority)));
             }
             HostOp::Read => {
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
-                out.extend(
-                    self.request(Op::Read, first, end, event.stream)?
-                        .map(|request| (request, priority)),
-                );
+                out.extend(self.request(Op::Read, first, end, event.stream)?.map(|request| (request, priority)));
             }
-            HostOp::Discard => self
-                .discard
-                .discard(event.time, event.sectors, &mut self.issue),
+            HostOp::Discard => self.discard.discard(event.time, event.sectors, &mut self.issue),
             HostOp::Flush => {
-                out.extend([(
-                    Request {
-                        op: Op::Flush,
-                        start: Lpn(0),
-                        pages: 0,
-                        stream: event.stream,
-                    },
-                    priority,
-                )]);
+                out.extend([(Request { op: Op::Flush, start: Lpn(0), pages: 0, stream: event.stream }, priority)]);
             }
         }
         if event.journal_commit {
@@ -294,11 +257,8 @@ impl HostStages {
         match &mut self.classifier {
             None => event.stream,
             Some(classifier) => {
-                let write = WriteInfo {
-                    sectors: event.sectors,
-                    journal_thread: event.journal_thread,
-                    flags: event.flags,
-                };
+                let write =
+                    WriteInfo { sectors: event.sectors, journal_thread: event.journal_thread, flags: event.flags };
                 StreamId(classifier.classify(&write).0)
             }
         }
@@ -314,40 +274,23 @@ impl HostStages {
         for range in std::mem::take(&mut self.issue) {
             let first = self.pages.ceil(range.start);
             let end = self.pages.floor(range.end);
-            out.extend(
-                self.request(Op::Trim, first, end, StreamId(0))?
-                    .map(|request| (request, false)),
-            );
+            out.extend(self.request(Op::Trim, first, end, StreamId(0))?.map(|request| (request, false)));
         }
         Ok(())
     }
 
     #[inline]
-    fn request(
-        &self,
-        op: Op,
-        first: u64,
-        end: u64,
-        stream: StreamId,
-    ) -> Result<Option<Request>, FtlError> {
+    fn request(&self, op: Op, first: u64, end: u64, stream: StreamId) -> Result<Option<Request>, FtlError> {
         if end <= first {
             return Ok(None);
         }
-        let out_of_range = || FtlError::LpnOutOfRange {
-            lpn: end - 1,
-            logical_pages: self.logical_pages,
-        };
+        let out_of_range = || FtlError::LpnOutOfRange { lpn: end - 1, logical_pages: self.logical_pages };
         if end > u64::from(self.logical_pages) {
             return Err(out_of_range());
         }
         let start = u32::try_from(first).map_err(|_| out_of_range())?;
         let pages = u32::try_from(end - first).map_err(|_| out_of_range())?;
-        Ok(Some(Request {
-            op,
-            start: Lpn(start),
-            pages,
-            stream,
-        }))
+        Ok(Some(Request { op, start: Lpn(start), pages, stream }))
     }
 }
 

@@ -26,10 +26,7 @@ pub struct Counters {
 
 impl Counters {
     pub fn new(streams: usize) -> Self {
-        Self {
-            stream_host_pages_written: vec![0; streams],
-            ..Self::default()
-        }
+        Self { stream_host_pages_written: vec![0; streams], ..Self::default() }
     }
 
     /// Counts accumulated since `earlier`, a snapshot of the same counters.
@@ -80,11 +77,7 @@ impl EraseStats {
     pub fn from_counts(counts: &[u32], rated_pe_cycles: u32) -> Self {
         let n = counts.len().max(1) as f64;
         let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
-        let variance = counts
-            .iter()
-            .map(|&c| (f64::from(c) - mean).powi(2))
-            .sum::<f64>()
-            / n;
+        let variance = counts.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / n;
         Self {
             min: counts.iter().copied().min().unwrap_or(0),
             max: counts.iter().copied().max().unwrap_or(0),

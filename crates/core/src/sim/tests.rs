@@ -13,9 +13,8 @@ const MS: u64 = 1_000_000;
 const PAGE: u64 = 8;
 
 fn config(policy: DiscardPolicy) -> Config {
-    let (mut config, _) = ConfigBuilder::preset("small")
-        .and_then(ConfigBuilder::build)
-        .expect("the small preset is valid");
+    let (mut config, _) =
+        ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("the small preset is valid");
     config.discard.policy = policy;
     config.discard.delay_ms = 10;
     config.precondition.enabled = false;
@@ -23,18 +22,11 @@ fn config(policy: DiscardPolicy) -> Config {
 }
 
 fn event(time_ms: u64, op: HostOp, first_page: u64, pages: u64) -> HostEvent {
-    HostEvent::new(
-        SimNs(time_ms * MS),
-        op,
-        SectorRange::new(first_page * PAGE, pages * PAGE),
-    )
+    HostEvent::new(SimNs(time_ms * MS), op, SectorRange::new(first_page * PAGE, pages * PAGE))
 }
 
 fn commit(time_ms: u64) -> HostEvent {
-    HostEvent {
-        journal_commit: true,
-        ..event(time_ms, HostOp::Flush, 0, 0)
-    }
+    HostEvent { journal_commit: true, ..event(time_ms, HostOp::Flush, 0, 0) }
 }
 
 /// Two adjacent files written, deleted (one DISCARD each), the first one's
@@ -57,9 +49,7 @@ fn delete_and_reallocate() -> Vec<HostEvent> {
 fn replay_with(config: &Config, events: &[HostEvent]) -> Report {
     let mut simulation = Simulation::new(config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("ages");
-    simulation
-        .replay(&mut IterEvents(events.iter().copied()), &mut |_| {})
-        .expect("the events fit the device");
+    simulation.replay(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("the events fit the device");
     simulation.report()
 }
 
@@ -71,19 +61,9 @@ fn replay(policy: DiscardPolicy, events: &[HostEvent]) -> Report {
 fn delay_d_cancels_the_reallocated_part_and_merges_the_rest() {
     let report = replay(DiscardPolicy::DelayD, &delete_and_reallocate());
     let discard = &report.discard;
-    assert_eq!(
-        (
-            discard.received_commands,
-            discard.issued_commands,
-            discard.merged_commands
-        ),
-        (2, 1, 1)
-    );
+    assert_eq!((discard.received_commands, discard.issued_commands, discard.merged_commands), (2, 1, 1));
     assert_eq!(discard.cancelled_sectors, 4 * PAGE);
-    assert_eq!(
-        report.measured.counters.host_pages_trimmed, 28,
-        "pages 104..132 are trimmed in one command"
-    );
+    assert_eq!(report.measured.counters.host_pages_trimmed, 28, "pages 104..132 are trimmed in one command");
     // The read of pages 100..132 after the last commit finds the 4 rewritten pages and nothing else.
     assert_eq!(report.measured.counters.unmapped_reads, 28);
 }
@@ -91,25 +71,10 @@ fn delay_d_cancels_the_reallocated_part_and_merges_the_rest() {
 #[test]
 fn online_trims_everything_and_off_nothing() {
     let online = replay(DiscardPolicy::Online, &delete_and_reallocate());
-    assert_eq!(
-        (
-            online.discard.issued_commands,
-            online.measured.counters.host_pages_trimmed
-        ),
-        (2, 32)
-    );
-    assert_eq!(
-        online.measured.counters.unmapped_reads, 28,
-        "the reallocated pages were written after their trim"
-    );
+    assert_eq!((online.discard.issued_commands, online.measured.counters.host_pages_trimmed), (2, 32));
+    assert_eq!(online.measured.counters.unmapped_reads, 28, "the reallocated pages were written after their trim");
     let off = replay(DiscardPolicy::Off, &delete_and_reallocate());
-    assert_eq!(
-        (
-            off.discard.issued_commands,
-            off.measured.counters.host_pages_trimmed
-        ),
-        (0, 0)
-    );
+    assert_eq!((off.discard.issued_commands, off.measured.counters.host_pages_trimmed), (0, 0));
     assert_eq!(off.measured.counters.unmapped_reads, 0);
 }
 
@@ -125,62 +90,36 @@ fn a_range_due_at_a_write_is_trimmed_before_the_write() {
         event(31, HostOp::Read, 10, 8),
     ];
     let report = replay(DiscardPolicy::DelayD, &events);
-    assert_eq!(
-        report.discard.issued_commands, 1,
-        "the range was due before the write cancelled it"
-    );
-    assert_eq!(
-        report.measured.counters.unmapped_reads, 0,
-        "the rewritten pages must survive"
-    );
+    assert_eq!(report.discard.issued_commands, 1, "the range was due before the write cancelled it");
+    assert_eq!(report.measured.counters.unmapped_reads, 0, "the rewritten pages must survive");
 }
 
 #[test]
 fn a_request_beyond_the_device_names_its_position() {
     let mut simulation = Simulation::new(&config(DiscardPolicy::Online)).expect("valid config");
     let beyond = u64::from(simulation.geometry().logical_pages);
-    let events = [
-        event(0, HostOp::Write, 0, 1),
-        event(0, HostOp::Write, beyond - 1, 2),
-    ];
-    let error = simulation
-        .replay(&mut IterEvents(events.into_iter()), &mut |_| {})
-        .expect_err("out of range");
+    let events = [event(0, HostOp::Write, 0, 1), event(0, HostOp::Write, beyond - 1, 2)];
+    let error = simulation.replay(&mut IterEvents(events.into_iter()), &mut |_| {}).expect_err("out of range");
     assert!(error.to_string().contains("host request #2"), "{error}");
 }
 
 fn replay_timed(config: &Config, events: &[HostEvent]) -> Report {
     let mut simulation = Simulation::new(config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("ages");
-    simulation
-        .replay_timed(&mut IterEvents(events.iter().copied()), &mut |_| {})
-        .expect("replays");
+    simulation.replay_timed(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("replays");
     simulation.report()
 }
 
 #[test]
 fn a_timed_replay_reaches_the_ftl_with_what_counting_mode_does() {
     let events = delete_and_reallocate();
-    for policy in [
-        DiscardPolicy::Off,
-        DiscardPolicy::Online,
-        DiscardPolicy::DelayD,
-    ] {
+    for policy in [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD] {
         let counted = replay(policy, &events);
         let timed = replay_timed(&config(policy), &events);
         let (counted_ftl, timed_ftl) = (&counted.measured.counters, &timed.measured.counters);
-        assert_eq!(
-            counted_ftl.host_pages_written, timed_ftl.host_pages_written,
-            "{policy:?}"
-        );
-        assert_eq!(
-            counted_ftl.host_pages_trimmed, timed_ftl.host_pages_trimmed,
-            "{policy:?}"
-        );
-        assert_eq!(
-            counted_ftl.unmapped_reads, timed_ftl.unmapped_reads,
-            "{policy:?}"
-        );
+        assert_eq!(counted_ftl.host_pages_written, timed_ftl.host_pages_written, "{policy:?}");
+        assert_eq!(counted_ftl.host_pages_trimmed, timed_ftl.host_pages_trimmed, "{policy:?}");
+        assert_eq!(counted_ftl.unmapped_reads, timed_ftl.unmapped_reads, "{policy:?}");
         assert_eq!(counted.discard, timed.discard, "{policy:?}");
         let report = timed.timed.expect("a timed replay reports time");
         let requests = 3 + 1 + 4 + timed.discard.issued_commands;
@@ -194,25 +133,14 @@ fn a_timed_replay_reaches_the_ftl_with_what_counting_mode_does() {
 #[test]
 fn an_open_loop_replay_runs_in_trace_time_and_a_closed_loop_one_at_device_speed() {
     // Writes 10 ms apart: in trace time the run lasts as long as the trace.
-    let events: Vec<HostEvent> = (0..20)
-        .map(|i| event(10 * i, HostOp::Write, 8 * i, 8))
-        .collect();
+    let events: Vec<HostEvent> = (0..20).map(|i| event(10 * i, HostOp::Write, 8 * i, 8)).collect();
     let mut open = config(DiscardPolicy::Off);
     open.timing.arrival = crate::timing::Arrival::Open;
     let open_report = replay_timed(&open, &events).timed.expect("timed");
-    assert!(
-        open_report.simulated_s >= 0.190,
-        "the last write arrives at 190 ms: {}",
-        open_report.simulated_s
-    );
+    assert!(open_report.simulated_s >= 0.190, "the last write arrives at 190 ms: {}", open_report.simulated_s);
     // The same trace with absolute timestamps an hour in runs from its first event.
-    let shifted: Vec<HostEvent> = events
-        .iter()
-        .map(|e| HostEvent {
-            time: SimNs(e.time.0 + 3_600 * 1_000 * MS),
-            ..*e
-        })
-        .collect();
+    let shifted: Vec<HostEvent> =
+        events.iter().map(|e| HostEvent { time: SimNs(e.time.0 + 3_600 * 1_000 * MS), ..*e }).collect();
     let shifted_report = replay_timed(&open, &shifted).timed.expect("timed");
     assert_eq!(shifted_report.simulated_s, open_report.simulated_s);
     let mut closed = config(DiscardPolicy::Off);
@@ -234,20 +162,10 @@ fn a_timed_replay_of_a_full_device_without_discards_ends() {
     // 64 blocks per plane, 51 of them logical: filling the device leaves
     // every unit far below a low watermark of 40 free blocks.
     config.timing.gc_low_blocks = Some(40);
-    let logical_pages = u64::from(
-        Simulation::new(&config)
-            .expect("valid")
-            .geometry()
-            .logical_pages,
-    );
-    let events: Vec<HostEvent> = (0..logical_pages / 64)
-        .map(|i| event(0, HostOp::Write, 64 * i, 64))
-        .collect();
+    let logical_pages = u64::from(Simulation::new(&config).expect("valid").geometry().logical_pages);
+    let events: Vec<HostEvent> = (0..logical_pages / 64).map(|i| event(0, HostOp::Write, 64 * i, 64)).collect();
     let report = replay_timed(&config, &events);
-    assert_eq!(
-        report.measured.counters.host_pages_written,
-        (logical_pages / 64) * 64
-    );
+    assert_eq!(report.measured.counters.host_pages_written, (logical_pages / 64) * 64);
     let timed = report.timed.expect("timed");
     assert!(timed.drained_s >= timed.simulated_s);
 }

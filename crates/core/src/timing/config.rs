@@ -204,33 +204,20 @@ impl TimingConfig {
             }
         }
         if self.discard_map_entries_per_page == Some(0) {
-            return Err(ConfigError::new(
-                "timing.discard_map_entries_per_page",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("timing.discard_map_entries_per_page", "must be at least 1"));
         }
         if self.queues == 0 || self.queue_depth == 0 {
-            let key = if self.queues == 0 {
-                "timing.queues"
-            } else {
-                "timing.queue_depth"
-            };
+            let key = if self.queues == 0 { "timing.queues" } else { "timing.queue_depth" };
             return Err(ConfigError::new(key, "must be at least 1"));
         }
         if self.interface == Interface::Sata {
             if self.queues != 1 {
-                return Err(ConfigError::new(
-                    "timing.queues",
-                    "a SATA interface has exactly one queue",
-                ));
+                return Err(ConfigError::new("timing.queues", "a SATA interface has exactly one queue"));
             }
             if self.queue_depth > SATA_QUEUE_DEPTH_MAX {
                 return Err(ConfigError::new(
                     "timing.queue_depth",
-                    format!(
-                        "{} exceeds SATA NCQ's {SATA_QUEUE_DEPTH_MAX} outstanding commands",
-                        self.queue_depth
-                    ),
+                    format!("{} exceeds SATA NCQ's {SATA_QUEUE_DEPTH_MAX} outstanding commands", self.queue_depth),
                 ));
             }
         }
@@ -261,10 +248,7 @@ impl TimingConfig {
             ));
         }
         if self.stripe_pages == 0 || self.stripe_pages > geometry.logical_pages {
-            return Err(ConfigError::new(
-                "timing.stripe_pages",
-                "must be between 1 and the logical capacity",
-            ));
+            return Err(ConfigError::new("timing.stripe_pages", "must be between 1 and the logical capacity"));
         }
         if self.flush == FlushPolicy::StripeMerge && self.write_buffer_pages < self.stripe_pages {
             return Err(ConfigError::new(
@@ -287,8 +271,7 @@ impl TimingConfig {
     /// Mapping entries per mapping page: the configured value, else one
     /// 4-byte entry per 4 bytes of a flash page.
     pub fn discard_map_entries(&self, page_size: u32) -> u32 {
-        self.discard_map_entries_per_page
-            .unwrap_or((page_size / 4).max(1))
+        self.discard_map_entries_per_page.unwrap_or((page_size / 4).max(1))
     }
 
     pub fn page_transfer_ns(&self, page_size: u32) -> u64 {

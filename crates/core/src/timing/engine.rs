@@ -58,10 +58,7 @@ enum EventKind {
 }
 
 fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
-    Event {
-        time_ns,
-        payload: (u64::from(kind as u8) << 32) | u64::from(index),
-    }
+    Event { time_ns, payload: (u64::from(kind as u8) << 32) | u64::from(index) }
 }
 
 fn unpack(event: Event) -> (u64, EventKind, u32) {
@@ -97,16 +94,8 @@ struct Command {
 
 impl Default for Command {
     fn default() -> Self {
-        let idle = QueuedOp {
-            kind: FlashOpKind::Read,
-            gc: false,
-            plane: 0,
-            job: NO_JOB,
-        };
-        Self {
-            ops: [idle; MULTI_PLANE_MAX],
-            len: 0,
-        }
+        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB };
+        Self { ops: [idle; MULTI_PLANE_MAX], len: 0 }
     }
 }
 
@@ -196,10 +185,7 @@ struct Slab<T> {
 
 impl<T: Copy> Slab<T> {
     fn with_capacity(capacity: usize) -> Self {
-        Self {
-            items: Vec::with_capacity(capacity),
-            free: Vec::with_capacity(capacity),
-        }
+        Self { items: Vec::with_capacity(capacity), free: Vec::with_capacity(capacity) }
     }
 
     fn insert(&mut self, item: T) -> u32 {
@@ -351,8 +337,7 @@ impl Engine {
             })
             .collect();
         let queue_slots = (config.queues * config.queue_depth) as usize;
-        let merge_stripe =
-            (config.flush == FlushPolicy::StripeMerge).then_some(config.stripe_pages);
+        let merge_stripe = (config.flush == FlushPolicy::StripeMerge).then_some(config.stripe_pages);
         Self {
             geometry: *geometry,
             config: config.clone(),
@@ -375,10 +360,7 @@ impl Engine {
             stripes_complete: Vec::new(),
             flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
-            map_cache: MapCache::new(
-                config.discard_map_cache_pages,
-                config.discard_map_entries(geometry.page_size),
-            ),
+            map_cache: MapCache::new(config.discard_map_cache_pages, config.discard_map_entries(geometry.page_size)),
             map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
             host_epoch: 0,
             source_dry: false,
@@ -414,11 +396,7 @@ impl Engine {
         let result = self.run_loop(ftl, source, requests, observer, &mut waf);
         ftl.set_recording(false);
         result?;
-        observer(Progress {
-            phase: Phase::Measure,
-            done: self.stats.completed(),
-            total: requests,
-        });
+        observer(Progress { phase: Phase::Measure, done: self.stats.completed(), total: requests });
         Ok(self.stats.report(self.geometry.dies()))
     }
 
@@ -449,30 +427,19 @@ impl Engine {
                 }
             }
             Arrival::Open => {
-                next_arrival = if requests > 0 {
-                    self.next_request(ftl, source)
-                } else {
-                    None
-                };
+                next_arrival = if requests > 0 { self.next_request(ftl, source) } else { None };
             }
         }
         loop {
-            let arrives_first = |timed: &TimedRequest| {
-                self.events
-                    .peek_time()
-                    .is_none_or(|event_ns| timed.arrival.0 < event_ns)
-            };
+            let arrives_first =
+                |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
             if let Some(timed) = next_arrival.filter(arrives_first) {
                 self.now_ns = self.now_ns.max(timed.arrival.0);
                 issued += 1;
                 let queue = self.next_queue;
                 self.next_queue = (queue + 1) % self.config.queues;
                 self.arrive(ftl, timed, queue)?;
-                next_arrival = if issued < requests {
-                    self.next_request(ftl, source)
-                } else {
-                    None
-                };
+                next_arrival = if issued < requests { self.next_request(ftl, source) } else { None };
                 continue;
             }
             let Some(event) = self.events.pop() else {
@@ -490,14 +457,9 @@ impl Engine {
                     }
                     let completed = self.stats.completed();
                     if completed.is_multiple_of(PROGRESS_INTERVAL) {
-                        observer(Progress {
-                            phase: Phase::Measure,
-                            done: completed,
-                            total: requests,
-                        });
+                        observer(Progress { phase: Phase::Measure, done: completed, total: requests });
                     }
-                    let exhausted =
-                        self.source_dry && self.ahead.is_empty() && next_arrival.is_none();
+                    let exhausted = self.source_dry && self.ahead.is_empty() && next_arrival.is_none();
                     if completed >= requests || (exhausted && completed == issued) {
                         self.draining = true;
                         continue;
@@ -522,11 +484,7 @@ impl Engine {
 
     // ----- host interface -----
 
-    fn next_request<T: TranslationLayer>(
-        &mut self,
-        ftl: &T,
-        source: &mut dyn RequestSource,
-    ) -> Option<TimedRequest> {
+    fn next_request<T: TranslationLayer>(&mut self, ftl: &T, source: &mut dyn RequestSource) -> Option<TimedRequest> {
         while self.ahead.len() <= LOOKAHEAD && !self.source_dry {
             let Some(timed) = source.next_request() else {
                 self.source_dry = true;
@@ -591,12 +549,7 @@ impl Engine {
         }
         ftl.count_request();
         let arrival_ns = timed.arrival.0.min(self.now_ns);
-        let slot = self.requests.insert(InFlight {
-            timed,
-            arrival_ns,
-            queue,
-            unmapped_pages: 0,
-        });
+        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue, unmapped_pages: 0 });
         let request = timed.request;
         match request.op {
             Op::Read => {
@@ -644,9 +597,7 @@ impl Engine {
                 if self.config.interface == Interface::Sata {
                     self.discard_blocking = true;
                 }
-                let misses = self
-                    .map_cache
-                    .touch(u64::from(request.start.0), u64::from(request.pages));
+                let misses = self.map_cache.touch(u64::from(request.start.0), u64::from(request.pages));
                 let cost = self.config.discard_command_ns
                     + self.config.discard_entry_ns * u64::from(request.pages)
                     + self.map_miss_ns * misses;
@@ -662,11 +613,7 @@ impl Engine {
     }
 
     /// A job finished. Returns the host queue of the request it completed.
-    fn job_done<T: TranslationLayer>(
-        &mut self,
-        ftl: &mut T,
-        job: u32,
-    ) -> Result<Option<u32>, FtlError> {
+    fn job_done<T: TranslationLayer>(&mut self, ftl: &mut T, job: u32) -> Result<Option<u32>, FtlError> {
         match self.jobs.remove(job).kind {
             JobKind::Flush { pages, seq } => {
                 self.buffer.flushed(pages);
@@ -681,13 +628,7 @@ impl Engine {
                 let done = self.requests.remove(slot);
                 let request = done.timed.request;
                 let flash_pages = request.pages - done.unmapped_pages;
-                self.stats.complete(
-                    request.op,
-                    flash_pages,
-                    done.timed.priority,
-                    done.arrival_ns,
-                    self.now_ns,
-                );
+                self.stats.complete(request.op, flash_pages, done.timed.priority, done.arrival_ns, self.now_ns);
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
                 if request.op == Op::Trim {
@@ -727,8 +668,7 @@ impl Engine {
             self.release(acknowledged);
             if self.buffer.merging() {
                 let mut complete = std::mem::take(&mut self.stripes_complete);
-                self.buffer
-                    .admit_merging(request.start.0, request.pages, &mut complete);
+                self.buffer.admit_merging(request.start.0, request.pages, &mut complete);
                 for fill in complete.drain(..) {
                     self.stats.stripes_merged += 1;
                     self.flush_stripe(ftl, &fill, request.stream)?;
@@ -777,13 +717,7 @@ impl Engine {
         let end = start + pages;
         let mut first = start / stripe_pages * stripe_pages;
         while first < end {
-            self.write_stripe(
-                ftl,
-                first,
-                &|page| (start..end).contains(&page),
-                stream,
-                job,
-            )?;
+            self.write_stripe(ftl, first, &|page| (start..end).contains(&page), stream, job)?;
             first += stripe_pages;
         }
         Ok(())
@@ -824,11 +758,7 @@ impl Engine {
     // ----- jobs -----
 
     fn new_job(&mut self, kind: JobKind) -> u32 {
-        self.jobs.insert(Job {
-            kind,
-            open_ops: 1,
-            done_ns: self.now_ns,
-        })
+        self.jobs.insert(Job { kind, open_ops: 1, done_ns: self.now_ns })
     }
 
     fn new_flush_job(&mut self, pages: u32) -> u32 {
@@ -891,12 +821,7 @@ impl Engine {
         // Planes per die fit in u16 whenever multi-plane batching matters.
         #[allow(clippy::cast_possible_truncation)]
         let plane = (op.unit.0 / self.geometry.dies()) as u16;
-        QueuedOp {
-            kind: op.kind,
-            gc: op.gc,
-            plane,
-            job,
-        }
+        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
     }
 
     /// The die is ready: host operations first, then background GC when
@@ -921,11 +846,7 @@ impl Engine {
     /// One background GC step on the first unit of `die` below the low
     /// watermark: the FTL reclaims a victim now, the die pays for it as its
     /// idle time allows.
-    fn plan_background_gc<T: TranslationLayer>(
-        &mut self,
-        ftl: &mut T,
-        die: u32,
-    ) -> Result<(), FtlError> {
+    fn plan_background_gc<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
         if self.draining || self.dies[die as usize].futile_gc_epoch == Some(self.host_epoch) {
             return Ok(());
         }
@@ -962,11 +883,7 @@ impl Engine {
     /// other planes queued right behind it.
     fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
-        let planes = if self.config.multi_plane {
-            self.geometry.planes_per_die as usize
-        } else {
-            1
-        };
+        let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
         let entry = &mut self.dies[die as usize];
         let ops = match queue {
             Queue::Host => &mut entry.host_ops,
@@ -977,8 +894,7 @@ impl Engine {
         while entry.command.len < planes.min(MULTI_PLANE_MAX) {
             match ops.front() {
                 Some(next)
-                    if next.kind == first.kind
-                        && entry.command.ops().iter().all(|op| op.plane != next.plane) =>
+                    if next.kind == first.kind && entry.command.ops().iter().all(|op| op.plane != next.plane) =>
                 {
                     entry.command.push(*next);
                     ops.pop_front();
@@ -1013,8 +929,7 @@ impl Engine {
                 let array_start = transferred.max(entry.array_free_ns);
                 entry.array_free_ns = array_start + array_ns;
                 let done = entry.array_free_ns;
-                self.events
-                    .push(pack(array_start, EventKind::DieReady, die));
+                self.events.push(pack(array_start, EventKind::DieReady, die));
                 self.stats.busy_until(done);
                 self.finish_command(die, done);
             }
@@ -1053,7 +968,6 @@ impl Engine {
         }
         self.channel_free_ns[channel] = transferred;
         self.stats.busy_until(transferred);
-        self.events
-            .push(pack(transferred, EventKind::DieReady, die));
+        self.events.push(pack(transferred, EventKind::DieReady, die));
     }
 }

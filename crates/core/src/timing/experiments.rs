@@ -4,9 +4,7 @@
 
 use crate::config::ConfigBuilder;
 use crate::sim::{SimError, Simulation};
-use crate::timing::{
-    Arrivals, LatencySummary, RequestSource, SequentialMix, SyntheticSource, TimedReport,
-};
+use crate::timing::{Arrivals, LatencySummary, RequestSource, SequentialMix, SyntheticSource, TimedReport};
 use crate::workload::Synthetic;
 use serde::Serialize;
 
@@ -31,9 +29,7 @@ fn timed(
     source: &mut dyn RequestSource,
     requests: u64,
 ) -> Result<TimedReport, SimError> {
-    Ok(simulation
-        .measure_timed_from(source, requests, &mut |_| {})?
-        .clone())
+    Ok(simulation.measure_timed_from(source, requests, &mut |_| {})?.clone())
 }
 
 fn ms(summary: Option<&LatencySummary>, pick: fn(&LatencySummary) -> f64) -> f64 {
@@ -91,24 +87,13 @@ pub fn priority_cleaning(setup: &PrioritySetup) -> Result<Vec<PriorityPoint>, Si
                 "timing.arrival=\"open\"".to_owned(),
                 format!("timing.gc_low_blocks={}", setup.low_watermark_blocks),
                 format!("timing.priority_aware_gc={aware}"),
-                format!(
-                    "workload.read_fraction={}",
-                    f64::from(100 - write_percent) / 100.0
-                ),
+                format!("workload.read_fraction={}", f64::from(100 - write_percent) / 100.0),
             ];
             let mut simulation = simulation(&overrides, setup.seed)?;
             let geometry = *simulation.geometry();
-            let mut workload = Synthetic::new(
-                &simulation.config().workload,
-                &geometry,
-                setup.seed.wrapping_add(1),
-            );
-            let arrivals = Arrivals::new(
-                Some(setup.arrival_iops),
-                setup.burst_probability,
-                setup.seed.wrapping_add(2),
-            )
-            .with_priority_bursts(setup.burst_len, setup.burst_gap_ns);
+            let mut workload = Synthetic::new(&simulation.config().workload, &geometry, setup.seed.wrapping_add(1));
+            let arrivals = Arrivals::new(Some(setup.arrival_iops), setup.burst_probability, setup.seed.wrapping_add(2))
+                .with_priority_bursts(setup.burst_len, setup.burst_gap_ns);
             let mut source = SyntheticSource::new(&mut workload, arrivals);
             let report = timed(&mut simulation, &mut source, setup.requests)?;
             let latency = &report.latency;
@@ -140,10 +125,7 @@ pub const STRIPE_PAGES: u32 = 256;
 
 /// Throughput of continuous sequential writes against their size with a
 /// 1 MiB mapping unit and no merging (slide 13), on a device filled in order.
-pub fn write_size_throughput(
-    write_kib: &[u32],
-    seed: u64,
-) -> Result<Vec<WriteSizePoint>, SimError> {
+pub fn write_size_throughput(write_kib: &[u32], seed: u64) -> Result<Vec<WriteSizePoint>, SimError> {
     // Filled in order, not aged by random overwrites: the slide measures
     // continuous writes, whose cost should be the stripe's, not GC's.
     let overrides = vec![
@@ -158,14 +140,7 @@ pub fn write_size_throughput(
         let pages = (kib * 1024 / geometry.page_size).max(1);
         // About 32 MiB of writes per point.
         let requests = u64::from((8192 / pages).max(8));
-        let mut source = SequentialMix::new(
-            &geometry,
-            pages,
-            1.0,
-            1.0,
-            Arrivals::new(None, 0.0, seed),
-            seed,
-        );
+        let mut source = SequentialMix::new(&geometry, pages, 1.0, 1.0, Arrivals::new(None, 0.0, seed), seed);
         let report = timed(&mut simulation, &mut source, requests)?;
         points.push(WriteSizePoint {
             write_kib: kib,
@@ -192,11 +167,7 @@ pub struct MergePoint {
 /// Mean response time of 128 KiB writes through a 4 MiB buffer with
 /// stripe-aligned merging, normalized to the same buffer flushing eagerly,
 /// as the probability of sequential access grows (slide 15).
-pub fn merge_response_time(
-    probabilities: &[f64],
-    requests: u64,
-    seed: u64,
-) -> Result<Vec<MergePoint>, SimError> {
+pub fn merge_response_time(probabilities: &[f64], requests: u64, seed: u64) -> Result<Vec<MergePoint>, SimError> {
     const REQUEST_PAGES: u32 = 32;
     let mut points = Vec::new();
     for &probability in probabilities {
@@ -212,8 +183,7 @@ pub fn merge_response_time(
             let mut simulation = simulation(&overrides, seed)?;
             let geometry = *simulation.geometry();
             let arrivals = Arrivals::new(None, 0.0, seed);
-            let mut source =
-                SequentialMix::new(&geometry, REQUEST_PAGES, probability, 1.0, arrivals, seed);
+            let mut source = SequentialMix::new(&geometry, REQUEST_PAGES, probability, 1.0, arrivals, seed);
             timed(&mut simulation, &mut source, requests)
         };
         let eager = run("eager")?;
@@ -224,11 +194,7 @@ pub fn merge_response_time(
             sequential_probability: probability,
             eager_mean_ms,
             merge_mean_ms,
-            normalized_response_time: if eager_mean_ms > 0.0 {
-                merge_mean_ms / eager_mean_ms
-            } else {
-                0.0
-            },
+            normalized_response_time: if eager_mean_ms > 0.0 { merge_mean_ms / eager_mean_ms } else { 0.0 },
             eager_rmw_pages: eager.rmw_pages_rewritten,
             merge_rmw_pages: merge.rmw_pages_rewritten,
             stripes_merged: merge.stripes_merged,

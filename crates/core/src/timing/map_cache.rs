@@ -39,9 +39,7 @@ impl MapCache {
         }
         let first_map = first / self.entries_per_page;
         let last_map = (first + pages - 1) / self.entries_per_page;
-        (first_map..=last_map)
-            .map(|map_page| u64::from(!self.hit(map_page)))
-            .sum()
+        (first_map..=last_map).map(|map_page| u64::from(!self.hit(map_page))).sum()
     }
 
     fn hit(&mut self, map_page: u64) -> bool {
@@ -74,10 +72,7 @@ mod tests {
         let misses: u64 = (0..8).map(|i| sorted.touch(i * 100, 100)).sum();
         assert_eq!(misses, 1, "eight ranges inside the first mapping page");
         let mut scattered = MapCache::new(2, 1024);
-        let misses: u64 = [0, 5, 1, 6, 2, 7, 3, 4]
-            .iter()
-            .map(|&page| scattered.touch(page * 1024, 10))
-            .sum();
+        let misses: u64 = [0, 5, 1, 6, 2, 7, 3, 4].iter().map(|&page| scattered.touch(page * 1024, 10)).sum();
         assert_eq!(misses, 8, "every range in a mapping page evicted since");
     }
 
@@ -87,18 +82,10 @@ mod tests {
         assert_eq!(cache.touch(0, 1), 1);
         assert_eq!(cache.touch(10, 1), 1);
         assert_eq!(cache.touch(0, 1), 0, "page 0 is cached and now most recent");
-        assert_eq!(
-            cache.touch(20, 1),
-            1,
-            "evicts page 1, the least recently used"
-        );
+        assert_eq!(cache.touch(20, 1), 1, "evicts page 1, the least recently used");
         assert_eq!(cache.touch(0, 1), 0);
         assert_eq!(cache.touch(10, 1), 1, "page 1 was evicted");
-        assert_eq!(
-            cache.touch(5, 30),
-            2,
-            "mapping pages 0 and 1 are cached, 2 and 3 are not"
-        );
+        assert_eq!(cache.touch(5, 30), 2, "mapping pages 0 and 1 are cached, 2 and 3 are not");
         let mut whole_map = MapCache::new(0, 10);
         assert_eq!(whole_map.touch(0, 1_000_000), 0);
     }

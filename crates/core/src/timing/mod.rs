@@ -7,8 +7,8 @@
 
 mod config;
 mod engine;
-pub mod experiments;
 mod map_cache;
+pub mod experiments;
 mod queue;
 mod source;
 mod stats;

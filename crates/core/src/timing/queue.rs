@@ -33,12 +33,7 @@ pub struct EventQueue {
 
 impl EventQueue {
     pub fn new() -> Self {
-        Self {
-            current: BinaryHeap::new(),
-            buckets: (0..=64).map(|_| Vec::new()).collect(),
-            occupied: 0,
-            last_ns: 0,
-        }
+        Self { current: BinaryHeap::new(), buckets: (0..=64).map(|_| Vec::new()).collect(), occupied: 0, last_ns: 0 }
     }
 
     fn bucket(&self, time_ns: u64) -> usize {
@@ -74,10 +69,7 @@ impl EventQueue {
             self.advance()?;
         }
         let Reverse(payload) = self.current.pop()?;
-        Some(Event {
-            time_ns: self.last_ns,
-            payload,
-        })
+        Some(Event { time_ns: self.last_ns, payload })
     }
 
     fn lowest_bucket(&self) -> Option<usize> {

@@ -79,8 +79,7 @@ impl Arrivals {
         if let Some(gap) = &self.gap {
             self.now_ns += gap.sample(&mut self.rng);
         }
-        let priority =
-            self.priority_fraction > 0.0 && self.rng.random::<f64>() < self.priority_fraction;
+        let priority = self.priority_fraction > 0.0 && self.rng.random::<f64>() < self.priority_fraction;
         if priority {
             self.burst_left = self.burst_len - 1;
         }
@@ -106,11 +105,7 @@ impl RequestSource for SyntheticSource<'_> {
     fn next_request(&mut self) -> Option<TimedRequest> {
         let request = self.workload.next_request();
         let (arrival, priority) = self.arrivals.next();
-        Some(TimedRequest {
-            request,
-            arrival,
-            priority,
-        })
+        Some(TimedRequest { request, arrival, priority })
     }
 }
 
@@ -158,22 +153,9 @@ impl RequestSource for SequentialMix {
         }
         let start = self.next_page;
         self.next_page += self.pages;
-        let op = if self.rng.random::<f64>() < self.write_fraction {
-            Op::Write
-        } else {
-            Op::Read
-        };
+        let op = if self.rng.random::<f64>() < self.write_fraction { Op::Write } else { Op::Read };
         let (arrival, priority) = self.arrivals.next();
-        let request = Request {
-            op,
-            start: Lpn(start),
-            pages: self.pages,
-            stream: StreamId(0),
-        };
-        Some(TimedRequest {
-            request,
-            arrival,
-            priority,
-        })
+        let request = Request { op, start: Lpn(start), pages: self.pages, stream: StreamId(0) };
+        Some(TimedRequest { request, arrival, priority })
     }
 }

@@ -163,12 +163,7 @@ impl Stats {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
         self.all.saturating_record(latency);
         self.by_op[op_index(op)].saturating_record(latency);
-        if priority {
-            &mut self.priority
-        } else {
-            &mut self.normal
-        }
-        .saturating_record(latency);
+        if priority { &mut self.priority } else { &mut self.normal }.saturating_record(latency);
         let pages = u64::from(pages);
         match op {
             Op::Read => self.pages_read += pages,
@@ -194,27 +189,17 @@ impl Stats {
         let per_second = |count: u64| {
             #[allow(clippy::cast_precision_loss)]
             let count = count as f64;
-            if seconds > 0.0 {
-                count / seconds
-            } else {
-                0.0
-            }
+            if seconds > 0.0 { count / seconds } else { 0.0 }
         };
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
         #[allow(clippy::cast_precision_loss)]
         let drained_ns = self.last_completion_ns.max(self.last_busy_ns);
         #[allow(clippy::cast_precision_loss)]
-        let die_utilization = if drained_ns == 0 {
-            0.0
-        } else {
-            self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64)
-        };
+        let die_utilization =
+            if drained_ns == 0 { 0.0 } else { self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64) };
         #[allow(clippy::cast_precision_loss)]
-        let gc_die_time_share = if self.die_busy_ns == 0 {
-            0.0
-        } else {
-            self.gc_die_busy_ns as f64 / self.die_busy_ns as f64
-        };
+        let gc_die_time_share =
+            if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
         self.series.close(self.last_completion_ns);
         TimedReport {
             simulated_s: seconds,
@@ -246,6 +231,7 @@ impl Stats {
     }
 }
 
+
 /// Throughput per fixed interval of simulated time. Completions arrive in
 /// time order, so only the current interval is open.
 #[derive(Debug)]
@@ -260,14 +246,7 @@ struct Series {
 
 impl Series {
     fn new(interval_ns: u64) -> Self {
-        Self {
-            interval_ns,
-            current: 0,
-            requests: 0,
-            read_bytes: 0,
-            write_bytes: 0,
-            points: Vec::new(),
-        }
+        Self { interval_ns, current: 0, requests: 0, read_bytes: 0, write_bytes: 0, points: Vec::new() }
     }
 
     fn complete(&mut self, done_ns: u64, op: Op, bytes: u64) {

@@ -22,12 +22,7 @@ pub struct StripeFill {
 
 impl StripeFill {
     fn new(stripe: u32, admitted: u64, stripe_pages: u32) -> Self {
-        Self {
-            stripe,
-            admitted,
-            present: vec![false; stripe_pages as usize],
-            pages: 0,
-        }
+        Self { stripe, admitted, present: vec![false; stripe_pages as usize], pages: 0 }
     }
 
     pub fn contains(&self, page_in_stripe: u32) -> bool {
@@ -79,12 +74,7 @@ impl WriteBuffer {
             order: VecDeque::new(),
             admissions: 0,
         });
-        Self {
-            capacity,
-            pending: 0,
-            flushing: 0,
-            merge,
-        }
+        Self { capacity, pending: 0, flushing: 0, merge }
     }
 
     pub fn capacity(&self) -> u32 {
@@ -111,11 +101,7 @@ impl WriteBuffer {
         let merge = self.merge.as_mut()?;
         let fill = loop {
             let (stripe, admitted) = merge.order.pop_front()?;
-            if merge
-                .stripes
-                .get(&stripe)
-                .is_some_and(|fill| fill.admitted == admitted)
-            {
+            if merge.stripes.get(&stripe).is_some_and(|fill| fill.admitted == admitted) {
                 break merge.stripes.remove(&stripe)?;
             }
         };
@@ -132,9 +118,7 @@ impl WriteBuffer {
     /// Admits `pages` pages from `start` into the stripes they belong to and
     /// appends the stripes they complete to `complete` (to be written whole).
     pub fn admit_merging(&mut self, start: u32, pages: u32, complete: &mut Vec<StripeFill>) {
-        let Some(merge) = self.merge.as_mut() else {
-            return;
-        };
+        let Some(merge) = self.merge.as_mut() else { return };
         let stripe_pages = merge.stripe_pages;
         for page in start..start + pages {
             let stripe = page / stripe_pages;
@@ -193,10 +177,6 @@ mod tests {
         let evicted = buffer.evict_for(7).expect("3 pending + 7 exceed 8");
         assert_eq!(evicted.stripe, 1);
         assert!(evicted.contains(0) && !evicted.contains(1));
-        assert_eq!(
-            buffer.evict_for(6),
-            None,
-            "2 pending + 6 fit once the flush completes"
-        );
+        assert_eq!(buffer.evict_for(6), None, "2 pending + 6 fit once the flush completes");
     }
 }

@@ -22,16 +22,7 @@ fn script(requests: Vec<TimedRequest>) -> Script {
 }
 
 fn at(ns: u64, op: Op, start: u32, pages: u32) -> TimedRequest {
-    TimedRequest {
-        request: Request {
-            op,
-            start: Lpn(start),
-            pages,
-            stream: StreamId(0),
-        },
-        arrival: SimNs(ns),
-        priority: false,
-    }
+    TimedRequest { request: Request { op, start: Lpn(start), pages, stream: StreamId(0) }, arrival: SimNs(ns), priority: false }
 }
 
 fn config(overrides: &[&str]) -> (Config, Geometry) {
@@ -42,16 +33,8 @@ fn config(overrides: &[&str]) -> (Config, Geometry) {
     builder.build().expect("valid configuration")
 }
 
-fn run(
-    config: &Config,
-    geometry: &Geometry,
-    ftl: &mut PageFtl,
-    source: &mut dyn RequestSource,
-    requests: u64,
-) -> TimedReport {
-    Engine::new(geometry, &config.timing, &config.ftl)
-        .run(ftl, source, requests, &mut |_| {})
-        .expect("timed run")
+fn run(config: &Config, geometry: &Geometry, ftl: &mut PageFtl, source: &mut dyn RequestSource, requests: u64) -> TimedReport {
+    Engine::new(geometry, &config.timing, &config.ftl).run(ftl, source, requests, &mut |_| {}).expect("timed run")
 }
 
 fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
@@ -60,21 +43,9 @@ fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
 
 #[test]
 fn timing_one_outstanding_read_costs_read_plus_transfer() {
-    let (config, geometry) = config(&[
-        "timing.queue_depth=1",
-        "timing.channel_bytes_per_s=400000000",
-    ]);
+    let (config, geometry) = config(&["timing.queue_depth=1", "timing.channel_bytes_per_s=400000000"]);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-    submit(
-        &mut ftl,
-        &Request {
-            op: Op::Write,
-            start: Lpn(0),
-            pages: 64,
-            stream: StreamId(0),
-        },
-    )
-    .expect("fill");
+    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
     let reads = (0..64).map(|page| at(0, Op::Read, page, 1)).collect();
     let report = run(&config, &geometry, &mut ftl, &mut script(reads), 64);
     let transfer_ns = (4096 * 1_000_000_000u64).div_ceil(400_000_000);
@@ -82,16 +53,8 @@ fn timing_one_outstanding_read_costs_read_plus_transfer() {
     let expected_us = (config.timing.read_ns + transfer_ns) as f64 / 1e3;
     let read = report.latency.read.expect("reads completed");
     assert_eq!(read.count, 64);
-    assert!(
-        within(read.p50_us, expected_us, 0.001),
-        "p50 {} us, expected {expected_us} us",
-        read.p50_us
-    );
-    assert!(
-        within(read.max_us, expected_us, 0.001),
-        "max {} us, expected {expected_us} us",
-        read.max_us
-    );
+    assert!(within(read.p50_us, expected_us, 0.001), "p50 {} us, expected {expected_us} us", read.p50_us);
+    assert!(within(read.max_us, expected_us, 0.001), "max {} us, expected {expected_us} us", read.max_us);
     assert!(within(report.simulated_s * 1e6, 64.0 * expected_us, 0.001));
 }
 
@@ -117,21 +80,11 @@ fn sequential_write_mb_s_with(channel_bytes_per_s: u64, overrides: &[&str]) -> (
         series_requests += point.iops * (point.time_s - interval_start_s);
         interval_start_s = point.time_s;
     }
-    assert!(
-        within(interval_start_s, report.simulated_s, 1e-9),
-        "the series ends at the last completion"
-    );
-    assert!(
-        within(series_requests, 1200.0, 1e-9),
-        "the series accounts for every request: {series_requests}"
-    );
+    assert!(within(interval_start_s, report.simulated_s, 1e-9), "the series ends at the last completion");
+    assert!(within(series_requests, 1200.0, 1e-9), "the series accounts for every request: {series_requests}");
     let page = f64::from(geometry.page_size);
     #[allow(clippy::cast_precision_loss)]
-    let parallel = if config.timing.multi_plane {
-        geometry.units()
-    } else {
-        geometry.dies()
-    };
+    let parallel = if config.timing.multi_plane { geometry.units() } else { geometry.dies() };
     let dies_bound = f64::from(parallel) * page / (config.timing.program_ns as f64 / 1e9);
     #[allow(clippy::cast_precision_loss)]
     let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
@@ -141,79 +94,32 @@ fn sequential_write_mb_s_with(channel_bytes_per_s: u64, overrides: &[&str]) -> (
 #[test]
 fn timing_sequential_writes_reach_the_die_bound() {
     let (measured, expected) = sequential_write_mb_s(1_000_000_000);
-    assert!(
-        within(measured, expected, 0.02),
-        "{measured:.3} MB/s, closed form {expected:.3} MB/s"
-    );
+    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
 }
 
 #[test]
 fn timing_sequential_writes_reach_the_channel_bound() {
     let (measured, expected) = sequential_write_mb_s(20_000_000);
-    assert!(
-        within(measured, expected, 0.02),
-        "{measured:.3} MB/s, closed form {expected:.3} MB/s"
-    );
+    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
 }
 
 #[test]
 fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
     // One die; fill it, overwrite until GC runs, then trim everything so the
     // sealed blocks hold no valid page: background GC is then a bare erase.
-    let base = [
-        "device.channels=1",
-        "device.chips_per_channel=1",
-        "timing.arrival=\"open\"",
-    ];
+    let base = ["device.channels=1", "device.chips_per_channel=1", "timing.arrival=\"open\""];
     let read_latency_us = |erase_first: bool| {
-        let low = if erase_first {
-            "timing.gc_low_blocks=40"
-        } else {
-            "timing.gc_low_blocks=2"
-        };
+        let low = if erase_first { "timing.gc_low_blocks=40" } else { "timing.gc_low_blocks=2" };
         let (config, geometry) = config(&[base[0], base[1], base[2], low]);
         let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
         let logical = geometry.logical_pages;
         for round in 0..2 {
             let _ = round;
-            submit(
-                &mut ftl,
-                &Request {
-                    op: Op::Write,
-                    start: Lpn(0),
-                    pages: logical,
-                    stream: StreamId(0),
-                },
-            )
-            .expect("fill");
+            submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("fill");
         }
-        submit(
-            &mut ftl,
-            &Request {
-                op: Op::Trim,
-                start: Lpn(0),
-                pages: logical,
-                stream: StreamId(0),
-            },
-        )
-        .expect("trim");
-        submit(
-            &mut ftl,
-            &Request {
-                op: Op::Write,
-                start: Lpn(7),
-                pages: 1,
-                stream: StreamId(0),
-            },
-        )
-        .expect("write");
-        let report = run(
-            &config,
-            &geometry,
-            &mut ftl,
-            &mut script(vec![at(1_000, Op::Read, 7, 1)]),
-            1,
-        );
+        submit(&mut ftl, &Request { op: Op::Trim, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("trim");
+        submit(&mut ftl, &Request { op: Op::Write, start: Lpn(7), pages: 1, stream: StreamId(0) }).expect("write");
+        let report = run(&config, &geometry, &mut ftl, &mut script(vec![at(1_000, Op::Read, 7, 1)]), 1);
         (report.latency.read.expect("read").max_us, config.timing)
     };
     let (alone_us, timing) = read_latency_us(false);
@@ -223,14 +129,8 @@ fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
     let alone_expected = (timing.read_ns + transfer_ns) as f64 / 1e3;
     #[allow(clippy::cast_precision_loss)]
     let behind_expected = (timing.erase_ns - 1_000 + timing.read_ns + transfer_ns) as f64 / 1e3;
-    assert!(
-        within(alone_us, alone_expected, 0.001),
-        "alone {alone_us} us, expected {alone_expected} us"
-    );
-    assert!(
-        within(behind_us, behind_expected, 0.001),
-        "behind {behind_us} us, expected {behind_expected} us"
-    );
+    assert!(within(alone_us, alone_expected, 0.001), "alone {alone_us} us, expected {alone_expected} us");
+    assert!(within(behind_us, behind_expected, 0.001), "behind {behind_us} us, expected {behind_expected} us");
 }
 
 /// A preconditioned `small` device with the given overrides.
@@ -251,38 +151,19 @@ fn sequential_substripe_writes(flush: &str) -> (u64, u64, f64) {
     ]);
     let geometry = *simulation.geometry();
     let mut source = SequentialMix::new(&geometry, 4, 1.0, 1.0, Arrivals::new(None, 0.0, 3), 4);
-    let report = simulation
-        .measure_timed_from(&mut source, 2000, &mut |_| {})
-        .expect("timed run");
-    (
-        report.rmw_pages_rewritten,
-        report.stripes_merged,
-        report.write_mb_s,
-    )
+    let report = simulation.measure_timed_from(&mut source, 2000, &mut |_| {}).expect("timed run");
+    (report.rmw_pages_rewritten, report.stripes_merged, report.write_mb_s)
 }
 
 #[test]
 fn timing_substripe_writes_cost_read_modify_writes_and_merging_removes_them() {
     let (eager_rmw, eager_merged, eager_mb_s) = sequential_substripe_writes("eager");
     let (merge_rmw, merge_merged, merge_mb_s) = sequential_substripe_writes("stripe-merge");
-    assert_eq!(
-        eager_rmw,
-        2000 * 12,
-        "every 4-page write rewrites the other 12 pages of its stripe"
-    );
+    assert_eq!(eager_rmw, 2000 * 12, "every 4-page write rewrites the other 12 pages of its stripe");
     assert_eq!(eager_merged, 0);
-    assert_eq!(
-        merge_rmw, 0,
-        "sequential writes complete their stripes in the buffer"
-    );
-    assert!(
-        merge_merged >= 2000 / 4 - 4,
-        "{merge_merged} stripes merged"
-    );
-    assert!(
-        merge_mb_s > 2.0 * eager_mb_s,
-        "merging: {merge_mb_s:.2} MB/s, eager: {eager_mb_s:.2} MB/s"
-    );
+    assert_eq!(merge_rmw, 0, "sequential writes complete their stripes in the buffer");
+    assert!(merge_merged >= 2000 / 4 - 4, "{merge_merged} stripes merged");
+    assert!(merge_mb_s > 2.0 * eager_mb_s, "merging: {merge_mb_s:.2} MB/s, eager: {eager_mb_s:.2} MB/s");
 }
 
 /// Priority and normal latency summaries of a random 4 KiB mix, 60 % writes,
@@ -300,17 +181,10 @@ fn priority_latencies(aware: bool, arrival_iops: u64) -> (LatencySummary, Latenc
     let mut simulation = crate::Simulation::new(&config).expect("simulation");
     simulation.precondition(&mut |_| {}).expect("precondition");
     let mut workload = crate::workload::Synthetic::new(&config.workload, &geometry, 5);
-    let arrivals =
-        Arrivals::new(Some(arrival_iops), 0.05, 6).with_priority_bursts(BURST, BURST_GAP_NS);
+    let arrivals = Arrivals::new(Some(arrival_iops), 0.05, 6).with_priority_bursts(BURST, BURST_GAP_NS);
     let mut source = SyntheticSource::new(&mut workload, arrivals);
-    let report = simulation
-        .measure_timed_from(&mut source, 40_000, &mut |_| {})
-        .expect("timed run");
-    assert!(
-        report.gc_die_time_share > 0.2,
-        "GC must be active: {}",
-        report.gc_die_time_share
-    );
+    let report = simulation.measure_timed_from(&mut source, 40_000, &mut |_| {}).expect("timed run");
+    assert!(report.gc_die_time_share > 0.2, "GC must be active: {}", report.gc_die_time_share);
     let priority = report.latency.priority.clone().expect("priority requests");
     let normal = report.latency.normal.clone().expect("normal requests");
     (priority, normal)
@@ -321,12 +195,7 @@ fn timing_priority_aware_cleaning_lowers_priority_p99() {
     for iops in [3000, 5000] {
         let (unaware, _) = priority_latencies(false, iops);
         let (aware, _) = priority_latencies(true, iops);
-        assert!(
-            aware.p99_us < unaware.p99_us,
-            "priority p99: aware {:.1} us, unaware {:.1} us",
-            aware.p99_us,
-            unaware.p99_us
-        );
+        assert!(aware.p99_us < unaware.p99_us, "priority p99: aware {:.1} us, unaware {:.1} us", aware.p99_us, unaware.p99_us);
     }
 }
 
@@ -341,16 +210,7 @@ fn read_after_discard_us(interface: &str) -> f64 {
         &format!("timing.interface=\"{interface}\""),
     ]);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-    submit(
-        &mut ftl,
-        &Request {
-            op: Op::Write,
-            start: Lpn(0),
-            pages: 64,
-            stream: StreamId(0),
-        },
-    )
-    .expect("fill");
+    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
     let mut requests: Vec<_> = (0..4).map(|page| at(0, Op::Read, page, 1)).collect();
     requests.push(at(1_000, Op::Trim, 32, 8));
     requests.push(at(2_000, Op::Read, 10, 1));
@@ -364,31 +224,18 @@ fn timing_sata_discard_waits_for_the_queue_and_blocks_what_follows() {
     let read_us = 40.0 + 20.0;
     let nvme = read_after_discard_us("nvme");
     let sata = read_after_discard_us("sata");
-    assert!(
-        within(nvme, 5.0 * read_us - 2.0, 0.001),
-        "NVMe: the read queues only behind the 4 reads: {nvme} us"
-    );
+    assert!(within(nvme, 5.0 * read_us - 2.0, 0.001), "NVMe: the read queues only behind the 4 reads: {nvme} us");
     let expected = 4.0 * read_us + 200.0 + read_us - 2.0;
-    assert!(
-        within(sata, expected, 0.001),
-        "SATA: drain, DISCARD, then the read: {sata} us, expected {expected} us"
-    );
+    assert!(within(sata, expected, 0.001), "SATA: drain, DISCARD, then the read: {sata} us, expected {expected} us");
 }
 
 /// Write latency summary of sparse open-loop 4 KiB writes.
 fn sparse_write_latency(buffer_pages: u32) -> LatencySummary {
-    let (config, geometry) = config(&[
-        "timing.arrival=\"open\"",
-        &format!("timing.write_buffer_pages={buffer_pages}"),
-    ]);
+    let (config, geometry) =
+        config(&["timing.arrival=\"open\"", &format!("timing.write_buffer_pages={buffer_pages}")]);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-    let writes = (0..100)
-        .map(|i| at(u64::from(i) * 1_000_000, Op::Write, i, 1))
-        .collect();
-    run(&config, &geometry, &mut ftl, &mut script(writes), 100)
-        .latency
-        .write
-        .expect("writes")
+    let writes = (0..100).map(|i| at(u64::from(i) * 1_000_000, Op::Write, i, 1)).collect();
+    run(&config, &geometry, &mut ftl, &mut script(writes), 100).latency.write.expect("writes")
 }
 
 #[test]
@@ -396,16 +243,8 @@ fn timing_write_buffer_acknowledges_before_the_program() {
     let through = sparse_write_latency(0);
     let buffered = sparse_write_latency(64);
     // Write-through: transfer (20 us) then program (200 us).
-    assert!(
-        within(through.p50_us, 220.0, 0.001),
-        "write-through {} us",
-        through.p50_us
-    );
-    assert!(
-        buffered.max_us < 1.0,
-        "buffered writes complete on admission: {} us",
-        buffered.max_us
-    );
+    assert!(within(through.p50_us, 220.0, 0.001), "write-through {} us", through.p50_us);
+    assert!(buffered.max_us < 1.0, "buffered writes complete on admission: {} us", buffered.max_us);
 }
 
 #[test]
@@ -417,27 +256,12 @@ fn timing_config_errors_name_the_key() {
         }
         builder.build().expect_err("invalid configuration")
     };
-    assert_eq!(
-        error(&["timing.interface=\"sata\"", "timing.queue_depth=64"]).key,
-        "timing.queue_depth"
-    );
+    assert_eq!(error(&["timing.interface=\"sata\"", "timing.queue_depth=64"]).key, "timing.queue_depth");
     assert_eq!(error(&["timing.program_ns=0"]).key, "timing.program_ns");
-    assert_eq!(
-        error(&["timing.gc_low_blocks=1"]).key,
-        "timing.gc_low_blocks"
-    );
-    assert_eq!(
-        error(&["timing.flush=\"stripe-merge\"", "timing.stripe_pages=16"]).key,
-        "timing.write_buffer_pages"
-    );
-    assert_eq!(
-        error(&["timing.discard_map_entries_per_page=0"]).key,
-        "timing.discard_map_entries_per_page"
-    );
-    assert!(
-        error(&["timing.read_us=40"]).reason.contains("read_us"),
-        "unknown keys are refused"
-    );
+    assert_eq!(error(&["timing.gc_low_blocks=1"]).key, "timing.gc_low_blocks");
+    assert_eq!(error(&["timing.flush=\"stripe-merge\"", "timing.stripe_pages=16"]).key, "timing.write_buffer_pages");
+    assert_eq!(error(&["timing.discard_map_entries_per_page=0"]).key, "timing.discard_map_entries_per_page");
+    assert!(error(&["timing.read_us=40"]).reason.contains("read_us"), "unknown keys are refused");
 }
 
 #[test]
@@ -445,38 +269,17 @@ fn timing_queues_share_the_outstanding_requests() {
     // Closed loop: 4 queues of depth 8 keep as many requests outstanding as
     // one queue of depth 32, so one-die random reads see the same service.
     let mean_us = |queues: &str, depth: &str| {
-        let (config, geometry) = config(&[
-            "device.channels=1",
-            "device.chips_per_channel=1",
-            queues,
-            depth,
-        ]);
+        let (config, geometry) = config(&["device.channels=1", "device.chips_per_channel=1", queues, depth]);
         let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-        submit(
-            &mut ftl,
-            &Request {
-                op: Op::Write,
-                start: Lpn(0),
-                pages: 64,
-                stream: StreamId(0),
-            },
-        )
-        .expect("fill");
+        submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
         let reads = (0..640).map(|i| at(0, Op::Read, i % 64, 1)).collect();
-        run(&config, &geometry, &mut ftl, &mut script(reads), 640)
-            .latency
-            .read
-            .expect("reads")
-            .mean_us
+        run(&config, &geometry, &mut ftl, &mut script(reads), 640).latency.read.expect("reads").mean_us
     };
     let one = mean_us("timing.queues=1", "timing.queue_depth=32");
     let four = mean_us("timing.queues=4", "timing.queue_depth=8");
     // Little's law on one die: 32 outstanding x 60 us per read.
     assert!(within(one, 32.0 * 60.0, 0.05), "one queue: {one} us");
-    assert!(
-        within(four, one, 0.001),
-        "four queues: {four} us, one queue: {one} us"
-    );
+    assert!(within(four, one, 0.001), "four queues: {four} us, one queue: {one} us");
 }
 
 #[test]
@@ -493,36 +296,21 @@ fn timing_runs_are_deterministic() {
         ]);
         let mut simulation = crate::Simulation::new(&config).expect("simulation");
         simulation.precondition(&mut |_| {}).expect("precondition");
-        simulation
-            .measure_timed(20_000, &mut |_| {})
-            .expect("timed run")
-            .clone()
+        simulation.measure_timed(20_000, &mut |_| {}).expect("timed run").clone()
     };
     let first = report();
     assert_eq!(first.requests, 20_000);
-    assert_eq!(
-        first,
-        report(),
-        "the same configuration and seed give the same run"
-    );
+    assert_eq!(first, report(), "the same configuration and seed give the same run");
 }
 
 #[test]
 fn timing_multi_plane_programs_double_the_die_bound() {
     let two_planes = ["device.planes_per_die=2"];
     let (alone, alone_expected) = sequential_write_mb_s_with(1_000_000_000, &two_planes);
-    let (together, together_expected) = sequential_write_mb_s_with(
-        1_000_000_000,
-        &["device.planes_per_die=2", "timing.multi_plane=true"],
-    );
-    assert!(
-        within(alone, alone_expected, 0.02),
-        "planes take turns: {alone:.2} MB/s, bound {alone_expected:.2}"
-    );
-    assert!(
-        within(together, together_expected, 0.02),
-        "multi-plane: {together:.2} MB/s, bound {together_expected:.2}"
-    );
+    let (together, together_expected) =
+        sequential_write_mb_s_with(1_000_000_000, &["device.planes_per_die=2", "timing.multi_plane=true"]);
+    assert!(within(alone, alone_expected, 0.02), "planes take turns: {alone:.2} MB/s, bound {alone_expected:.2}");
+    assert!(within(together, together_expected, 0.02), "multi-plane: {together:.2} MB/s, bound {together_expected:.2}");
     assert!(within(together_expected, 2.0 * alone_expected, 1e-9));
 }
 
@@ -538,12 +326,7 @@ fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
         "timing.discard_map_entries_per_page=64",
         "timing.discard_map_miss_ns=100000",
     ]);
-    let trims = |starts: &[u32]| {
-        starts
-            .iter()
-            .map(|&start| at(0, Op::Trim, start, 8))
-            .collect::<Vec<_>>()
-    };
+    let trims = |starts: &[u32]| starts.iter().map(|&start| at(0, Op::Trim, start, 8)).collect::<Vec<_>>();
     let run_trims = |requests: Vec<TimedRequest>| {
         let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
         let count = requests.len() as u64;
@@ -559,17 +342,11 @@ fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
     assert_eq!(scattered_report.discard_map_misses, 16);
     // Each miss costs 100 us at the controller, which serves DISCARDs one at a time.
     let extra_s = scattered_report.simulated_s - sorted_report.simulated_s;
-    assert!(
-        (extra_s - 14.0 * 100e-6).abs() < 1e-6,
-        "14 more misses cost 1.4 ms, got {extra_s} s"
-    );
+    assert!((extra_s - 14.0 * 100e-6).abs() < 1e-6, "14 more misses cost 1.4 ms, got {extra_s} s");
     let (whole_map, _) = self::config(&["timing.queue_depth=1"]);
     let mut ftl = PageFtl::new(&geometry, &whole_map.ftl, 1).expect("ftl");
     let report = Engine::new(&geometry, &whole_map.timing, &whole_map.ftl)
         .run(&mut ftl, &mut script(trims(&scattered)), 16, &mut |_| {})
         .expect("timed run");
-    assert_eq!(
-        report.discard_map_misses, 0,
-        "no cache configured: the map is in RAM"
-    );
+    assert_eq!(report.discard_map_misses, 0, "no cache configured: the map is in RAM");
 }

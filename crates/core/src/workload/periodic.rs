@@ -44,11 +44,7 @@ impl PeriodicTask {
 
     /// T_i^w · (l_i^w + 1): how long a written page occupies flash.
     pub fn data_lifetime(&self) -> SimNs {
-        SimNs(
-            self.write_period
-                .0
-                .saturating_mul(u64::from(self.lifetime_periods) + 1),
-        )
+        SimNs(self.write_period.0.saturating_mul(u64::from(self.lifetime_periods) + 1))
     }
 }
 
@@ -56,11 +52,7 @@ impl PeriodicTask {
 #[non_exhaustive]
 pub enum PeriodicError {
     #[error("task {task}: {what} period is 0 while it moves {pages} pages per period")]
-    ZeroPeriod {
-        task: usize,
-        what: &'static str,
-        pages: u32,
-    },
+    ZeroPeriod { task: usize, what: &'static str, pages: u32 },
     #[error("the tasks need {needed} logical pages, more than the {available} the device maps")]
     TooLarge { needed: u64, available: u64 },
     #[error("task generator: {0}")]
@@ -152,25 +144,16 @@ pub struct PeriodicWorkload {
 impl PeriodicWorkload {
     /// Tasks laid out one after the other from logical page 0; reads start at
     /// `reads_from` (the Cosmos run of Figure 14 starts them at t ≈ 97 s).
-    pub fn new(
-        tasks: Vec<PeriodicTask>,
-        logical_pages: u32,
-        reads_from: SimNs,
-    ) -> Result<Self, PeriodicError> {
+    pub fn new(tasks: Vec<PeriodicTask>, logical_pages: u32, reads_from: SimNs) -> Result<Self, PeriodicError> {
         let mut region_start = Vec::with_capacity(tasks.len());
         let mut next = 0u64;
         let mut pending = BinaryHeap::new();
         for (i, task) in tasks.iter().enumerate() {
-            for (what, pages, period) in [
-                ("write", task.write_pages, task.write_period),
-                ("read", task.read_pages, task.read_period),
-            ] {
+            for (what, pages, period) in
+                [("write", task.write_pages, task.write_period), ("read", task.read_pages, task.read_period)]
+            {
                 if pages > 0 && period.0 == 0 {
-                    return Err(PeriodicError::ZeroPeriod {
-                        task: i,
-                        what,
-                        pages,
-                    });
+                    return Err(PeriodicError::ZeroPeriod { task: i, what, pages });
                 }
             }
             region_start.push(u32::try_from(next).unwrap_or(u32::MAX));
@@ -180,27 +163,14 @@ impl PeriodicWorkload {
             }
             if task.read_pages > 0 {
                 let first = reads_from.0.div_ceil(task.read_period.0) * task.read_period.0;
-                pending.push(Reverse((
-                    SimNs(first),
-                    SimNs(first + task.read_period.0),
-                    i,
-                    JobKind::Read,
-                )));
+                pending.push(Reverse((SimNs(first), SimNs(first + task.read_period.0), i, JobKind::Read)));
             }
         }
         if next > u64::from(logical_pages) {
-            return Err(PeriodicError::TooLarge {
-                needed: next,
-                available: u64::from(logical_pages),
-            });
+            return Err(PeriodicError::TooLarge { needed: next, available: u64::from(logical_pages) });
         }
         let written = vec![0; tasks.len()];
-        Ok(Self {
-            tasks,
-            region_start,
-            written,
-            pending,
-        })
+        Ok(Self { tasks, region_start, written, pending })
     }
 
     pub fn tasks(&self) -> &[PeriodicTask] {
@@ -216,12 +186,7 @@ impl PeriodicWorkload {
             JobKind::Write => spec.write_period,
             JobKind::Read => spec.read_period,
         };
-        self.pending.push(Reverse((
-            deadline,
-            SimNs(deadline.0 + period.0),
-            task,
-            kind,
-        )));
+        self.pending.push(Reverse((deadline, SimNs(deadline.0 + period.0), task, kind)));
         let (pages, first, expires) = match kind {
             JobKind::Write => {
                 let written = self.written[task];
@@ -232,25 +197,13 @@ impl PeriodicWorkload {
             JobKind::Read => {
                 let readable = self.written[task].min(u64::from(spec.read_pages));
                 let readable = u32::try_from(readable).unwrap_or(u32::MAX);
-                let first = ring_index(
-                    self.written[task] + u64::from(region_pages) - u64::from(readable),
-                    region_pages,
-                );
+                let first =
+                    ring_index(self.written[task] + u64::from(region_pages) - u64::from(readable), region_pages);
                 (readable, first, release)
             }
         };
         let region_start = self.region_start[task];
-        Some(Job {
-            task,
-            kind,
-            release,
-            deadline,
-            pages,
-            expires,
-            region_start,
-            region_pages,
-            first,
-        })
+        Some(Job { task, kind, release, deadline, pages, expires, region_start, region_pages, first })
     }
 }
 
@@ -427,11 +380,7 @@ impl EdfChips {
     }
 
     fn open_job(&mut self, job: &Job) -> u32 {
-        let open = OpenJob {
-            open_ops: 1,
-            deadline_ns: job.deadline.0,
-            done_ns: job.release.0,
-        };
+        let open = OpenJob { open_ops: 1, deadline_ns: job.deadline.0, done_ns: job.release.0 };
         match self.free_slots.pop() {
             Some(slot) => {
                 self.jobs[slot as usize] = open;
@@ -454,13 +403,7 @@ impl EdfChips {
                 _ => 0,
             };
             self.sequence += 1;
-            let entry = Reverse((
-                job.deadline.0,
-                self.sequence,
-                slot,
-                self.latency.of(op.kind),
-                host,
-            ));
+            let entry = Reverse((job.deadline.0, self.sequence, slot, self.latency.of(op.kind), host));
             self.queues[op.unit.index()].push(entry);
             self.jobs[slot as usize].open_ops += 1;
         }
@@ -540,11 +483,7 @@ impl EdfChips {
             .map(|(i, (&w, &r))| {
                 #[allow(clippy::cast_precision_loss)]
                 let (start_s, w, r) = (i as f64 * bin_s, w as f64, r as f64);
-                ThroughputBin {
-                    start_s,
-                    written_pages_per_s: w / bin_s,
-                    read_pages_per_s: r / bin_s,
-                }
+                ThroughputBin { start_s, written_pages_per_s: w / bin_s, read_pages_per_s: r / bin_s }
             })
             .collect();
         self.report.missing_reads = self.missing_reads;
@@ -571,21 +510,14 @@ pub struct TaskSetSpec {
 
 impl fmt::Display for TaskSetSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} tasks, rsd {}, {} pages",
-            self.tasks, self.rsd, self.storage_pages
-        )
+        write!(f, "{} tasks, rsd {}, {} pages", self.tasks, self.rsd, self.storage_pages)
     }
 }
 
 /// Draws a task set; the same spec and seed give the same set.
 pub fn random_task_set(spec: &TaskSetSpec, seed: u64) -> Result<Vec<PeriodicTask>, PeriodicError> {
-    if spec.tasks == 0 || !(spec.rsd.is_finite() && spec.rsd >= 0.0) || spec.mean_write_pages < 1.0
-    {
-        return Err(PeriodicError::Generator(format!(
-            "{spec}: need ≥ 1 task, rsd ≥ 0, ≥ 1 page per job"
-        )));
+    if spec.tasks == 0 || !(spec.rsd.is_finite() && spec.rsd >= 0.0) || spec.mean_write_pages < 1.0 {
+        return Err(PeriodicError::Generator(format!("{spec}: need ≥ 1 task, rsd ≥ 0, ≥ 1 page per job")));
     }
     // A log-normal with relative standard deviation v has σ² = ln(1 + v²).
     let sigma = (1.0 + spec.rsd * spec.rsd).ln().sqrt();
@@ -596,9 +528,7 @@ pub fn random_task_set(spec: &TaskSetSpec, seed: u64) -> Result<Vec<PeriodicTask
     let shares_dist = lognormal(1.0)?;
     let pages_dist = lognormal(spec.mean_write_pages)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let shares: Vec<f64> = (0..spec.tasks)
-        .map(|_| shares_dist.sample(&mut rng))
-        .collect();
+    let shares: Vec<f64> = (0..spec.tasks).map(|_| shares_dist.sample(&mut rng)).collect();
     let total: f64 = shares.iter().sum();
     #[allow(clippy::cast_precision_loss)]
     let storage = spec.storage_pages as f64;
@@ -609,17 +539,10 @@ pub fn random_task_set(spec: &TaskSetSpec, seed: u64) -> Result<Vec<PeriodicTask
             let write_pages = (pages_dist.sample(&mut rng).round().max(1.0) as u32).max(1);
             let pages = storage * share / total;
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let lifetime_periods =
-                ((pages / f64::from(write_pages)).floor() as u32).saturating_sub(1);
+            let lifetime_periods = ((pages / f64::from(write_pages)).floor() as u32).saturating_sub(1);
             // Periods vary by a factor of up to 4 so tasks differ in hotness.
             let write_period = SimNs(spec.write_period.0 * rng.random_range(1..=4));
-            PeriodicTask {
-                read_pages: 0,
-                read_period: SimNs(0),
-                write_pages,
-                write_period,
-                lifetime_periods,
-            }
+            PeriodicTask { read_pages: 0, read_period: SimNs(0), write_pages, write_period, lifetime_periods }
         })
         .collect();
     Ok(tasks)
@@ -634,35 +557,21 @@ mod tests {
     }
 
     fn task(write_pages: u32, write_ms: u64, lifetime_periods: u32) -> PeriodicTask {
-        PeriodicTask {
-            read_pages: 0,
-            read_period: SimNs(0),
-            write_pages,
-            write_period: ms(write_ms),
-            lifetime_periods,
-        }
+        PeriodicTask { read_pages: 0, read_period: SimNs(0), write_pages, write_period: ms(write_ms), lifetime_periods }
     }
 
     #[test]
     fn jobs_come_in_release_order_and_reuse_slots_at_expiry() {
         let tasks = vec![task(1, 2, 3), task(2, 3, 2)];
         let mut workload = PeriodicWorkload::new(tasks, 100, SimNs(0)).expect("fits");
-        let jobs: Vec<Job> = (0..12)
-            .map(|_| workload.next_job().expect("periodic"))
-            .collect();
-        assert!(jobs
-            .windows(2)
-            .all(|pair| pair[0].release <= pair[1].release));
+        let jobs: Vec<Job> = (0..12).map(|_| workload.next_job().expect("periodic")).collect();
+        assert!(jobs.windows(2).all(|pair| pair[0].release <= pair[1].release));
         // Figure 5/6: τ1 written at s = 0 expires at e = 8, τ2 at s = 0 at e = 9.
         let first_of = |task| jobs.iter().find(|job| job.task == task).expect("released");
         assert_eq!(first_of(0).expires, ms(8));
         assert_eq!(first_of(1).expires, ms(9));
         // τ1's ring has 4 slots: its fifth job (s = 8) rewrites the first slot, when it expires.
-        let fifth = jobs
-            .iter()
-            .filter(|job| job.task == 0)
-            .nth(4)
-            .expect("five jobs");
+        let fifth = jobs.iter().filter(|job| job.task == 0).nth(4).expect("five jobs");
         assert_eq!((fifth.release, fifth.lpn(0)), (ms(8), first_of(0).lpn(0)));
         // τ2 lives after τ1's 4 pages.
         assert_eq!(first_of(1).lpn(0), Lpn(4));
@@ -670,15 +579,10 @@ mod tests {
 
     #[test]
     fn reads_take_the_newest_pages_from_their_start() {
-        let tasks = vec![PeriodicTask {
-            read_pages: 2,
-            read_period: ms(5),
-            ..task(3, 10, 1)
-        }];
+        let tasks = vec![PeriodicTask { read_pages: 2, read_period: ms(5), ..task(3, 10, 1) }];
         let mut workload = PeriodicWorkload::new(tasks, 100, ms(12)).expect("fits");
-        let first_read = std::iter::from_fn(|| workload.next_job())
-            .find(|job| job.kind == JobKind::Read)
-            .expect("reads");
+        let first_read =
+            std::iter::from_fn(|| workload.next_job()).find(|job| job.kind == JobKind::Read).expect("reads");
         assert_eq!(first_read.release, ms(15));
         // Written by then: 6 pages into a ring of 6 → newest are ring indices 4 and 5.
         assert_eq!((first_read.lpn(0), first_read.lpn(1)), (Lpn(4), Lpn(5)));
@@ -686,33 +590,16 @@ mod tests {
 
     #[test]
     fn bad_task_sets_are_clear_errors() {
-        let zero = PeriodicTask {
-            write_period: SimNs(0),
-            ..task(1, 1, 1)
-        };
-        assert!(matches!(
-            PeriodicWorkload::new(vec![zero], 10, SimNs(0)),
-            Err(PeriodicError::ZeroPeriod { .. })
-        ));
+        let zero = PeriodicTask { write_period: SimNs(0), ..task(1, 1, 1) };
+        assert!(matches!(PeriodicWorkload::new(vec![zero], 10, SimNs(0)), Err(PeriodicError::ZeroPeriod { .. })));
         let big = PeriodicWorkload::new(vec![task(10, 1, 9)], 99, SimNs(0));
-        assert_eq!(
-            big.err(),
-            Some(PeriodicError::TooLarge {
-                needed: 100,
-                available: 99
-            })
-        );
+        assert_eq!(big.err(), Some(PeriodicError::TooLarge { needed: 100, available: 99 }));
     }
 
     #[test]
     fn generated_sets_are_seeded_and_fill_the_storage() {
-        let spec = TaskSetSpec {
-            tasks: 10,
-            rsd: 0.7,
-            storage_pages: 100_000,
-            write_period: ms(10),
-            mean_write_pages: 8.0,
-        };
+        let spec =
+            TaskSetSpec { tasks: 10, rsd: 0.7, storage_pages: 100_000, write_period: ms(10), mean_write_pages: 8.0 };
         let a = random_task_set(&spec, 3).expect("valid");
         assert_eq!(a, random_task_set(&spec, 3).expect("valid"));
         let stored: u64 = a.iter().map(PeriodicTask::region_pages).sum();

@@ -46,12 +46,7 @@ pub struct SyntheticEvents<'a> {
 
 impl<'a> SyntheticEvents<'a> {
     /// `arrivals`: `None` issues every request at time 0 (counting mode, closed loop).
-    pub fn new(
-        workload: &'a mut Synthetic,
-        geometry: &Geometry,
-        requests: u64,
-        arrivals: Option<Arrivals>,
-    ) -> Self {
+    pub fn new(workload: &'a mut Synthetic, geometry: &Geometry, requests: u64, arrivals: Option<Arrivals>) -> Self {
         Self {
             workload,
             arrivals,
@@ -78,11 +73,7 @@ impl<'a> SyntheticEvents<'a> {
         };
         let start = u64::from(request.start.0) * self.sectors_per_page;
         let sectors = SectorRange::new(start, u64::from(request.pages) * self.sectors_per_page);
-        HostEvent {
-            priority,
-            stream: request.stream,
-            ..HostEvent::new(time, op, sectors)
-        }
+        HostEvent { priority, stream: request.stream, ..HostEvent::new(time, op, sectors) }
     }
 }
 
@@ -93,15 +84,8 @@ impl EventSource for SyntheticEvents<'_> {
             return Ok(None);
         }
         self.remaining -= 1;
-        let request = if self.writes_only {
-            self.workload.next_write()
-        } else {
-            self.workload.next_request()
-        };
-        let (time, priority) = self
-            .arrivals
-            .as_mut()
-            .map_or((SimNs(0), false), Arrivals::next);
+        let request = if self.writes_only { self.workload.next_write() } else { self.workload.next_request() };
+        let (time, priority) = self.arrivals.as_mut().map_or((SimNs(0), false), Arrivals::next);
         Ok(Some(self.event(request, time, priority)))
     }
 

@@ -111,91 +111,51 @@ impl WorkloadConfig {
             ("workload.trim_fraction", self.trim_fraction),
         ] {
             if !(0.0..=1.0).contains(&value) {
-                return Err(ConfigError::new(
-                    key,
-                    format!("{value} is not a fraction in [0, 1]"),
-                ));
+                return Err(ConfigError::new(key, format!("{value} is not a fraction in [0, 1]")));
             }
         }
         if self.read_fraction + self.trim_fraction > 1.0 {
-            return Err(ConfigError::new(
-                "workload.trim_fraction",
-                "read_fraction + trim_fraction exceed 1",
-            ));
+            return Err(ConfigError::new("workload.trim_fraction", "read_fraction + trim_fraction exceed 1"));
         }
         if self.request_pages == 0 || self.request_pages > geometry.logical_pages {
             return Err(ConfigError::new(
                 "workload.request_pages",
-                format!(
-                    "must be between 1 and the logical capacity ({} pages)",
-                    geometry.logical_pages
-                ),
+                format!("must be between 1 and the logical capacity ({} pages)", geometry.logical_pages),
             ));
         }
-        if self.distribution == AddressDistribution::HotCold
-            && geometry.logical_pages / self.request_pages < 2
-        {
-            return Err(ConfigError::new(
-                "workload.distribution",
-                "hot-cold needs at least two request-sized slots",
-            ));
+        if self.distribution == AddressDistribution::HotCold && geometry.logical_pages / self.request_pages < 2 {
+            return Err(ConfigError::new("workload.distribution", "hot-cold needs at least two request-sized slots"));
         }
         if !(self.zipf_theta.is_finite() && self.zipf_theta > 0.0) {
-            return Err(ConfigError::new(
-                "workload.zipf_theta",
-                "must be a positive number",
-            ));
+            return Err(ConfigError::new("workload.zipf_theta", "must be a positive number"));
         }
         for (key, value) in [
             ("workload.hot_write_fraction", self.hot_write_fraction),
             ("workload.hot_space_fraction", self.hot_space_fraction),
         ] {
             if !(value > 0.0 && value < 1.0) {
-                return Err(ConfigError::new(
-                    key,
-                    format!("{value} must lie strictly between 0 and 1"),
-                ));
+                return Err(ConfigError::new(key, format!("{value} must lie strictly between 0 and 1")));
             }
         }
-        let highest_stream = if self.hot_cold_streams {
-            1
-        } else {
-            u32::from(self.stream)
-        };
+        let highest_stream = if self.hot_cold_streams { 1 } else { u32::from(self.stream) };
         if highest_stream >= streams {
             return Err(ConfigError::new(
                 "workload.stream",
                 format!("stream {highest_stream} needs ftl.streams > {highest_stream} (it is {streams})"),
             ));
         }
-        let lengths = [
-            self.requests.is_some(),
-            self.bytes.is_some(),
-            self.device_writes.is_some(),
-        ];
+        let lengths = [self.requests.is_some(), self.bytes.is_some(), self.device_writes.is_some()];
         if lengths.iter().filter(|&&set| set).count() > 1 {
-            return Err(ConfigError::new(
-                "workload",
-                "set only one of `requests`, `bytes`, `device_writes`",
-            ));
+            return Err(ConfigError::new("workload", "set only one of `requests`, `bytes`, `device_writes`"));
         }
-        for (key, length) in [
-            ("workload.requests", self.requests),
-            ("workload.bytes", self.bytes),
-        ] {
+        for (key, length) in [("workload.requests", self.requests), ("workload.bytes", self.bytes)] {
             if length == Some(0) {
-                return Err(ConfigError::new(
-                    key,
-                    "must be at least 1: a run of nothing measures nothing",
-                ));
+                return Err(ConfigError::new(key, "must be at least 1: a run of nothing measures nothing"));
             }
         }
         if let Some(writes) = self.device_writes {
             if !(writes.is_finite() && writes > 0.0) {
-                return Err(ConfigError::new(
-                    "workload.device_writes",
-                    "must be a positive number",
-                ));
+                return Err(ConfigError::new("workload.device_writes", "must be a positive number"));
             }
         }
         Ok(())
@@ -212,9 +172,7 @@ impl WorkloadConfig {
         }
         let device_writes = self.device_writes.unwrap_or(DEFAULT_DEVICE_WRITES);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let requests = (device_writes * f64::from(geometry.logical_pages)
-            / f64::from(self.request_pages))
-        .ceil() as u64;
+        let requests = (device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil() as u64;
         requests
     }
 }
@@ -287,10 +245,7 @@ impl PreconditionConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
             ("precondition.steady_tolerance", self.steady_tolerance),
-            (
-                "precondition.window_device_fraction",
-                self.window_device_fraction,
-            ),
+            ("precondition.window_device_fraction", self.window_device_fraction),
         ];
         for (key, value) in positive {
             if !(value.is_finite() && value > 0.0) {
@@ -298,25 +253,13 @@ impl PreconditionConfig {
             }
         }
         if !(self.max_device_writes.is_finite() && self.max_device_writes >= 0.0) {
-            return Err(ConfigError::new(
-                "precondition.max_device_writes",
-                "must be a non-negative number",
-            ));
+            return Err(ConfigError::new("precondition.max_device_writes", "must be a non-negative number"));
         }
         if self.steady_windows == 0 {
-            return Err(ConfigError::new(
-                "precondition.steady_windows",
-                "must be at least 1",
-            ));
+            return Err(ConfigError::new("precondition.steady_windows", "must be at least 1"));
         }
-        if !(self.fill_fraction.is_finite()
-            && self.fill_fraction > 0.0
-            && self.fill_fraction <= 1.0)
-        {
-            return Err(ConfigError::new(
-                "precondition.fill_fraction",
-                "must be in (0, 1]",
-            ));
+        if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
+            return Err(ConfigError::new("precondition.fill_fraction", "must be in (0, 1]"));
         }
         Ok(())
     }
@@ -342,8 +285,7 @@ impl Synthetic {
     pub fn new(config: &WorkloadConfig, geometry: &Geometry, seed: u64) -> Self {
         let slots = geometry.logical_pages / config.request_pages;
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let hot_slots = ((f64::from(slots) * config.hot_space_fraction).round() as u32)
-            .clamp(1, slots.max(2) - 1);
+        let hot_slots = ((f64::from(slots) * config.hot_space_fraction).round() as u32).clamp(1, slots.max(2) - 1);
         let zipf = (config.distribution == AddressDistribution::Zipf)
             .then(|| Zipf::new(f64::from(slots), config.zipf_theta).ok())
             .flatten();
@@ -377,17 +319,8 @@ impl Synthetic {
 
     fn request(&mut self, op: Op) -> Request {
         let (slot, hot) = self.next_slot();
-        let stream = if self.config.hot_cold_streams {
-            StreamId(u8::from(hot))
-        } else {
-            StreamId(self.config.stream)
-        };
-        Request {
-            op,
-            start: Lpn(slot * self.config.request_pages),
-            pages: self.config.request_pages,
-            stream,
-        }
+        let stream = if self.config.hot_cold_streams { StreamId(u8::from(hot)) } else { StreamId(self.config.stream) };
+        Request { op, start: Lpn(slot * self.config.request_pages), pages: self.config.request_pages, stream }
     }
 
     /// A request-sized slot and whether it lies in the hot region.
@@ -400,10 +333,7 @@ impl Synthetic {
         match self.config.distribution {
             AddressDistribution::Uniform => (self.rng.random_range(0..self.slots), false),
             AddressDistribution::Zipf => {
-                let rank = self
-                    .zipf
-                    .as_ref()
-                    .map_or(1.0, |zipf| zipf.sample(&mut self.rng));
+                let rank = self.zipf.as_ref().map_or(1.0, |zipf| zipf.sample(&mut self.rng));
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let rank = rank as u64 - 1;
                 #[allow(clippy::cast_possible_truncation)]

@@ -7,10 +7,7 @@ use proptest::prelude::*;
 const SECOND: u64 = 1_000_000_000;
 
 fn scheduler(policy: DiscardPolicy) -> DiscardScheduler {
-    DiscardScheduler::new(&DiscardConfig {
-        policy,
-        ..DiscardConfig::default()
-    })
+    DiscardScheduler::new(&DiscardConfig { policy, ..DiscardConfig::default() })
 }
 
 fn range(start: u64, end: u64) -> SectorRange {
@@ -45,31 +42,14 @@ fn a_write_covering_a_waiting_range_removes_it() {
 fn adjacent_ranges_merge_and_issue_sorted_by_start() {
     let mut delay_d = scheduler(DiscardPolicy::DelayD);
     let mut issued = Vec::new();
-    for (start, end) in [
-        (500, 508),
-        (16, 24),
-        (8, 16),
-        (24, 32),
-        (1000, 1008),
-        (504, 520),
-    ] {
+    for (start, end) in [(500, 508), (16, 24), (8, 16), (24, 32), (1000, 1008), (504, 520)] {
         delay_d.discard(SimNs(0), range(start, end), &mut issued);
     }
     assert!(issued.is_empty(), "Delay-D must not issue before the delay");
     delay_d.journal_commit(SimNs(6 * SECOND), &mut issued);
-    assert_eq!(
-        issued,
-        vec![range(8, 32), range(500, 520), range(1000, 1008)]
-    );
+    assert_eq!(issued, vec![range(8, 32), range(500, 520), range(1000, 1008)]);
     let stats = delay_d.stats();
-    assert_eq!(
-        (
-            stats.received_commands,
-            stats.issued_commands,
-            stats.merged_commands
-        ),
-        (6, 3, 3)
-    );
+    assert_eq!((stats.received_commands, stats.issued_commands, stats.merged_commands), (6, 3, 3));
 }
 
 #[test]
@@ -78,15 +58,9 @@ fn delay_d_waits_for_a_commit_after_the_delay() {
     let mut issued = Vec::new();
     delay_d.discard(SimNs(SECOND), range(0, 8), &mut issued);
     delay_d.journal_commit(SimNs(5 * SECOND), &mut issued);
-    assert!(
-        issued.is_empty(),
-        "a commit before the delay has passed issues nothing"
-    );
+    assert!(issued.is_empty(), "a commit before the delay has passed issues nothing");
     delay_d.advance(SimNs(7 * SECOND), &mut issued);
-    assert!(
-        issued.is_empty(),
-        "without a commit, the timer waits twice the delay"
-    );
+    assert!(issued.is_empty(), "without a commit, the timer waits twice the delay");
     delay_d.journal_commit(SimNs(7 * SECOND), &mut issued);
     assert_eq!(issued, vec![range(0, 8)]);
 }
@@ -146,25 +120,14 @@ fn events() -> impl Strategy<Value = Vec<Event>> {
 
 /// Replays `events` (one per simulated second) and checks every issued
 /// sector against the last thing the file system did to it.
-fn never_discards_rewritten_data(
-    policy: DiscardPolicy,
-    events: &[Event],
-) -> Result<(), TestCaseError> {
-    let mut scheduler = DiscardScheduler::new(&DiscardConfig {
-        policy,
-        delay_ms: 3_000,
-        period_ms: 4_000,
-        ..DiscardConfig::default()
-    });
+fn never_discards_rewritten_data(policy: DiscardPolicy, events: &[Event]) -> Result<(), TestCaseError> {
+    let mut scheduler = DiscardScheduler::new(&DiscardConfig { policy, delay_ms: 3_000, period_ms: 4_000, ..DiscardConfig::default() });
     let mut last_was_discard = [false; 256];
     let mut issued = Vec::new();
     let check = |issued: &mut Vec<SectorRange>, last: &[bool; 256]| -> Result<(), TestCaseError> {
         for range in issued.drain(..) {
             for sector in range.start..range.end {
-                prop_assert!(
-                    last[sector as usize],
-                    "{policy:?} discarded sector {sector}, rewritten after its DISCARD"
-                );
+                prop_assert!(last[sector as usize], "{policy:?} discarded sector {sector}, rewritten after its DISCARD");
             }
         }
         Ok(())
@@ -188,10 +151,7 @@ fn never_discards_rewritten_data(
     scheduler.finish(&mut issued);
     check(&mut issued, &last_was_discard)?;
     let stats = scheduler.stats();
-    prop_assert!(
-        stats.issued_sectors + stats.cancelled_sectors <= stats.received_sectors
-            || policy == DiscardPolicy::Online
-    );
+    prop_assert!(stats.issued_sectors + stats.cancelled_sectors <= stats.received_sectors || policy == DiscardPolicy::Online);
     Ok(())
 }
 

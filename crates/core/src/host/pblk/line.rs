@@ -27,18 +27,8 @@ impl LineLayout {
     pub fn new(pus: u32, pages_per_chunk: u32, ws_min: u32, page_bytes: u32) -> Self {
         let line_pages = pus * pages_per_chunk;
         let lba_list_pages = (u64::from(line_pages) * 8).div_ceil(u64::from(page_bytes));
-        let emeta_pages = u32::try_from(lba_list_pages)
-            .unwrap_or(line_pages)
-            .div_ceil(ws_min)
-            * ws_min;
-        Self {
-            pus,
-            pages_per_chunk,
-            ws_min,
-            line_pages,
-            smeta_pages: ws_min,
-            emeta_pages,
-        }
+        let emeta_pages = u32::try_from(lba_list_pages).unwrap_or(line_pages).div_ceil(ws_min) * ws_min;
+        Self { pus, pages_per_chunk, ws_min, line_pages, smeta_pages: ws_min, emeta_pages }
     }
 
     /// First line-relative index past the data region.
@@ -87,15 +77,7 @@ pub struct Line {
 
 impl Line {
     pub fn new(layout: &LineLayout) -> Self {
-        Self {
-            state: LineState::Free,
-            class: ClassId(0),
-            next: 0,
-            valid: 0,
-            p2l: vec![NONE; layout.line_pages as usize],
-            labels: 0,
-            closed_seq: 0,
-        }
+        Self { state: LineState::Free, class: ClassId(0), next: 0, valid: 0, p2l: vec![NONE; layout.line_pages as usize], labels: 0, closed_seq: 0 }
     }
 
     pub fn is_mixed(&self) -> bool {
@@ -119,22 +101,18 @@ impl LineVictim {
     /// has an invalid page to gain.
     pub fn select(self, lines: &[Line], layout: &LineLayout, closed_so_far: u64) -> Option<u32> {
         let data_pages = f64::from(layout.data_pages());
-        let candidates = lines.iter().enumerate().filter(|(_, line)| {
-            line.state == LineState::Closed && line.valid < layout.data_pages()
-        });
+        let candidates = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, line)| line.state == LineState::Closed && line.valid < layout.data_pages());
         let index = match self {
-            LineVictim::Greedy => candidates
-                .min_by_key(|(index, line)| (line.valid, *index))
-                .map(|(index, _)| index),
+            LineVictim::Greedy => candidates.min_by_key(|(index, line)| (line.valid, *index)).map(|(index, _)| index),
             LineVictim::CostBenefit => candidates
                 .map(|(index, line)| {
                     let utilization = f64::from(line.valid) / data_pages;
                     #[allow(clippy::cast_precision_loss)]
                     let age = (closed_so_far - line.closed_seq + 1) as f64;
-                    (
-                        index,
-                        (1.0 - utilization) * age / (2.0 * utilization).max(f64::MIN_POSITIVE),
-                    )
+                    (index, (1.0 - utilization) * age / (2.0 * utilization).max(f64::MIN_POSITIVE))
                 })
                 .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
                 .map(|(index, _)| index),
@@ -161,18 +139,8 @@ mod tests {
     #[test]
     fn victim_policies() {
         let layout = LineLayout::new(4, 64, 4, 4096);
-        let closed = |valid, closed_seq| Line {
-            state: LineState::Closed,
-            valid,
-            closed_seq,
-            ..Line::new(&layout)
-        };
-        let lines = vec![
-            closed(100, 9),
-            closed(50, 8),
-            closed(60, 0),
-            closed(layout.data_pages(), 0),
-        ];
+        let closed = |valid, closed_seq| Line { state: LineState::Closed, valid, closed_seq, ..Line::new(&layout) };
+        let lines = vec![closed(100, 9), closed(50, 8), closed(60, 0), closed(layout.data_pages(), 0)];
         assert_eq!(LineVictim::Greedy.select(&lines, &layout, 10), Some(1));
         // Line 2 is a little fuller but much older.
         assert_eq!(LineVictim::CostBenefit.select(&lines, &layout, 10), Some(2));

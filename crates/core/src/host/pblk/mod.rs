@@ -23,9 +23,7 @@ mod line;
 pub use line::{LineLayout, LineState, LineVictim};
 
 use crate::config::ConfigError;
-use crate::device::open_channel::{
-    ChunkAddr, OpenChannelDevice, OpenChannelError, OpenChannelGeometry,
-};
+use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelError, OpenChannelGeometry};
 use crate::device::Geometry;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::host::classify::{ClassId, CLASSES_MAX};
@@ -86,10 +84,7 @@ impl PblkConfig {
         if self.ws_min_pages == 0 || !geometry.pages_per_block.is_multiple_of(self.ws_min_pages) {
             return Err(ConfigError::new(
                 "pblk.ws_min_pages",
-                format!(
-                    "{} must divide the {} pages of a chunk",
-                    self.ws_min_pages, geometry.pages_per_block
-                ),
+                format!("{} must divide the {} pages of a chunk", self.ws_min_pages, geometry.pages_per_block),
             ));
         }
         let reserve = self.gc_free_lines + CLASSES_MAX as u32;
@@ -107,10 +102,7 @@ impl PblkConfig {
         if self.write_buffer_pages < stripe {
             return Err(ConfigError::new(
                 "pblk.write_buffer_pages",
-                format!(
-                    "{} pages cannot hold one unit for every PU ({stripe} pages)",
-                    self.write_buffer_pages
-                ),
+                format!("{} pages cannot hold one unit for every PU ({stripe} pages)", self.write_buffer_pages),
             ));
         }
         Ok(())
@@ -153,10 +145,7 @@ impl PblkStats {
     #[must_use]
     pub fn since(&self, earlier: &Self) -> Self {
         let minus = |now: &[u64], then: &[u64]| {
-            now.iter()
-                .zip(then.iter().chain(std::iter::repeat(&0)))
-                .map(|(a, b)| a - b)
-                .collect()
+            now.iter().zip(then.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a - b).collect()
         };
         Self {
             gc_lines: self.gc_lines - earlier.gc_lines,
@@ -245,22 +234,11 @@ pub struct Pblk {
 
 impl Pblk {
     /// `classes`: how many classes the classifier in front of it names.
-    pub fn new(
-        geometry: &Geometry,
-        config: &PblkConfig,
-        classes: usize,
-    ) -> Result<Self, PblkError> {
+    pub fn new(geometry: &Geometry, config: &PblkConfig, classes: usize) -> Result<Self, PblkError> {
         let device = OpenChannelDevice::new(geometry, config.ws_min_pages)?;
         let exposed: OpenChannelGeometry = *device.geometry();
-        let layout = LineLayout::new(
-            exposed.pus(),
-            exposed.pages_per_chunk,
-            exposed.ws_min_pages,
-            exposed.page_bytes,
-        );
-        let lines: Vec<Line> = (0..exposed.chunks_per_pu)
-            .map(|_| Line::new(&layout))
-            .collect();
+        let layout = LineLayout::new(exposed.pus(), exposed.pages_per_chunk, exposed.ws_min_pages, exposed.page_bytes);
+        let lines: Vec<Line> = (0..exposed.chunks_per_pu).map(|_| Line::new(&layout)).collect();
         let classes = classes.clamp(1, CLASSES_MAX);
         let queues = if config.separate { classes } else { 1 };
         Ok(Self {
@@ -321,11 +299,8 @@ impl Pblk {
     pub fn reset_counters(&mut self) {
         let classes = self.stats.class_pages.len();
         self.counters = Counters::new(classes);
-        self.stats = PblkStats {
-            class_pages: vec![0; classes],
-            class_gc_copies: vec![0; classes],
-            ..PblkStats::default()
-        };
+        self.stats =
+            PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() };
     }
 
     pub fn count_request(&mut self) {
@@ -381,10 +356,7 @@ impl Pblk {
 
     fn check(&self, lpn: Lpn) -> Result<(), PblkError> {
         if lpn.0 >= self.logical_pages {
-            return Err(PblkError::LpnOutOfRange {
-                lpn: u64::from(lpn.0),
-                logical_pages: self.logical_pages,
-            });
+            return Err(PblkError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: self.logical_pages });
         }
         Ok(())
     }
@@ -407,18 +379,11 @@ impl Pblk {
     }
 
     fn read_flash(&mut self, address: u32) -> Result<(), PblkError> {
-        let (line, index) = (
-            address / self.layout.line_pages,
-            address % self.layout.line_pages,
-        );
+        let (line, index) = (address / self.layout.line_pages, address % self.layout.line_pages);
         let (pu, page) = self.layout.locate(index);
         self.device.read(ChunkAddr { pu, chunk: line }, page)?;
         self.counters.flash_pages_read += 1;
-        self.recorder.push(FlashOp {
-            kind: FlashOpKind::Read,
-            unit: pu,
-            gc: self.in_gc,
-        });
+        self.recorder.push(FlashOp { kind: FlashOpKind::Read, unit: pu, gc: self.in_gc });
         Ok(())
     }
 
@@ -469,15 +434,10 @@ impl Pblk {
     fn program(&mut self, line: u32, index: u32) -> Result<(), PblkError> {
         let ws_min = self.layout.ws_min;
         let (pu, page) = self.layout.locate(index);
-        self.device
-            .write(ChunkAddr { pu, chunk: line }, page, ws_min)?;
+        self.device.write(ChunkAddr { pu, chunk: line }, page, ws_min)?;
         self.counters.flash_pages_programmed += u64::from(ws_min);
         for _ in 0..ws_min {
-            self.recorder.push(FlashOp {
-                kind: FlashOpKind::Program,
-                unit: pu,
-                gc: self.in_gc,
-            });
+            self.recorder.push(FlashOp { kind: FlashOpKind::Program, unit: pu, gc: self.in_gc });
         }
         Ok(())
     }
@@ -498,9 +458,7 @@ impl Pblk {
                 return Ok(line);
             }
         }
-        let line_id = self.free_lines.pop_front().ok_or(PblkError::OutOfSpace {
-            lines: self.layout_lines(),
-        })?;
+        let line_id = self.free_lines.pop_front().ok_or(PblkError::OutOfSpace { lines: self.layout_lines() })?;
         let class = ClassId(u8::try_from(queue).unwrap_or(0));
         let layout = self.layout;
         let line = &mut self.lines[line_id as usize];
@@ -545,11 +503,7 @@ impl Pblk {
     /// buffer into the open line of their class, reset its chunks.
     fn collect(&mut self) -> Result<(), PblkError> {
         while self.free_lines.len() < self.config.gc_free_lines as usize {
-            let Some(victim) =
-                self.config
-                    .victim
-                    .select(&self.lines, &self.layout, self.stats.lines_closed)
-            else {
+            let Some(victim) = self.config.victim.select(&self.lines, &self.layout, self.stats.lines_closed) else {
                 return Ok(());
             };
             self.relocate(victim)?;
@@ -581,15 +535,8 @@ impl Pblk {
 
     fn reset_line(&mut self, line_id: u32) -> Result<(), PblkError> {
         for pu in 0..self.layout.pus {
-            self.device.reset(ChunkAddr {
-                pu: UnitId(pu),
-                chunk: line_id,
-            })?;
-            self.recorder.push(FlashOp {
-                kind: FlashOpKind::Erase,
-                unit: UnitId(pu),
-                gc: true,
-            });
+            self.device.reset(ChunkAddr { pu: UnitId(pu), chunk: line_id })?;
+            self.recorder.push(FlashOp { kind: FlashOpKind::Erase, unit: UnitId(pu), gc: true });
             self.counters.erases += 1;
         }
         let line = &mut self.lines[line_id as usize];
@@ -615,10 +562,7 @@ impl TranslationLayer for Pblk {
 
     fn memory_bytes(&self) -> usize {
         let line_maps: usize = self.lines.iter().map(|line| line.p2l.capacity() * 4).sum();
-        self.l2p.capacity() * 4
-            + self.labels.capacity()
-            + line_maps
-            + self.buffer.slots.capacity() * 8
+        self.l2p.capacity() * 4 + self.labels.capacity() + line_maps + self.buffer.slots.capacity() * 8
     }
 
     fn count_request(&mut self) {
@@ -631,10 +575,7 @@ impl TranslationLayer for Pblk {
         if stream.index() >= classes {
             // At most CLASSES_MAX classes.
             #[allow(clippy::cast_possible_truncation)]
-            return Err(FtlError::UnknownStream {
-                stream: stream.0,
-                streams: classes as u32,
-            });
+            return Err(FtlError::UnknownStream { stream: stream.0, streams: classes as u32 });
         }
         Ok(Pblk::write(self, lpn, ClassId(stream.0))?)
     }
@@ -652,9 +593,7 @@ impl TranslationLayer for Pblk {
     }
 
     fn is_mapped(&self, lpn: Lpn) -> bool {
-        self.l2p
-            .get(lpn.index())
-            .is_some_and(|&entry| entry != NONE)
+        self.l2p.get(lpn.index()).is_some_and(|&entry| entry != NONE)
     }
 
     /// Every PU holds one chunk of each line: its free chunks are the free lines.

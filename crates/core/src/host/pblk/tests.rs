@@ -9,14 +9,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 const JOURNAL: ClassId = ClassId(1);
 
 fn pblk(separate: bool) -> Pblk {
-    let (_, geometry) = ConfigBuilder::preset("small")
-        .and_then(ConfigBuilder::build)
-        .expect("valid preset");
-    let pblk_config = PblkConfig {
-        separate,
-        write_buffer_pages: 64,
-        ..PblkConfig::default()
-    };
+    let (_, geometry) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("valid preset");
+    let pblk_config = PblkConfig { separate, write_buffer_pages: 64, ..PblkConfig::default() };
     pblk_config.validate(&geometry).expect("valid pblk section");
     Pblk::new(&geometry, &pblk_config, 2).expect("device builds")
 }
@@ -49,14 +43,8 @@ fn separation_keeps_journal_and_data_in_different_lines_and_lowers_gc() {
     let writes = mixed.logical_pages * 6;
     journal_and_data(&mut mixed, writes, 7);
     journal_and_data(&mut separated, writes, 7);
-    assert!(
-        mixed.stats().gc_lines > 0 && separated.stats().gc_lines > 0,
-        "the workload must reach GC"
-    );
-    assert!(
-        mixed.stats().mixed_lines_closed > 0,
-        "without separation lines mix classes"
-    );
+    assert!(mixed.stats().gc_lines > 0 && separated.stats().gc_lines > 0, "the workload must reach GC");
+    assert!(mixed.stats().mixed_lines_closed > 0, "without separation lines mix classes");
     assert_eq!(separated.stats().mixed_lines_closed, 0);
     assert_eq!(separated.mixed_lines(), 0);
     assert!(
@@ -74,15 +62,10 @@ fn every_logical_page_reads_back_after_gc() {
     journal_and_data(&mut pblk, writes, 3);
     pblk.flush().expect("flush");
     for lpn in 0..pblk.logical_pages * 8 / 10 {
-        pblk.read(Lpn(lpn))
-            .expect("mapped pages are on flash or in the buffer");
+        pblk.read(Lpn(lpn)).expect("mapped pages are on flash or in the buffer");
     }
     let valid: u64 = pblk.lines.iter().map(|line| u64::from(line.valid)).sum();
-    let on_flash = pblk
-        .l2p
-        .iter()
-        .filter(|&&entry| entry != NONE && entry & BUFFERED == 0)
-        .count() as u64;
+    let on_flash = pblk.l2p.iter().filter(|&&entry| entry != NONE && entry & BUFFERED == 0).count() as u64;
     assert_eq!(valid, on_flash, "valid counts agree with the L2P");
 }
 
@@ -92,10 +75,7 @@ fn flushes_pad_partial_units() {
     pblk.write(Lpn(0), ClassId(0)).expect("write");
     pblk.flush().expect("flush");
     assert_eq!(pblk.stats().padded_pages, 3);
-    assert_eq!(
-        pblk.counters().flash_pages_programmed,
-        4 + u64::from(pblk.layout().smeta_pages)
-    );
+    assert_eq!(pblk.counters().flash_pages_programmed, 4 + u64::from(pblk.layout().smeta_pages));
 }
 
 #[test]
@@ -106,10 +86,7 @@ fn writes_beyond_the_logical_capacity_are_refused() {
         result = pblk.write(Lpn(lpn), ClassId(0));
     }
     assert_eq!(result, Ok(()), "the logical capacity fits");
-    assert!(matches!(
-        pblk.write(Lpn(pblk.logical_pages), ClassId(0)),
-        Err(PblkError::LpnOutOfRange { .. })
-    ));
+    assert!(matches!(pblk.write(Lpn(pblk.logical_pages), ClassId(0)), Err(PblkError::LpnOutOfRange { .. })));
 }
 
 #[test]
@@ -118,19 +95,11 @@ fn uniform_overwrites_of_the_whole_device_reach_a_gc_steady_state() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
     for _ in 0..pblk.logical_pages * 6 {
         let lpn = rng.random_range(0..pblk.logical_pages);
-        pblk.write(Lpn(lpn), ClassId(0))
-            .expect("GC keeps lines free");
+        pblk.write(Lpn(lpn), ClassId(0)).expect("GC keeps lines free");
     }
     assert!(pblk.stats().gc_lines > 0);
     let waf = pblk.counters().waf().expect("pages written");
     // Greedy at an effective 21 % spare (25 % minus line metadata): about 2.5-3.
     assert!((2.0..4.0).contains(&waf), "WAF {waf}");
-    assert!(
-        pblk.lines
-            .iter()
-            .filter(|line| line.state == LineState::Open)
-            .count()
-            <= 1,
-        "one open line per queue"
-    );
+    assert!(pblk.lines.iter().filter(|line| line.state == LineState::Open).count() <= 1, "one open line per queue");
 }
