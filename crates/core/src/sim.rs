@@ -563,10 +563,10 @@ fn at_event(stages: &HostStages, error: FtlError) -> SimError {
 /// The counting-mode loop every phase shares: events from `source` through
 /// `stages` onto `ftl`, a few requests ahead for the caches, `after_each`
 /// called with the counters after every request (true stops the phase).
-fn drive<T: TranslationLayer>(
+fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     ftl: &mut T,
     stages: &mut HostStages,
-    source: &mut dyn EventSource,
+    source: &mut S,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
     mut after_each: impl FnMut(&Counters) -> bool,
@@ -591,8 +591,8 @@ fn drive<T: TranslationLayer>(
                     dry = true;
                 }
             }
-            for (request, _) in ahead.range(before..) {
-                ftl.prefetch_mapping(request.start);
+            for index in before..ahead.len() {
+                ftl.prefetch_mapping(ahead[index].0.start);
             }
         }
         let Some((request, _)) = ahead.pop_front() else {

@@ -14,6 +14,7 @@ use crate::host::event::{HostEvent, HostOp};
 use crate::host::{Op, Request};
 use crate::units::{Lpn, StreamId};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// The `[host]` section: which stages besides DISCARD (`[discard]`) run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,7 +96,8 @@ pub struct HostCounts {
 }
 
 impl HostCounts {
-    fn count(&mut self, event: &HostEvent) {
+    #[inline]
+    fn count(&mut self, event: &HostEvent, priority: bool) {
         let sectors = event.sectors.sectors();
         match event.op {
             HostOp::Read => (self.reads += 1, self.read_sectors += sectors),
@@ -104,7 +106,7 @@ impl HostCounts {
             HostOp::Flush => (self.flushes += 1, ()),
         };
         self.journal_commits += u64::from(event.journal_commit);
-        self.priority += u64::from(event.priority);
+        self.priority += u64::from(priority);
         self.first_ns.get_or_insert(event.time.0);
         self.last_ns = Some(event.time.0);
     }
@@ -217,29 +219,41 @@ impl HostStages {
     /// Ranges the DISCARD stage makes due before the event are trimmed
     /// before it: a write arriving now must never be trimmed by an older DISCARD.
     #[inline]
-    pub fn requests(&mut self, event: &HostEvent, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
+    pub fn requests(&mut self, event: &HostEvent, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
         self.events += 1;
         let priority = event.priority || (self.priority == PriorityRule::Sync && is_sync(event));
-        self.counts.count(&HostEvent { priority, ..*event });
+        self.counts.count(event, priority);
         self.discard.advance(event.time, &mut self.issue);
         self.trims(out)?;
+        let flush = (Request { op: Op::Flush, start: Lpn(0), pages: 0, stream: event.stream }, priority);
         match event.op {
             HostOp::Write => {
+                // The block layer runs REQ_PREFLUSH as a flush before the
+                // write and REQ_FUA as one after it on a device with a
+                // volatile write cache (pblk exposes one, without FUA).
+                if event.flags.preflush {
+                    out.push_back(flush);
+                }
                 self.discard.write(event.sectors);
                 let stream = self.classify(event);
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
-                out.extend(self.request(Op::Write, first, end, stream)?.map(|request| (request, priority)));
+                if let Some(request) = self.request(Op::Write, first, end, stream)? {
+                    out.push_back((request, priority));
+                }
+                if event.flags.fua {
+                    out.push_back(flush);
+                }
             }
             HostOp::Read => {
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
-                out.extend(self.request(Op::Read, first, end, event.stream)?.map(|request| (request, priority)));
+                if let Some(request) = self.request(Op::Read, first, end, event.stream)? {
+                    out.push_back((request, priority));
+                }
             }
             HostOp::Discard => self.discard.discard(event.time, event.sectors, &mut self.issue),
-            HostOp::Flush => {
-                out.extend([(Request { op: Op::Flush, start: Lpn(0), pages: 0, stream: event.stream }, priority)]);
-            }
+            HostOp::Flush => out.push_back(flush),
         }
         if event.journal_commit {
             self.discard.journal_commit(event.time, &mut self.issue);
@@ -248,7 +262,7 @@ impl HostStages {
     }
 
     /// The end of the workload: what the DISCARD stage still holds.
-    pub fn finish(&mut self, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
+    pub fn finish(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
         self.discard.finish(&mut self.issue);
         self.trims(out)
     }
@@ -267,14 +281,21 @@ impl HostStages {
     /// Trims the pages wholly inside each issued range: a device cannot
     /// invalidate part of a page.
     #[inline]
-    fn trims(&mut self, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
+    fn trims(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
         if self.issue.is_empty() {
             return Ok(());
         }
+        self.issue_trims(out)
+    }
+
+    #[inline(never)]
+    fn issue_trims(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
         for range in std::mem::take(&mut self.issue) {
             let first = self.pages.ceil(range.start);
             let end = self.pages.floor(range.end);
-            out.extend(self.request(Op::Trim, first, end, StreamId(0))?.map(|request| (request, false)));
+            if let Some(request) = self.request(Op::Trim, first, end, StreamId(0))? {
+                out.push_back((request, false));
+            }
         }
         Ok(())
     }

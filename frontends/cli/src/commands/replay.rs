@@ -3,12 +3,14 @@
 
 use crate::commands::run::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
+use nandlab_core::ftl::LayerKind;
+use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
-use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, Replayer, SECTOR_BYTES};
-use nandlab_core::sim::{Phase, Progress};
+use nandlab_core::host::event::{HostEvent, HostOp, SECTOR_BYTES};
 use nandlab_core::timing::Arrival;
-use nandlab_core::Config;
 use nandlab_core::units::{SimNs, StreamId};
+use nandlab_core::workload::{EventSource, SourceError};
+use nandlab_core::{Config, Report, Simulation};
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,8 +38,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
-    /// open-channel device under the pblk-like host FTL (`[pblk]` keys;
-    /// `--set pblk.separate=true` gives the journal its own lines).
+    /// open-channel device under the pblk-like host FTL (the same as
+    /// `--set ftl.kind=open-channel`; `[pblk]` keys; `--set
+    /// host.classifier=journal --set pblk.separate=true` gives the journal
+    /// its own lines).
     #[arg(long, value_enum, default_value_t = DeviceMode::PageFtl)]
     pub device_mode: DeviceMode,
     /// `on`: simulate time with the `[timing]` model (run time, throughput,
@@ -93,12 +97,6 @@ impl From<DiscardArg> for DiscardPolicy {
 }
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    if args.device_mode == DeviceMode::OpenChannel {
-        if args.timing == Timing::On {
-            anyhow::bail!("--timing on is for the page-FTL device; the open-channel mode has its own pblk timing");
-        }
-        return crate::commands::reproduce_journal::replay_command(&args);
-    }
     if args.timing == Timing::Off && args.arrival != ArrivalArg::Trace {
         anyhow::bail!("--arrival needs --timing on");
     }
@@ -108,7 +106,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         ArrivalArg::Closed => Arrival::Closed,
     });
     let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
-    let config = args.config.build()?.0;
+    let mut config = args.config.build()?.0;
+    if args.device_mode == DeviceMode::OpenChannel {
+        config.ftl.kind = LayerKind::OpenChannel;
+    }
     let report = replay(&args.trace, format, args.device.clone(), config, mode)?;
     print_summary(&args.trace, &report)?;
     if let Some(timed) = &report.timed {
@@ -121,14 +122,15 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Replays one trace file on the device `config` describes; shared with `reproduce`.
+/// Replays one trace file on the device `config` describes, aged as its
+/// `[precondition]` says; shared with `reproduce`.
 pub fn replay(
     path: &Path,
     format: Option<Format>,
     device: Option<String>,
     mut config: Config,
     mode: ReplayMode,
-) -> anyhow::Result<ReplayReport> {
+) -> anyhow::Result<Report> {
     let mut trace = nandlab_trace::open(path, format, &ReadOptions { device })?;
     let header = trace.header().clone();
     if let Some(policy) = mode.policy {
@@ -143,36 +145,51 @@ pub fn replay(
     if let Some(arrival) = mode.timed {
         config.timing.arrival = arrival;
     }
-    let mut replayer = Replayer::new(&config)?;
+    let mut simulation = Simulation::with_journal(&config, &journal_sectors(&header))?;
     let mut progress = ProgressReporter::new();
-    let mut commits = CommitDetector::default();
-    let report = if mode.timed.is_some() {
-        let mut read_error = None;
-        let mut events = (&mut trace).map_while(|record| match record {
-            Ok(record) => Some(host_event(&record, &header, &mut commits)),
-            Err(error) => {
-                read_error = Some(error);
-                None
-            }
-        });
-        let report = replayer.run_timed(&mut events, &mut |update| progress.update(update));
-        if let Some(error) = read_error {
-            return Err(error.into());
-        }
-        report?
+    simulation.precondition(&mut |update| progress.update(update))?;
+    let mut source = TraceEvents::new(&mut trace, &header, path);
+    if mode.timed.is_some() {
+        simulation.replay_timed(&mut source, &mut |update| progress.update(update))?;
     } else {
-        let mut done: u64 = 0;
-        for record in &mut trace {
-            replayer.apply(&host_event(&record?, &header, &mut commits))?;
-            done += 1;
-            if done.is_multiple_of(65_536) {
-                progress.update(Progress { phase: Phase::Measure, done, total: 0 });
-            }
-        }
-        replayer.finish()?
-    };
+        simulation.replay(&mut source, &mut |update| progress.update(update))?;
+    }
     progress.finish();
-    Ok(report)
+    Ok(simulation.report())
+}
+
+/// A trace file as the driver's event source.
+pub(crate) struct TraceEvents<'a, I> {
+    records: I,
+    header: &'a TraceHeader,
+    path: &'a Path,
+    commits: CommitDetector,
+}
+
+impl<'a, I> TraceEvents<'a, I> {
+    pub(crate) fn new(records: I, header: &'a TraceHeader, path: &'a Path) -> Self {
+        Self { records, header, path, commits: CommitDetector::default() }
+    }
+}
+
+impl<I, E> EventSource for TraceEvents<'_, I>
+where
+    I: Iterator<Item = Result<Record, E>>,
+    E: std::fmt::Display,
+{
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        match self.records.next() {
+            None => Ok(None),
+            Some(Ok(record)) => Ok(Some(host_event(&record, self.header, &mut self.commits))),
+            Some(Err(error)) => Err(SourceError(format!("{}: {error}", self.path.display()))),
+        }
+    }
+}
+
+/// The journal's extents in 512-byte sectors.
+pub(crate) fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
+    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
+    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
 }
 
 /// A trace record as the simulator's host sees it, in 512-byte sectors.
@@ -186,12 +203,18 @@ pub(crate) fn host_event(record: &Record, header: &TraceHeader, commits: &mut Co
         Op::Discard => HostOp::Discard,
         Op::Flush => HostOp::Flush,
     };
+    let flags = WriteFlags {
+        sync: record.flags.contains(Flags::SYNC),
+        fua: record.flags.contains(Flags::FUA),
+        preflush: record.flags.contains(Flags::PREFLUSH),
+        meta: record.flags.contains(Flags::META),
+    };
     HostEvent {
-        time: SimNs(record.timestamp.0),
-        op,
-        sectors,
+        flags,
+        journal_thread: record.process.as_str().starts_with("jbd2"),
         journal_commit: commits.is_commit(record, header),
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
+        ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
     }
 }
 
@@ -206,7 +229,7 @@ pub(crate) struct CommitDetector {
 }
 
 impl CommitDetector {
-    fn is_commit(&mut self, record: &Record, header: &TraceHeader) -> bool {
+    pub(crate) fn is_commit(&mut self, record: &Record, header: &TraceHeader) -> bool {
         let ordered = record.flags.contains(Flags::FUA) || record.flags.contains(Flags::PREFLUSH) || record.op == Op::Flush;
         let in_journal = !header.journal.is_empty() && header.is_journal(record.start, record.len);
         let commit = match record.op {
@@ -222,9 +245,9 @@ impl CommitDetector {
     }
 }
 
-fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
+fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    let trace = &report.trace;
+    let trace = &report.host;
     let measured = &report.measured.counters;
     let discard = &report.discard;
     writeln!(out, "nandlab {} — replay of {}, seed {}", report.nandlab_version, path.display(), report.seed)?;
@@ -243,6 +266,18 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
         "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
         trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
     )?;
+    match &report.precondition {
+        Some(aging) => writeln!(
+            out,
+            "aging      {:?}: {} host pages written, {} GC copies, WAF {} (steady: {}; not counted below)",
+            aging.kind,
+            aging.phase.counters.host_pages_written,
+            aging.phase.counters.gc_page_copies,
+            aging.phase.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")),
+            aging.steady
+        )?,
+        None => writeln!(out, "aging      none: the replay starts on an empty device")?,
+    }
     let rows = [
         ("DISCARD received", discard.received_commands),
         ("DISCARD issued", discard.issued_commands),
@@ -252,6 +287,8 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
         ("sectors cancelled", discard.cancelled_sectors),
         ("host pages written", measured.host_pages_written),
         ("host pages trimmed", measured.host_pages_trimmed),
+        ("host pages read", measured.host_pages_read),
+        ("reads of unwritten pages", measured.unmapped_reads),
         ("flash pages programmed", measured.flash_pages_programmed),
         ("GC page copies", measured.gc_page_copies),
         ("erases", measured.erases),

@@ -12,7 +12,7 @@ use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpe
 use crate::commands::reproduce::ExperimentArgs;
 use anyhow::Context as _;
 use nandlab_core::host::discard::DiscardPolicy;
-use nandlab_core::replay::ReplayReport;
+use nandlab_core::Report as ReplayReport;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Mark, OutputDir, Series, Summary};

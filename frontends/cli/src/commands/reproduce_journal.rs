@@ -7,18 +7,14 @@
 //! two over-provisioning levels. Writes a table, plots and `summary.md`.
 //! Also the open-channel replay of `nandlab replay --device-mode open-channel`.
 
-use crate::commands::replay::{host_event, CommitDetector};
+use crate::commands::replay::{replay, ReplayMode};
 use crate::commands::reproduce::ExperimentArgs;
 use crate::commands::reproduce::shared::{capture_cached, config_from, CaptureSpec};
 use anyhow::Context as _;
-use nandlab_core::host::classify::WriteFlags;
-use nandlab_core::host::discard::SectorRange;
-use nandlab_core::host::pblk::replay::{OpenChannelReplayer, OpenChannelReport, WriteOrigin};
-use nandlab_core::replay::SECTOR_BYTES;
-use nandlab_core::timing::LatencySummary;
-use nandlab_core::Config;
+use nandlab_core::ftl::LayerKind;
+use nandlab_core::timing::{Arrival, LatencySummary};
+use nandlab_core::{Config, Report};
 use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};
-use nandlab_trace::{Flags, ReadOptions, Record, TraceHeader};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -130,14 +126,14 @@ pub fn run(args: &ExperimentArgs) -> anyhow::Result<()> {
 
 fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, seed: u64) -> anyhow::Result<Row> {
     let config = experiment_config(setting, seed)?;
-    Ok(row(setting, &replay_open_channel(trace, config, true, age)?))
+    row(setting, &replay_open_channel(trace, config, true, age)?)
 }
 
 fn experiment_config(setting: &Setting<'_>, seed: u64) -> anyhow::Result<Config> {
     let assignments = [
         format!("device.over_provisioning={}", setting.rho),
         format!("pblk.separate={}", setting.separate),
-        format!("pblk.classifier=\"{}\"", setting.classifier),
+        format!("host.classifier=\"{}\"", setting.classifier),
         format!("seed={seed}"),
     ];
     config_from(DEVICE, &assignments)
@@ -175,43 +171,19 @@ fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Resu
     capture_cached(&spec, traces, "journal")
 }
 
-/// Replays a trace on the open-channel device under the pblk-like host FTL.
-/// `fit` scales the device to the traced one; `age` fills it once first.
-pub fn replay_open_channel(path: &Path, mut config: Config, fit: bool, age: bool) -> anyhow::Result<OpenChannelReport> {
-    let mut trace = nandlab_trace::open(path, None, &ReadOptions { device: None })?;
-    let header = trace.header().clone();
-    if fit {
-        let size = header
-            .device_size_bytes
-            .with_context(|| format!("{}: the trace header gives no device size to fit to", path.display()))?;
-        config.device = config.device.fitted_to(size)?;
-    }
-    let mut replayer = OpenChannelReplayer::new(&config, &journal_sectors(&header))?;
-    if age {
-        replayer.precondition_fill()?;
-    }
-    let mut commits = CommitDetector::default();
-    for record in &mut trace {
-        let record = record.with_context(|| format!("reading {}", path.display()))?;
-        let origin = WriteOrigin { process: record.process.as_str(), flags: write_flags(&record) };
-        replayer.apply(&host_event(&record, &header, &mut commits), &origin)?;
-    }
-    Ok(replayer.finish()?)
-}
-
-/// The journal's extents in 512-byte sectors.
-fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
-    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
-    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
-}
-
-fn write_flags(record: &Record) -> WriteFlags {
-    WriteFlags {
-        sync: record.flags.contains(Flags::SYNC),
-        fua: record.flags.contains(Flags::FUA),
-        preflush: record.flags.contains(Flags::PREFLUSH),
-        meta: record.flags.contains(Flags::META),
-    }
+/// Replays a trace on the open-channel device under the pblk-like host FTL,
+/// through the timing engine at queue depth 1 (each request issued when the
+/// previous one completes, as `fio --ioengine=psync` does). `fit` scales the
+/// device to the traced one; `age` fills it once first (a drive that held
+/// data before and got no DISCARD since).
+pub fn replay_open_channel(path: &Path, mut config: Config, fit: bool, age: bool) -> anyhow::Result<Report> {
+    config.ftl.kind = LayerKind::OpenChannel;
+    config.timing.queue_depth = 1;
+    config.timing.queues = 1;
+    config.precondition.enabled = age;
+    config.precondition.fill = true;
+    config.precondition.overwrite = false;
+    replay(path, None, None, config, ReplayMode { policy: None, fit, timed: Some(Arrival::Closed) })
 }
 
 /// What one replay varied.
@@ -224,13 +196,15 @@ struct Setting<'a> {
     separate: bool,
 }
 
-fn row(setting: &Setting<'_>, report: &OpenChannelReport) -> Row {
+fn row(setting: &Setting<'_>, report: &Report) -> anyhow::Result<Row> {
     let counters = &report.measured.counters;
+    let pblk = &report.open_channel.as_ref().context("an open-channel replay reports its host FTL")?.pblk;
+    let timed = report.timed.as_ref().context("the replay is timed")?;
     let journal = report.classes.iter().position(|class| class == "journal");
-    let journal_pages = journal.and_then(|index| report.pblk.class_pages.get(index)).copied().unwrap_or(0);
+    let journal_pages = journal.and_then(|index| pblk.class_pages.get(index)).copied().unwrap_or(0);
     #[allow(clippy::cast_precision_loss)]
     let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
-    Row {
+    Ok(Row {
         workload: setting.workload.to_owned(),
         data_mode: setting.mode.to_owned(),
         device_state: setting.state.to_owned(),
@@ -241,18 +215,18 @@ fn row(setting: &Setting<'_>, report: &OpenChannelReport) -> Row {
         journal_share: share(journal_pages, counters.host_pages_written),
         flash_pages_programmed: counters.flash_pages_programmed,
         gc_page_copies: counters.gc_page_copies,
-        gc_lines: report.pblk.gc_lines,
+        gc_lines: pblk.gc_lines,
         erases: counters.erases,
-        padded_pages: report.pblk.padded_pages,
-        metadata_pages: report.pblk.metadata_pages,
-        mixed_lines_closed: report.pblk.mixed_lines_closed,
+        padded_pages: pblk.padded_pages,
+        metadata_pages: pblk.metadata_pages,
+        mixed_lines_closed: pblk.mixed_lines_closed,
         waf: report.measured.waf.unwrap_or(0.0),
         gc_waf: 1.0 + share(counters.gc_page_copies, counters.host_pages_written),
-        throughput_mb_s: report.timed.throughput_mb_s,
-        p99_us: p99(report.timed.all.as_ref()),
-        write_p99_us: p99(report.timed.writes.as_ref()),
-        flush_p99_us: p99(report.timed.flushes.as_ref()),
-    }
+        throughput_mb_s: timed.read_mb_s + timed.write_mb_s,
+        p99_us: p99(timed.latency.all.as_ref()),
+        write_p99_us: p99(timed.latency.write.as_ref()),
+        flush_p99_us: p99(timed.latency.flush.as_ref()),
+    })
 }
 
 fn p99(latency: Option<&LatencySummary>) -> f64 {
@@ -420,54 +394,6 @@ fn write_results(out: &Path, all_rows: &[Row], seed: u64) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// `nandlab replay --device-mode open-channel`: one trace, summary on stdout.
-pub fn replay_command(args: &crate::commands::replay::ReplayArgs) -> anyhow::Result<()> {
-    if args.format.is_some() || args.device.is_some() {
-        anyhow::bail!("--device-mode open-channel reads native traces of one device: drop --format and --device (convert first with `nandlab trace convert`)");
-    }
-    let (mut config, _) = args.config.build()?;
-    if let Some(policy) = args.discard {
-        config.discard.policy = policy.into();
-    }
-    let report = replay_open_channel(&args.trace, config, args.fit, false)?;
-    let counters = &report.measured.counters;
-    println!("nandlab {} — open-channel replay of {}, seed {}", report.nandlab_version, args.trace.display(), report.seed);
-    println!(
-        "device     {} groups x {} PUs x {} chunks of {} pages, ws_min {}; lines of {} pages; ρ = {:.4}; separation {}",
-        report.open_channel.groups,
-        report.open_channel.pus_per_group,
-        report.open_channel.chunks_per_pu,
-        report.open_channel.pages_per_chunk,
-        report.open_channel.ws_min_pages,
-        report.line_layout.line_pages,
-        report.device.over_provisioning,
-        if report.config.pblk.separate { "on" } else { "off" },
-    );
-    for (class, pages) in report.classes.iter().zip(&report.pblk.class_pages) {
-        println!("  {:<24}{pages:>16}", format!("host pages: {class}"));
-    }
-    let rows = [
-        ("host pages written", counters.host_pages_written),
-        ("flash pages programmed", counters.flash_pages_programmed),
-        ("GC page copies", counters.gc_page_copies),
-        ("GC lines", report.pblk.gc_lines),
-        ("padding pages", report.pblk.padded_pages),
-        ("line metadata pages", report.pblk.metadata_pages),
-        ("mixed lines closed", report.pblk.mixed_lines_closed),
-        ("chunk resets", counters.erases),
-    ];
-    for (label, value) in rows {
-        println!("  {label:<24}{value:>16}");
-    }
-    println!("  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")));
-    println!("  {:<24}{:>16.1}", "throughput MB/s (QD1)", report.timed.throughput_mb_s);
-    println!("  {:<24}{:>16.1}", "p99 latency us", p99(report.timed.all.as_ref()));
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {
@@ -481,7 +407,8 @@ mod tests {
     use nandlab_capture::{capture, CaptureConfig, Workload};
     use nandlab_core::config::ConfigBuilder;
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
-    use nandlab_trace::Op;
+    use crate::commands::replay::{host_event, journal_sectors, CommitDetector};
+    use nandlab_trace::{Op, ReadOptions};
 
     /// Removes the test's trace and image directory on drop.
     struct Scratch {
@@ -556,6 +483,7 @@ mod tests {
         let mut builder = ConfigBuilder::preset("small").expect("preset exists");
         builder.set(&format!("pblk.separate={separate}")).expect("valid key");
         builder.set("pblk.write_buffer_pages=64").expect("valid key");
+        builder.set("host.classifier=\"journal\"").expect("valid key");
         builder.build().expect("valid configuration").0
     }
 
@@ -576,7 +504,7 @@ mod tests {
             if record.op != Op::Write {
                 continue;
             }
-            let class = classifier.classify(&WriteInfo { sectors: event.sectors, process: record.process.as_str(), flags: write_flags(&record) });
+            let class = classifier.classify(&WriteInfo { sectors: event.sectors, journal_thread: event.journal_thread, flags: event.flags });
             let in_journal = header.is_journal(record.start, record.len);
             if record.process.as_str().starts_with("jbd2/") {
                 jbd2_writes += 1;
@@ -595,10 +523,11 @@ mod tests {
         let Some((scratch, _)) = capture_small("lines") else { return };
         let mixed = replay_open_channel(&scratch.trace, small_config(false), true, false).expect("replays");
         let separated = replay_open_channel(&scratch.trace, small_config(true), true, false).expect("replays");
-        assert!(mixed.pblk.lines_closed > 2 && separated.pblk.lines_closed > 2, "the trace fills lines");
-        assert!(mixed.pblk.mixed_lines_closed + mixed.mixed_lines_open as u64 > 0, "without separation journal and data share lines");
-        assert_eq!(separated.pblk.mixed_lines_closed, 0);
-        assert_eq!(separated.mixed_lines_open, 0);
+        let (mixed_lines, separated_lines) = (mixed.open_channel.as_ref().expect("pblk"), separated.open_channel.as_ref().expect("pblk"));
+        assert!(mixed_lines.pblk.lines_closed > 2 && separated_lines.pblk.lines_closed > 2, "the trace fills lines");
+        assert!(mixed_lines.pblk.mixed_lines_closed + mixed_lines.mixed_lines_open as u64 > 0, "without separation journal and data share lines");
+        assert_eq!(separated_lines.pblk.mixed_lines_closed, 0);
+        assert_eq!(separated_lines.mixed_lines_open, 0);
         assert_eq!(mixed.measured.counters.host_pages_written, separated.measured.counters.host_pages_written);
     }
 }
