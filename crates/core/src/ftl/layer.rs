@@ -4,7 +4,7 @@
 //! ([`crate::host::pblk::Pblk`]).
 
 use crate::device::Geometry;
-use crate::ftl::{FlashOp, FtlError};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
 use crate::units::{Lpn, StreamId, UnitId};
 
@@ -75,9 +75,9 @@ impl Recorder {
     }
 
     #[inline]
-    pub fn push(&mut self, op: FlashOp) {
+    pub fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
         if let Some(ops) = &mut self.ops {
-            ops.push(op);
+            ops.push(FlashOp { kind, unit, gc });
         }
     }
 
@@ -94,5 +94,11 @@ impl Recorder {
     /// Moves the recorded operations out (recording stays as it is).
     pub fn drain(&mut self) -> impl Iterator<Item = FlashOp> + '_ {
         self.ops.iter_mut().flat_map(|ops| ops.drain(..))
+    }
+
+    pub fn drain_into(&mut self, into: &mut Vec<FlashOp>) {
+        if let Some(ops) = &mut self.ops {
+            into.append(ops);
+        }
     }
 }

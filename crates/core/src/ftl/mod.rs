@@ -311,7 +311,7 @@ impl PageFtl {
 
     #[inline]
     fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
-        self.recorder.push(FlashOp { kind, unit, gc });
+        self.recorder.record(kind, unit, gc);
     }
 
     /// Free blocks of `unit` (the timing model's cleaning watermarks compare

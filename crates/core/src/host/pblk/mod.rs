@@ -383,7 +383,7 @@ impl Pblk {
         let (pu, page) = self.layout.locate(index);
         self.device.read(ChunkAddr { pu, chunk: line }, page)?;
         self.counters.flash_pages_read += 1;
-        self.recorder.push(FlashOp { kind: FlashOpKind::Read, unit: pu, gc: self.in_gc });
+        self.recorder.record(FlashOpKind::Read, pu, self.in_gc);
         Ok(())
     }
 
@@ -437,7 +437,7 @@ impl Pblk {
         self.device.write(ChunkAddr { pu, chunk: line }, page, ws_min)?;
         self.counters.flash_pages_programmed += u64::from(ws_min);
         for _ in 0..ws_min {
-            self.recorder.push(FlashOp { kind: FlashOpKind::Program, unit: pu, gc: self.in_gc });
+            self.recorder.record(FlashOpKind::Program, pu, self.in_gc);
         }
         Ok(())
     }
@@ -536,7 +536,7 @@ impl Pblk {
     fn reset_line(&mut self, line_id: u32) -> Result<(), PblkError> {
         for pu in 0..self.layout.pus {
             self.device.reset(ChunkAddr { pu: UnitId(pu), chunk: line_id })?;
-            self.recorder.push(FlashOp { kind: FlashOpKind::Erase, unit: UnitId(pu), gc: true });
+            self.recorder.record(FlashOpKind::Erase, UnitId(pu), true);
             self.counters.erases += 1;
         }
         let line = &mut self.lines[line_id as usize];
