@@ -554,7 +554,7 @@ impl Simulation {
 /// is smaller than the workload.
 fn at_event(stages: &HostStages, error: FtlError) -> SimError {
     let hint = match error {
-        FtlError::LpnOutOfRange { .. } => " (is the device smaller than the trace? try --fit or --device-size)",
+        FtlError::LpnOutOfRange { .. } => " (is the device smaller than the trace? try --fit)",
         _ => "",
     };
     SimError::AtEvent { event: stages.events(), error, hint }

@@ -96,6 +96,15 @@ impl Config {
         self.precondition.validate()?;
         self.discard.validate()?;
         self.host.validate(self.ftl.streams)?;
+        if self.ftl.kind == crate::ftl::LayerKind::OpenChannel
+            && self.pblk.separate
+            && self.host.classifier == crate::host::classify::ClassifierKind::None
+        {
+            return Err(ConfigError::new(
+                "pblk.separate",
+                "separates the classes of host.classifier, which is `none`: set host.classifier (e.g. \"journal\")",
+            ));
+        }
         self.timing.validate(&geometry, &self.ftl)?;
         if self.metrics.window_pages == Some(0) {
             return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));

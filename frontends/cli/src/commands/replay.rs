@@ -48,6 +48,10 @@ pub struct ReplayArgs {
     /// latency percentiles, DISCARD cost). `off`: count operations only (fast).
     #[arg(long, value_enum, default_value_t = Timing::Off)]
     pub timing: Timing,
+    /// Age the device by replaying this trace first (instead of `[precondition]`);
+    /// its counts are reported apart from the measured replay.
+    #[arg(long, value_name = "TRACE")]
+    pub age_with: Option<PathBuf>,
     /// With `--timing on`: `trace` issues each request at its trace timestamp
     /// (open loop); `closed` keeps `timing.queue_depth` requests outstanding,
     /// so the trace runs as fast as the device allows.
@@ -64,11 +68,13 @@ pub enum ArrivalArg {
 /// How `replay` runs a trace: which DISCARD policy, whether the device is
 /// scaled to the trace, and in which mode.
 #[derive(Clone, Copy, Debug)]
-pub struct ReplayMode {
+pub struct ReplayMode<'a> {
     pub policy: Option<DiscardPolicy>,
     pub fit: bool,
     /// `None`: counting mode; `Some(arrival)`: timed.
     pub timed: Option<Arrival>,
+    /// A trace to age the device with instead of `[precondition]`.
+    pub age_with: Option<&'a Path>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +111,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         ArrivalArg::Trace => Arrival::Open,
         ArrivalArg::Closed => Arrival::Closed,
     });
-    let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
+    let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed, age_with: args.age_with.as_deref() };
     let mut config = args.config.build()?.0;
     if args.device_mode == DeviceMode::OpenChannel {
         config.ftl.kind = LayerKind::OpenChannel;
@@ -129,7 +135,7 @@ pub fn replay(
     format: Option<Format>,
     device: Option<String>,
     mut config: Config,
-    mode: ReplayMode,
+    mode: ReplayMode<'_>,
 ) -> anyhow::Result<Report> {
     let mut trace = nandlab_trace::open(path, format, &ReadOptions { device })?;
     let header = trace.header().clone();
@@ -147,7 +153,17 @@ pub fn replay(
     }
     let mut simulation = Simulation::with_journal(&config, &journal_sectors(&header))?;
     let mut progress = ProgressReporter::new();
-    simulation.precondition(&mut |update| progress.update(update))?;
+    match mode.age_with {
+        Some(aging) => {
+            let mut aging_trace = nandlab_trace::open(aging, None, &ReadOptions::default())?;
+            let aging_header = aging_trace.header().clone();
+            let mut events = TraceEvents::new(&mut aging_trace, &aging_header, aging);
+            simulation.age_with(&mut events, &mut |update| progress.update(update))?;
+        }
+        None => {
+            simulation.precondition(&mut |update| progress.update(update))?;
+        }
+    }
     let mut source = TraceEvents::new(&mut trace, &header, path);
     if mode.timed.is_some() {
         simulation.replay_timed(&mut source, &mut |update| progress.update(update))?;
@@ -251,14 +267,32 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     let measured = &report.measured.counters;
     let discard = &report.discard;
     writeln!(out, "nandlab {} — replay of {}, seed {}", report.nandlab_version, path.display(), report.seed)?;
-    writeln!(
-        out,
-        "device     {} logical, ρ = {:.4}, gc {:?}, discard {:?}",
-        bytes(report.device.logical_bytes),
-        report.device.over_provisioning,
-        report.config.ftl.gc_policy,
-        report.config.discard.policy
-    )?;
+    match &report.open_channel {
+        None => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            report.config.ftl.gc_policy,
+            report.config.discard.policy
+        )?,
+        Some(open_channel) => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
+             lines of {} pages) under pblk, separation {}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            open_channel.geometry.groups,
+            open_channel.geometry.pus_per_group,
+            open_channel.geometry.chunks_per_pu,
+            open_channel.geometry.pages_per_chunk,
+            open_channel.geometry.ws_min_pages,
+            open_channel.line_layout.line_pages,
+            if report.config.pblk.separate { "on" } else { "off" },
+            report.config.discard.policy
+        )?,
+    }
+
     #[allow(clippy::cast_precision_loss)]
     let seconds = trace.last_ns.unwrap_or(0).saturating_sub(trace.first_ns.unwrap_or(0)) as f64 / 1e9;
     writeln!(
@@ -295,6 +329,21 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     ];
     for (label, value) in rows {
         writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
+        writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
+    }
+    if let Some(open_channel) = &report.open_channel {
+        let pblk = &open_channel.pblk;
+        let rows = [
+            ("GC lines", pblk.gc_lines),
+            ("padding pages", pblk.padded_pages),
+            ("line metadata pages", pblk.metadata_pages),
+            ("mixed lines closed", pblk.mixed_lines_closed),
+        ];
+        for (label, value) in rows {
+            writeln!(out, "  {label:<24}{value:>16}")?;
+        }
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
     Ok(())

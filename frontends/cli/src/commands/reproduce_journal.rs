@@ -178,12 +178,13 @@ fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> anyhow::Resu
 /// data before and got no DISCARD since).
 pub fn replay_open_channel(path: &Path, mut config: Config, fit: bool, age: bool) -> anyhow::Result<Report> {
     config.ftl.kind = LayerKind::OpenChannel;
+    config.pblk.validate(&config.validate()?)?;
     config.timing.queue_depth = 1;
     config.timing.queues = 1;
     config.precondition.enabled = age;
     config.precondition.fill = true;
     config.precondition.overwrite = false;
-    replay(path, None, None, config, ReplayMode { policy: None, fit, timed: Some(Arrival::Closed) })
+    replay(path, None, None, config, ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with: None })
 }
 
 /// What one replay varied.
