@@ -614,8 +614,8 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
 /// host stages, and the requests it causes arrive at the event's time,
 /// counted from the first event (so absolute timestamps start at once); the
 /// DISCARD stage's final issue arrives with the last event.
-struct StagedSource<'a> {
-    source: &'a mut dyn EventSource,
+struct StagedSource<'a, S: EventSource + ?Sized> {
+    source: &'a mut S,
     stages: &'a mut HostStages,
     pending: VecDeque<(Request, bool)>,
     arrival: SimNs,
@@ -624,13 +624,14 @@ struct StagedSource<'a> {
     done: bool,
 }
 
-impl<'a> StagedSource<'a> {
-    fn new(source: &'a mut dyn EventSource, stages: &'a mut HostStages) -> Self {
+impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
+    fn new(source: &'a mut S, stages: &'a mut HostStages) -> Self {
         Self { source, stages, pending: VecDeque::new(), arrival: SimNs(0), first_ns: None, error: None, done: false }
     }
 
     /// Turns the next event (or the end of the source) into pending
     /// requests; `None` when nothing more will come.
+    #[inline]
     fn refill(&mut self) -> Option<()> {
         if self.done || self.error.is_some() {
             return None;
@@ -659,7 +660,8 @@ impl<'a> StagedSource<'a> {
     }
 }
 
-impl RequestSource for StagedSource<'_> {
+impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
+    #[inline]
     fn next_request(&mut self) -> Option<TimedRequest> {
         while self.pending.is_empty() {
             self.refill()?;

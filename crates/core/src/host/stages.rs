@@ -225,14 +225,14 @@ impl HostStages {
         self.counts.count(event, priority);
         self.discard.advance(event.time, &mut self.issue);
         self.trims(out)?;
-        let flush = (Request { op: Op::Flush, start: Lpn(0), pages: 0, stream: event.stream }, priority);
+        let flush = || (Request { op: Op::Flush, start: Lpn(0), pages: 0, stream: event.stream }, priority);
         match event.op {
             HostOp::Write => {
                 // The block layer runs REQ_PREFLUSH as a flush before the
                 // write and REQ_FUA as one after it on a device with a
                 // volatile write cache (pblk exposes one, without FUA).
                 if event.flags.preflush {
-                    out.push_back(flush);
+                    out.push_back(flush());
                 }
                 self.discard.write(event.sectors);
                 let stream = self.classify(event);
@@ -242,7 +242,7 @@ impl HostStages {
                     out.push_back((request, priority));
                 }
                 if event.flags.fua {
-                    out.push_back(flush);
+                    out.push_back(flush());
                 }
             }
             HostOp::Read => {
@@ -253,7 +253,7 @@ impl HostStages {
                 }
             }
             HostOp::Discard => self.discard.discard(event.time, event.sectors, &mut self.issue),
-            HostOp::Flush => out.push_back(flush),
+            HostOp::Flush => out.push_back(flush()),
         }
         if event.journal_commit {
             self.discard.journal_commit(event.time, &mut self.issue);
