@@ -75,7 +75,7 @@ fn config(kind: LayerKind, policy: DiscardPolicy, classifier: &str) -> Config {
             &format!("ftl.kind=\"{kind}\""),
             &format!("host.classifier=\"{classifier}\""),
             "pblk.write_buffer_pages=64",
-            "pblk.separate=true",
+            &format!("pblk.separate={}", classifier != "none"),
             "discard.delay_ms=20",
             "precondition.fill_fraction=0.5",
             "precondition.overwrite=false",
