@@ -1,19 +1,16 @@
 //! The one pipeline: every translation layer × counting/timed × DISCARD
 //! policy × classifier runs one short workload through the same driver, and
 //! the invariants that hold for all of them are checked; aging before a
-//! replay; the open-channel layer in the shared timing engine against the
-//! closed forms of docs/timing.md.
+//! replay. (The open-channel layer's closed forms in the shared engine are
+//! with the engine's own tests, `timing/tests.rs`.)
 
 mod common;
 
-use nandlab_core::ftl::{LayerKind, TranslationLayer};
+use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::host::event::{HostEvent, HostOp};
-use nandlab_core::host::pblk::{Pblk, PblkConfig};
-use nandlab_core::host::{Op, Request};
-use nandlab_core::timing::{Engine, RequestSource, TimedRequest};
-use nandlab_core::units::{Lpn, SimNs, StreamId};
+use nandlab_core::units::SimNs;
 use nandlab_core::workload::IterEvents;
 use nandlab_core::{Config, Report, Simulation};
 use rand::{RngExt, SeedableRng};
@@ -192,99 +189,4 @@ fn aging_uses_the_workloads_own_mix() {
     let settled = aging.final_window_waf.expect("windows");
     let measured = report.measured.waf.expect("writes");
     assert!((measured - settled).abs() < 0.06 * settled, "measured {measured:.3} vs settled {settled:.3}");
-}
-
-struct Script(std::vec::IntoIter<TimedRequest>);
-
-impl RequestSource for Script {
-    fn next_request(&mut self) -> Option<TimedRequest> {
-        self.0.next()
-    }
-}
-
-fn at(op: Op, start: u32, pages: u32) -> TimedRequest {
-    TimedRequest { request: Request { op, start: Lpn(start), pages, stream: StreamId(0) }, arrival: SimNs(0), priority: false }
-}
-
-fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
-    (actual - expected).abs() <= tolerance * expected
-}
-
-fn open_channel(overrides: &[&str]) -> (Config, Pblk) {
-    let (config, geometry) = common::config("small", overrides);
-    let pblk_config = PblkConfig { write_buffer_pages: 64, ..PblkConfig::default() };
-    (config, Pblk::new(&geometry, &pblk_config, 1).expect("device builds"))
-}
-
-#[test]
-fn open_channel_one_outstanding_read_costs_read_plus_transfer() {
-    let (config, mut pblk) = open_channel(&["timing.queue_depth=1", "timing.channel_bytes_per_s=400000000"]);
-    for lpn in 0..64 {
-        TranslationLayer::write(&mut pblk, Lpn(lpn), StreamId(0)).expect("write");
-    }
-    TranslationLayer::flush(&mut pblk).expect("flush");
-    let geometry = *pblk.geometry();
-    let reads: Vec<_> = (0..64).map(|page| at(Op::Read, page, 1)).collect();
-    let engine = Engine::new(&geometry, &config.timing, &config.ftl);
-    let report = engine.run(&mut pblk, &mut Script(reads.into_iter()), 64, &mut |_| {}).expect("timed");
-    let transfer_ns = (4096 * 1_000_000_000u64).div_ceil(400_000_000);
-    #[allow(clippy::cast_precision_loss)]
-    let expected_us = (config.timing.read_ns + transfer_ns) as f64 / 1e3;
-    let read = report.latency.read.expect("reads completed");
-    assert_eq!(read.count, 64);
-    assert!(within(read.p50_us, expected_us, 0.001), "p50 {} us, expected {expected_us} us", read.p50_us);
-    assert!(within(read.max_us, expected_us, 0.001), "max {} us, expected {expected_us} us", read.max_us);
-}
-
-/// Sequential writes keep every die programming (or every channel
-/// transferring): pblk's programs, padding and line metadata together reach
-/// min(channels x bus rate, dies x page / t_program) within 2 %.
-fn open_channel_flash_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
-    let rate = format!("timing.channel_bytes_per_s={channel_bytes_per_s}");
-    let (config, mut pblk) = open_channel(&["timing.queue_depth=64", &rate]);
-    let geometry = *pblk.geometry();
-    let writes: Vec<_> = (0..1000).map(|i| at(Op::Write, i * 8, 8)).collect();
-    let engine = Engine::new(&geometry, &config.timing, &config.ftl);
-    let report = engine.run(&mut pblk, &mut Script(writes.into_iter()), 1000, &mut |_| {}).expect("timed");
-    assert_eq!(pblk.stats().gc_lines, 0, "the device must not need GC");
-    let page = f64::from(geometry.page_size);
-    #[allow(clippy::cast_precision_loss)]
-    let programmed = TranslationLayer::counters(&pblk).flash_pages_programmed as f64 * page;
-    #[allow(clippy::cast_precision_loss)]
-    let dies_bound = f64::from(geometry.dies()) * page / (config.timing.program_ns as f64 / 1e9);
-    #[allow(clippy::cast_precision_loss)]
-    let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
-    (programmed / report.drained_s / 1e6, dies_bound.min(channels_bound) / 1e6)
-}
-
-#[test]
-fn open_channel_sequential_writes_reach_the_die_bound() {
-    let (measured, expected) = open_channel_flash_mb_s(1_000_000_000);
-    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
-}
-
-#[test]
-fn open_channel_sequential_writes_reach_the_channel_bound() {
-    let (measured, expected) = open_channel_flash_mb_s(20_000_000);
-    assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
-}
-
-/// A flush completes only once the writes acknowledged before it are on flash.
-#[test]
-fn a_flush_waits_for_the_buffered_writes_before_it() {
-    let (config, geometry) = common::config("small", &["precondition.enabled=false", "timing.queue_depth=32", "timing.write_buffer_pages=256"]);
-    let mut ftl = nandlab_core::ftl::PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-    let mut requests: Vec<_> = (0..16).map(|i| at(Op::Write, i * 8, 8)).collect();
-    requests.push(at(Op::Flush, 0, 0));
-    let engine = Engine::new(&geometry, &config.timing, &config.ftl);
-    let report = engine.run(&mut ftl, &mut Script(requests.into_iter()), 17, &mut |_| {}).expect("timed");
-    let write = report.latency.write.expect("writes");
-    let flush = report.latency.flush.expect("flush");
-    // 128 pages on 4 dies: at least 32 programs in a row on one die.
-    #[allow(clippy::cast_precision_loss)]
-    let programs_us = 32.0 * config.timing.program_ns as f64 / 1e3;
-    assert!(write.max_us < programs_us, "buffered writes are acknowledged early: {} us", write.max_us);
-    assert!(flush.max_us >= programs_us, "the flush waits for the programs: {} us < {programs_us} us", flush.max_us);
-    // Latencies are kept to three significant digits.
-    assert!(flush.max_us <= report.drained_s * 1e6 * 1.001, "flush {} us, drained {} s, simulated {} s", flush.max_us, report.drained_s, report.simulated_s);
 }
