@@ -591,8 +591,8 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
                     dry = true;
                 }
             }
-            for index in before..ahead.len() {
-                ftl.prefetch_mapping(ahead[index].0.start);
+            for (request, _) in ahead.iter().skip(before) {
+                ftl.prefetch_mapping(request.start);
             }
         }
         let Some((request, _)) = ahead.pop_front() else {
