@@ -24,7 +24,9 @@ pub enum Pattern {
     RandomRead,
     RandomWrite,
     /// Random reads and writes, `read_percent` of them reads (the paper's mix is 66:34).
-    RandomMixed { read_percent: u8 },
+    RandomMixed {
+        read_percent: u8,
+    },
     SequentialRead,
     SequentialWrite,
 }
@@ -34,7 +36,11 @@ pub enum Pattern {
 pub const PAPER_WORKLOADS: [(&str, Pattern, usize); 5] = [
     ("random read 4 KiB", Pattern::RandomRead, 4096),
     ("random write 4 KiB", Pattern::RandomWrite, 4096),
-    ("mixed 66:34 4 KiB", Pattern::RandomMixed { read_percent: 66 }, 4096),
+    (
+        "mixed 66:34 4 KiB",
+        Pattern::RandomMixed { read_percent: 66 },
+        4096,
+    ),
     ("sequential read 1 MiB", Pattern::SequentialRead, 1 << 20),
     ("sequential write 1 MiB", Pattern::SequentialWrite, 1 << 20),
 ];
@@ -113,14 +119,31 @@ impl FileTarget {
 
     /// Opens an existing file read-write with `flags` added.
     fn open(path: &Path, flags: i32) -> Result<FileTarget> {
-        let error = |action, source| DhrdError::Backing { path: path.to_path_buf(), action, source };
-        let file = OpenOptions::new().read(true).write(true).custom_flags(flags).open(path).map_err(|e| error("open", e))?;
+        let error = |action, source| DhrdError::Backing {
+            path: path.to_path_buf(),
+            action,
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(flags)
+            .open(path)
+            .map_err(|e| error("open", e))?;
         let size_bytes = file.metadata().map_err(|e| error("stat", e))?.len();
-        Ok(FileTarget { file, path: path.to_path_buf(), size_bytes })
+        Ok(FileTarget {
+            file,
+            path: path.to_path_buf(),
+            size_bytes,
+        })
     }
 
     fn error(&self, action: &'static str, source: std::io::Error) -> DhrdError {
-        DhrdError::Backing { path: self.path.clone(), action, source }
+        DhrdError::Backing {
+            path: self.path.clone(),
+            action,
+            source,
+        }
     }
 }
 
@@ -129,10 +152,14 @@ impl BenchTarget for FileTarget {
         self.size_bytes
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file.read_exact_at(buf, offset).map_err(|e| self.error("read", e))
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| self.error("read", e))
     }
     fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.file.write_all_at(data, offset).map_err(|e| self.error("write", e))
+        self.file
+            .write_all_at(data, offset)
+            .map_err(|e| self.error("write", e))
     }
 }
 
@@ -177,7 +204,11 @@ pub fn run_workload(device: &dyn BenchTarget, spec: &WorkloadSpec) -> Result<Wor
             .collect();
         workers
             .into_iter()
-            .map(|worker| worker.join().unwrap_or_else(|_| panic!("bench thread panicked")))
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|_| panic!("bench thread panicked"))
+            })
             .collect()
     });
     let elapsed = started.elapsed();
@@ -204,7 +235,12 @@ pub fn run_workload(device: &dyn BenchTarget, spec: &WorkloadSpec) -> Result<Wor
     })
 }
 
-fn run_thread(device: &dyn BenchTarget, spec: &WorkloadSpec, blocks: u64, index: usize) -> Result<ThreadTally> {
+fn run_thread(
+    device: &dyn BenchTarget,
+    spec: &WorkloadSpec,
+    blocks: u64,
+    index: usize,
+) -> Result<ThreadTally> {
     let mut rng = SplitMix(spec.seed ^ (index as u64).wrapping_mul(0xA24B_AED4_963E_E407));
     // Page aligned, so an O_DIRECT file target takes it as it is.
     let mut aligned = AlignedBuf::zeroed(spec.block_bytes);
@@ -259,7 +295,10 @@ pub struct FirstIo {
 
 /// Opens the device and immediately issues a 4 KiB read and a 4 KiB write at the far end (chunks
 /// the copier reaches last), then waits for initialization to finish. Times are since `open` began.
-pub fn measure_first_io(config: &DeviceConfig, wait_for_init: Duration) -> Result<(Device, FirstIo)> {
+pub fn measure_first_io(
+    config: &DeviceConfig,
+    wait_for_init: Duration,
+) -> Result<(Device, FirstIo)> {
     let started = Instant::now();
     let device = Device::open(config)?;
     let open = started.elapsed();
@@ -355,8 +394,14 @@ mod tests {
         assert_eq!(result.bytes, result.writes * 4096);
         let mut block = vec![0u8; 4096];
         target.read_at(4096, &mut block).expect("reads");
-        assert!(block.iter().any(|&byte| byte != 0), "the first sequential write lands in block 1");
+        assert!(
+            block.iter().any(|&byte| byte != 0),
+            "the first sequential write lands in block 1"
+        );
         let missing = FileTarget::buffered(&dir.path().join("missing.img"));
-        assert!(matches!(missing, Err(DhrdError::Backing { action: "open", .. })));
+        assert!(matches!(
+            missing,
+            Err(DhrdError::Backing { action: "open", .. })
+        ));
     }
 }

@@ -6,16 +6,17 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::aligned::AlignedBuf;
-use crate::backing::Backing;
+use crate::backing::FileStore;
 use crate::chunk::{Chunk, ChunkState, WriteRoute};
-use crate::config::{Durability, DeviceConfig};
+use crate::config::{DeviceConfig, Durability};
 use crate::error::{DhrdError, Result};
 use crate::stats::{bump, Counters, InitProgress, LatencyRecorder, StatsSnapshot};
+use crate::store::BackingStore;
 
 /// The copier reads a chunk in slices of at most this size so a rate limit paces it smoothly.
 const COPY_SLICE_BYTES: usize = 1 << 20;
@@ -23,11 +24,11 @@ const COPY_SLICE_BYTES: usize = 1 << 20;
 /// A durable hybrid RAM disk. Cheap to share: wrap it in an `Arc`; every method takes `&self`.
 pub struct Device {
     shared: Arc<Shared>,
-    copier: Option<JoinHandle<()>>,
+    copier: Mutex<Option<JoinHandle<()>>>,
 }
 
 struct Shared {
-    backing: Backing,
+    backing: Box<dyn BackingStore>,
     chunks: Box<[Chunk]>,
     chunk_bytes: u64,
     size_bytes: u64,
@@ -58,22 +59,41 @@ enum Mutation<'a> {
 }
 
 impl Device {
-    /// Opens (or creates, sparse) the backing store and starts serving at once. RAM starts empty
-    /// (nothing is allocated yet); the copier allocates and fills it chunk by chunk in the background.
+    /// Opens (or creates) the backing store and starts serving at once. RAM starts empty (nothing
+    /// is allocated yet); the copier allocates and fills it chunk by chunk in the background.
     pub fn open(config: &DeviceConfig) -> Result<Device> {
         config.validate()?;
         let opened_at = Instant::now();
-        let opened = Backing::open(config)?;
-        let size_bytes = opened.size_bytes;
+        let store = FileStore::open(config)?;
+        Device::start(Box::new(store), config, opened_at)
+    }
+
+    /// Starts a device on any `BackingStore` (tests put a simulated disk here). From `config` only
+    /// the chunk size, the durability (which must describe how `store` acknowledges writes) and the
+    /// copy rate apply; the store brings its own size.
+    pub fn open_on(store: Box<dyn BackingStore>, config: &DeviceConfig) -> Result<Device> {
+        config.validate()?;
+        crate::config::validate_size(store.size_bytes())?;
+        Device::start(store, config, Instant::now())
+    }
+
+    fn start(
+        backing: Box<dyn BackingStore>,
+        config: &DeviceConfig,
+        opened_at: Instant,
+    ) -> Result<Device> {
+        let size_bytes = backing.size_bytes();
         let chunk_count = size_bytes.div_ceil(config.chunk_bytes);
         let chunks: Box<[Chunk]> = (0..chunk_count)
             .map(|index| {
-                let len = config.chunk_bytes.min(size_bytes - index * config.chunk_bytes);
+                let len = config
+                    .chunk_bytes
+                    .min(size_bytes - index * config.chunk_bytes);
                 Chunk::new(to_usize(len))
             })
             .collect();
         let shared = Arc::new(Shared {
-            backing: opened.backing,
+            backing,
             chunks,
             chunk_bytes: config.chunk_bytes,
             size_bytes,
@@ -99,13 +119,19 @@ impl Device {
             })?;
         Ok(Device {
             shared,
-            copier: Some(copier),
+            copier: Mutex::new(Some(copier)),
         })
     }
 
     #[must_use]
     pub fn size_bytes(&self) -> u64 {
         self.shared.size_bytes
+    }
+
+    /// The backing store this device mirrors.
+    #[must_use]
+    pub fn backing_path(&self) -> &std::path::Path {
+        self.shared.backing.path()
     }
 
     #[must_use]
@@ -119,7 +145,8 @@ impl Device {
         let started = Instant::now();
         self.check_range(offset, buf.len() as u64)?;
         for piece in self.shared.pieces(offset, buf.len()) {
-            self.shared.read_piece(&piece, &mut buf[piece.in_request.clone()])?;
+            self.shared
+                .read_piece(&piece, &mut buf[piece.in_request.clone()])?;
         }
         self.shared.finish_read(buf.len(), started);
         Ok(())
@@ -128,7 +155,12 @@ impl Device {
     /// Like `read_at`, but hands `consume` a slice of the RAM image itself when the range lies in
     /// one initialized chunk (zero copies in this process; the FUSE reply copies it to the kernel).
     /// Writers to that chunk wait until `consume` returns, so keep it short.
-    pub fn read_in_place<R>(&self, offset: u64, len: usize, consume: impl FnOnce(&[u8]) -> R) -> Result<R> {
+    pub fn read_in_place<R>(
+        &self,
+        offset: u64,
+        len: usize,
+        consume: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R> {
         let started = Instant::now();
         self.check_range(offset, len as u64)?;
         let mut pieces = self.shared.pieces(offset, len);
@@ -224,7 +256,7 @@ impl Device {
             size_bytes: shared.size_bytes,
             chunk_bytes: shared.chunk_bytes,
             durability: shared.durability.to_string(),
-            direct_io: shared.backing.direct_active(),
+            direct_io: shared.backing.bypasses_page_cache(),
             reads: Counters::load(&c.reads),
             writes: Counters::load(&c.writes),
             discards: Counters::load(&c.discards),
@@ -271,14 +303,21 @@ impl Device {
     }
 
     /// Stops the copier and makes every acknowledged write durable (clean shutdown).
-    pub fn close(mut self) -> Result<()> {
+    pub fn close(self) -> Result<()> {
+        self.shut_down()
+    }
+
+    /// `close` for a device still shared (e.g. with front-end threads that cannot be joined when a
+    /// stop is forced): stops the copier and syncs; requests still served afterwards keep working.
+    pub fn shut_down(&self) -> Result<()> {
         self.stop_copier();
         self.shared.backing.sync()
     }
 
-    fn stop_copier(&mut self) {
+    fn stop_copier(&self) {
         self.shared.stop_copier.store(true, Ordering::Release);
-        if let Some(copier) = self.copier.take() {
+        let copier = crate::chunk::lock(&self.copier).take();
+        if let Some(copier) = copier {
             // A panicking copier has already left its chunks in a state served from the backing store.
             let _ = copier.join();
         }

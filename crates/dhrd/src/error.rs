@@ -27,6 +27,17 @@ pub enum DhrdError {
         actual_bytes: u64,
         expected_bytes: u64,
     },
+    /// The file system holding a new or sparse backing store cannot reserve the device size.
+    #[error(
+        "backing store {path}: cannot reserve {needed_bytes} bytes, the file system has {available_bytes} \
+         bytes free; choose a smaller --size or another file system, or pass --sparse to take the risk \
+         of writes failing with ENOSPC later"
+    )]
+    NoSpace {
+        path: PathBuf,
+        needed_bytes: u64,
+        available_bytes: u64,
+    },
     /// A configuration value is unusable.
     #[error("invalid DHRD configuration: {key} = {value}: {reason}")]
     Config {

@@ -170,7 +170,11 @@ impl fmt::Display for StatsSnapshot {
             writeln!(f, "init_copier_error {error}")?;
         }
         writeln!(f, "init_reads_from_backing {}", self.reads_from_backing)?;
-        writeln!(f, "init_writes_waited_for_copy {}", self.writes_waited_for_copy)?;
+        writeln!(
+            f,
+            "init_writes_waited_for_copy {}",
+            self.writes_waited_for_copy
+        )?;
         writeln!(f, "init_writes_backing_only {}", self.writes_backing_only)?;
         writeln!(f, "init_copier_waits {}", self.copier_waits)?;
         for (name, latency) in [("read", &self.read_latency), ("write", &self.write_latency)] {

@@ -4,8 +4,12 @@
 
 mod error;
 mod fs;
+mod holders;
 mod serve;
+mod stop;
 
 pub use error::FuseError;
 pub use fs::{DISK_FILE_NAME, STATS_FILE_NAME};
+pub use holders::disk_holders;
 pub use serve::{mount, serve, MountOptions, MountedDisk, ServeArgs};
+pub use stop::{stop, StopArgs};

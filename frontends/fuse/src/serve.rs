@@ -21,7 +21,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// `nandlab dhrd serve` arguments (shared by the CLI and the `nandlab-dhrd-fuse` binary).
 #[derive(clap::Args, Clone, Debug)]
 pub struct ServeArgs {
-    /// Durable backing store: a regular file (created sparse if missing) or a block device.
+    /// Durable backing store: a regular file (created mode 0600 if missing, its whole size reserved
+    /// unless --sparse) or a block device.
     #[arg(long, value_name = "FILE")]
     pub backing: PathBuf,
     /// Device size, e.g. 4GiB (binary) or 4GB (decimal). Defaults to the backing store's size.
@@ -40,10 +41,16 @@ pub struct ServeArgs {
     /// Limit the background copier to this many bytes per second (e.g. 200MiB).
     #[arg(long, value_parser = parse_size)]
     pub copy_rate: Option<u64>,
+    /// Do not reserve the backing file's space: start even when the file system cannot hold the
+    /// whole size (writes then fail with ENOSPC once it is full) and let discards punch holes.
+    #[arg(long)]
+    pub sparse: bool,
     /// FUSE request threads.
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
-    /// Let other users (not only the owner and root) access the mount.
+    /// Let users other than the daemon's own reach the mount. Access to DIR/disk is then decided
+    /// by its mode and owner (those of the backing store; chmod/chown DIR/disk to grant it): a user
+    /// who may write DIR/disk can rewrite every byte of the disk, a reader can read all of it.
     #[arg(long)]
     pub allow_other: bool,
     /// Print initialization progress to stderr at most this often, in milliseconds (0: never).
@@ -62,6 +69,7 @@ impl ServeArgs {
         config.chunk_bytes = self.chunk;
         config.durability = self.durability;
         config.copy_rate_bytes_per_s = self.copy_rate;
+        config.sparse = self.sparse;
         config
     }
 }
@@ -99,13 +107,67 @@ impl MountedDisk {
         self.unmount_inner()
     }
 
+    /// Unmounts unless the disk is in use, then joins the request threads. On refusal returns
+    /// why, naming what holds the disk.
+    fn try_unmount(&mut self) -> Result<(), String> {
+        match unmount_syscall(&self.mountpoint, nix::mount::MntFlags::empty()) {
+            Ok(()) => {
+                self.join();
+                Ok(())
+            }
+            Err(err) => {
+                let holders = crate::holders::disk_holders(&self.disk_path());
+                if holders.is_empty() {
+                    Err(format!(
+                        "unmounting {} failed ({err})",
+                        self.mountpoint.display()
+                    ))
+                } else {
+                    Err(format!(
+                        "{} is in use by {}",
+                        self.disk_path().display(),
+                        holders.join(", ")
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Lazily detaches the mount so no stale mount point is left; users of the disk see errors.
+    fn detach(&mut self) -> Result<(), FuseError> {
+        unmount_syscall(&self.mountpoint, nix::mount::MntFlags::MNT_DETACH).map_err(|source| {
+            FuseError::Mount {
+                path: self.mountpoint.clone(),
+                action: "detach (umount -l)",
+                source,
+            }
+        })
+    }
+
+    /// Lets go of a detached session without joining its request threads (a loop device may keep
+    /// them busy); the process exit ends them.
+    fn abandon(mut self) {
+        drop(self.session.take());
+    }
+
+    /// Waits for the request threads once the kernel has ended the session.
+    fn join(&mut self) {
+        if let Some(session) = self.session.take() {
+            if let Err(err) = session.join() {
+                eprintln!("dhrd: FUSE session ended with an error: {err}");
+            }
+        }
+    }
+
     fn unmount_inner(&mut self) -> Result<(), FuseError> {
         match self.session.take() {
-            Some(session) => session.umount_and_join().map_err(|source| FuseError::Mount {
-                path: self.mountpoint.clone(),
-                action: "unmount (is a loop device or file system still using DIR/disk?)",
-                source,
-            }),
+            Some(session) => session
+                .umount_and_join()
+                .map_err(|source| FuseError::Mount {
+                    path: self.mountpoint.clone(),
+                    action: "unmount (is a loop device or file system still using DIR/disk?)",
+                    source,
+                }),
             None => Ok(()),
         }
     }
@@ -120,7 +182,11 @@ impl Drop for MountedDisk {
 }
 
 /// Mounts `device` on `mountpoint`, first clearing a stale mount left by a killed daemon.
-pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> Result<MountedDisk, FuseError> {
+pub fn mount(
+    device: Arc<Device>,
+    mountpoint: &Path,
+    options: MountOptions,
+) -> Result<MountedDisk, FuseError> {
     clear_stale_mount(mountpoint)?;
     if !mountpoint.is_dir() {
         return Err(FuseError::MountPointMissing(mountpoint.to_path_buf()));
@@ -133,6 +199,8 @@ pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> R
         MountOption::FSName("nandlab-dhrd".into()),
         MountOption::Subtype("dhrd".into()),
         MountOption::NoAtime,
+        // The kernel checks each open/chmod/chown against the modes and owners DiskFs reports.
+        MountOption::DefaultPermissions,
     ];
     config.acl = if options.allow_other {
         SessionACL::All
@@ -141,17 +209,37 @@ pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> R
     };
     config.n_threads = Some(options.threads.max(1));
     config.clone_fd = true;
-    let session = fuser::spawn_mount(DiskFs::new(device), mountpoint, &config).map_err(|source| {
-        FuseError::Mount {
-            path: mountpoint.to_path_buf(),
-            action: "FUSE mount",
-            source,
-        }
-    })?;
+    let session =
+        fuser::spawn_mount(DiskFs::new(device), mountpoint, &config).map_err(|source| {
+            FuseError::Mount {
+                path: mountpoint.to_path_buf(),
+                action: "FUSE mount",
+                source,
+            }
+        })?;
     Ok(MountedDisk {
         session: Some(session),
         mountpoint: mountpoint.to_path_buf(),
     })
+}
+
+/// umount2(2) as root; `fusermount3 -u` (`-uz` for a detach) otherwise.
+fn unmount_syscall(mountpoint: &Path, flags: nix::mount::MntFlags) -> io::Result<()> {
+    if nix::unistd::geteuid().is_root() {
+        return nix::mount::umount2(mountpoint, flags).map_err(io::Error::from);
+    }
+    let lazy = flags.contains(nix::mount::MntFlags::MNT_DETACH);
+    let output = std::process::Command::new("fusermount3")
+        .arg(if lazy { "-uz" } else { "-u" })
+        .arg(mountpoint)
+        .output()?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(
+            String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        ))
+    }
 }
 
 /// True when `path` is the root of a mounted file system (its device differs from its parent's).
@@ -167,14 +255,18 @@ fn is_mount_point(path: &Path) -> bool {
 
 /// A daemon killed with SIGKILL leaves its mount behind, answering ENOTCONN; detach it.
 fn clear_stale_mount(mountpoint: &Path) -> Result<(), FuseError> {
-    let stale = matches!(
-        std::fs::metadata(mountpoint),
-        Err(err) if err.raw_os_error() == Some(libc::ENOTCONN)
-    );
+    let not_connected = |result: io::Result<_>| matches!(result, Err(err) if err.raw_os_error() == Some(libc::ENOTCONN));
+    // stat may be answered from attributes the kernel cached before the daemon died; opening the
+    // directory always asks the daemon.
+    let stale = not_connected(std::fs::metadata(mountpoint).map(drop))
+        || (is_mount_point(mountpoint) && not_connected(std::fs::read_dir(mountpoint).map(drop)));
     if !stale {
         return Ok(());
     }
-    eprintln!("dhrd: {} is a stale FUSE mount (daemon died); detaching it", mountpoint.display());
+    eprintln!(
+        "dhrd: {} is a stale FUSE mount (daemon died); detaching it",
+        mountpoint.display()
+    );
     if nix::mount::umount2(mountpoint, nix::mount::MntFlags::MNT_DETACH).is_ok() {
         return Ok(());
     }
@@ -198,12 +290,18 @@ fn clear_stale_mount(mountpoint: &Path) -> Result<(), FuseError> {
     }
 }
 
-/// Runs the daemon until SIGINT/SIGTERM or an external unmount, then shuts down cleanly.
-/// Prints one `dhrd: serving ...` line on stdout once the disk is mounted.
+/// Runs the daemon until a stop is asked for (SIGINT/SIGTERM, `nandlab dhrd stop`) or the mount is
+/// unmounted externally, then shuts down cleanly. Prints one `dhrd: serving ...` line on stdout once
+/// the disk is mounted.
+///
+/// A stop while DIR/disk is in use (a loop device, a mounted file system, an open file) does not
+/// pull the disk from under its user: the daemon keeps serving, says what holds the disk, and stops
+/// once it is released. A second signal forces the stop: the mount is detached (its user sees I/O
+/// errors from then on). Either way the device is flushed and closed before the daemon exits.
 pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
-    let stop = Arc::new(AtomicBool::new(false));
+    let signalled = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(FuseError::Signals)?;
+        signal_hook::flag::register(signal, Arc::clone(&signalled)).map_err(FuseError::Signals)?;
     }
     let started = Instant::now();
     let device = Arc::new(Device::open(&args.device_config())?);
@@ -211,7 +309,7 @@ pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
         threads: args.threads,
         allow_other: args.allow_other,
     };
-    let mounted = mount(Arc::clone(&device), &args.mount, options)?;
+    let mut mounted = mount(Arc::clone(&device), &args.mount, options)?;
     println!(
         "dhrd: serving {} ({} bytes, chunk {} bytes, durability {}) after {} us",
         mounted.disk_path().display(),
@@ -222,25 +320,94 @@ pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
     );
     let _ = io::stdout().flush();
 
-    let mut progress = ProgressReporter::new(args.progress_ms);
-    while !stop.load(Ordering::Acquire) && mounted.is_serving() {
-        progress.report(&device);
+    let ending = serve_until_stopped(&mut mounted, &device, &signalled, args.progress_ms);
+    let closed = match ending {
+        Ending::Unmounted => {
+            drop(mounted);
+            match Arc::try_unwrap(device) {
+                Ok(device) => device.close(),
+                Err(device) => device.shut_down(),
+            }
+        }
+        Ending::Forced => {
+            let detached = mounted.detach();
+            let flushed = device.shut_down();
+            if let Err(err) = detached {
+                eprintln!("dhrd: {err}");
+            }
+            mounted.abandon();
+            flushed
+        }
+    };
+    closed?;
+    eprintln!("dhrd: device flushed and closed; every acknowledged write is durable");
+    Ok(())
+}
+
+/// How the serving loop ended.
+enum Ending {
+    /// The mount is gone (stopped while unused, or unmounted externally); the session is joined.
+    Unmounted,
+    /// A second stop signal while the disk was in use.
+    Forced,
+}
+
+/// Set once this process's daemon has been asked to stop; DIR/stats shows it so `nandlab dhrd stop`
+/// does not turn a repeated request into a forced one.
+pub(crate) static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// How often a pending stop retries the unmount.
+const STOP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
+
+fn serve_until_stopped(
+    mounted: &mut MountedDisk,
+    device: &Device,
+    signalled: &AtomicBool,
+    progress_ms: u64,
+) -> Ending {
+    let mut progress = ProgressReporter::new(progress_ms);
+    let mut stop_requests = 0u32;
+    let mut last_attempt: Option<Instant> = None;
+    let mut last_reason = String::new();
+    loop {
+        if !mounted.is_serving() {
+            eprintln!(
+                "dhrd: {} was unmounted externally",
+                mounted.mountpoint.display()
+            );
+            mounted.join();
+            return Ending::Unmounted;
+        }
+        if signalled.swap(false, Ordering::AcqRel) {
+            stop_requests += 1;
+            last_attempt = None;
+            STOP_REQUESTED.store(true, Ordering::Release);
+        }
+        if stop_requests >= 2 {
+            eprintln!(
+                "dhrd: second stop request: detaching {} although it is in use",
+                mounted.mountpoint.display()
+            );
+            return Ending::Forced;
+        }
+        if stop_requests == 1 && last_attempt.is_none_or(|at| at.elapsed() >= STOP_RETRY_INTERVAL) {
+            last_attempt = Some(Instant::now());
+            match mounted.try_unmount() {
+                Ok(()) => return Ending::Unmounted,
+                Err(reason) if reason != last_reason => {
+                    eprintln!(
+                        "dhrd: stop requested, but {reason}; still serving. It stops once the disk is \
+                         released (umount the file system, losetup -d the loop device, close the file), \
+                         or at once on a second signal (the user then sees I/O errors)"
+                    );
+                    last_reason = reason;
+                }
+                Err(_) => {}
+            }
+        }
+        progress.report(device);
         thread::sleep(POLL_INTERVAL);
     }
-    if mounted.is_serving() {
-        eprintln!("dhrd: signal received, unmounting {}", args.mount.display());
-    } else {
-        eprintln!("dhrd: {} was unmounted externally", args.mount.display());
-    }
-    mounted.unmount()?;
-    let device = Arc::try_unwrap(device).map_err(|_| FuseError::Mount {
-        path: args.mount.clone(),
-        action: "release the device after unmount",
-        source: io::Error::other("FUSE threads still hold the device"),
-    })?;
-    device.close()?;
-    eprintln!("dhrd: clean shutdown; every acknowledged write is durable");
-    Ok(())
 }
 
 /// Prints initialization progress lines to stderr, rate-limited, and one line on completion.

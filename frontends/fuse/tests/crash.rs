@@ -10,78 +10,34 @@
 
 mod support;
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
+use support::daemon::Daemon;
 use support::{fuse_unavailable, seeded_rng, skipped};
 
 const KILLS: usize = 50;
 const SIZE_BYTES: u64 = 32 << 20;
 const WRITE_BYTES_MAX: usize = 300_000;
 
-/// The daemon child; SIGKILLed and its mount detached if the test fails midway.
-struct Daemon {
-    child: Child,
-    mountpoint: PathBuf,
-    /// After a deliberate SIGKILL the stale mount is left for the next daemon to clear.
-    leave_stale_mount: bool,
-}
-
-impl Daemon {
-    /// `throttled` slows the copier so the kill lands during initialization.
-    fn start(backing: &Path, mountpoint: &Path, throttled: bool) -> Daemon {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"));
-        if throttled {
-            command.args(["--copy-rate", "200MiB"]);
-        }
-        let mut child = command
-            .args(["--backing", backing.to_str().expect("utf-8 path")])
-            .args(["--size", &SIZE_BYTES.to_string()])
-            .args(["--mount", mountpoint.to_str().expect("utf-8 path")])
-            .args(["--chunk", "256KiB", "--progress-ms", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn nandlab-dhrd-fuse");
-        let stdout = child.stdout.take().expect("daemon stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read ready line");
-        assert!(line.starts_with("dhrd: serving"), "daemon did not come up: {line:?}");
-        Daemon {
-            child,
-            mountpoint: mountpoint.to_path_buf(),
-            leave_stale_mount: false,
-        }
+/// `throttled` slows the copier so the kill lands during initialization.
+fn start_daemon(backing: &Path, mountpoint: &Path, throttled: bool) -> Daemon {
+    let mut args = vec![
+        "--size".to_owned(),
+        SIZE_BYTES.to_string(),
+        "--chunk".into(),
+        "256KiB".into(),
+    ];
+    if throttled {
+        args.extend(["--copy-rate".into(), "200MiB".into()]);
     }
-
-    fn disk(&self) -> File {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.mountpoint.join("disk"))
-            .expect("open DIR/disk")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if self.leave_stale_mount {
-            return;
-        }
-        let _ = nix::mount::umount2(&self.mountpoint, nix::mount::MntFlags::MNT_DETACH);
-    }
+    Daemon::start(backing, mountpoint, &args)
 }
 
 /// The writer's log: what every acknowledged write put on the disk.
@@ -96,7 +52,8 @@ impl Reference {
     fn verify(&mut self, disk: &File, round: usize) {
         let mut actual = vec![0u8; self.image.len()];
         for (index, piece) in actual.chunks_mut(1 << 20).enumerate() {
-            disk.read_exact_at(piece, (index as u64) << 20).expect("read back");
+            disk.read_exact_at(piece, (index as u64) << 20)
+                .expect("read back");
         }
         let (hole_start, hole_end) = self.uncertain.map_or((0, 0), |(at, len)| (at, at + len));
         let mismatch = (0..self.image.len())
@@ -130,9 +87,9 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
     let mut killed_during_init = 0usize;
 
     for round in 0..KILLS {
-        let mut daemon = Daemon::start(&backing, &mountpoint, round % 2 == 0);
+        let mut daemon = start_daemon(&backing, &mountpoint, round % 2 == 0);
         let disk = daemon.disk();
-        let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
+        let pid = daemon.pid();
         let kill_after = Duration::from_millis(rng.random_range(10..100));
         let killed = Arc::new(AtomicBool::new(false));
         let killer = {
@@ -172,22 +129,21 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
         drop(daemon);
 
         // Restart from the backing store alone and check before anything else is written.
-        let daemon = Daemon::start(&backing, &mountpoint, true);
+        let daemon = start_daemon(&backing, &mountpoint, true);
         reference.verify(&daemon.disk(), round);
         drop(daemon); // SIGKILL again: the next round recovers from this kill too
     }
 
-    let mut daemon = Daemon::start(&backing, &mountpoint, false);
+    let mut daemon = start_daemon(&backing, &mountpoint, false);
     reference.verify(&daemon.disk(), KILLS);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("SIGTERM");
+    daemon.signal(nix::sys::signal::Signal::SIGTERM);
     let status = daemon.child.wait().expect("wait");
     assert!(status.success(), "clean shutdown failed: {status}");
     let on_disk = std::fs::read(&backing).expect("read backing file");
-    assert!(on_disk == reference.image, "backing file differs after clean shutdown");
+    assert!(
+        on_disk == reference.image,
+        "backing file differs after clean shutdown"
+    );
     eprintln!(
         "crash test: {} SIGKILLs during writes ({killed_during_init} during initialization) + {} \
          SIGKILLs after verification, {acknowledged} acknowledged writes checked, {:.1} s",

@@ -20,6 +20,9 @@ pub struct DhrdArgs {
 enum DhrdCommand {
     /// Serve a DHRD over FUSE as DIR/disk (attach it with losetup) plus DIR/stats, until SIGINT/SIGTERM.
     Serve(nandlab_fuse::ServeArgs),
+    /// Stop the daemon serving DIR: it flushes and closes the device; while a loop device or an
+    /// open file holds DIR/disk it keeps serving until released (or stops at once with --force).
+    Stop(nandlab_fuse::StopArgs),
     /// Benchmark the device in-process: first I/O after start, then random/mixed/sequential workloads.
     Bench(BenchArgs),
     /// The paper's video test: read a file, modify part of it, write it as another file.
@@ -75,6 +78,7 @@ struct VideoArgs {
 pub fn run(args: DhrdArgs) -> anyhow::Result<()> {
     match args.command {
         DhrdCommand::Serve(serve) => nandlab_fuse::serve(&serve).context("dhrd serve"),
+        DhrdCommand::Stop(stop) => nandlab_fuse::stop(&stop).context("dhrd stop"),
         DhrdCommand::Bench(bench) => run_bench(&bench),
         DhrdCommand::Video(video) => run_video(&video),
     }
@@ -89,17 +93,26 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     config.chunk_bytes = args.chunk;
     config.durability = args.durability;
     let (device, first) = bench::measure_first_io(&config, Duration::from_secs(3600))?;
-    println!("## DHRD in-process, {} bytes, chunk {} bytes, durability {}\n", args.size, args.chunk, args.durability);
+    println!(
+        "## DHRD in-process, {} bytes, chunk {} bytes, durability {}\n",
+        args.size, args.chunk, args.durability
+    );
     println!("| start-up | ms |\n|---|---:|");
     println!("| open | {:.3} |", ms(first.open));
     println!("| first 4 KiB read served | {:.3} |", ms(first.first_read));
-    println!("| first 4 KiB write acknowledged | {:.3} |", ms(first.first_write));
+    println!(
+        "| first 4 KiB write acknowledged | {:.3} |",
+        ms(first.first_write)
+    );
     match first.initialization {
         Some(init) => println!("| initialization complete | {:.1} |", ms(init)),
         None => println!("| initialization complete | did not finish |"),
     }
     println!();
-    println!("| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |", args.threads, args.seconds);
+    println!(
+        "| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |",
+        args.threads, args.seconds
+    );
     println!("|---|---:|---:|---:|---:|");
     for (name, pattern, block_bytes) in bench::PAPER_WORKLOADS {
         eprintln!("dhrd bench: {name} ...");
@@ -156,14 +169,19 @@ fn run_video(args: &VideoArgs) -> anyhow::Result<()> {
             elapsed.as_secs_f64()
         );
     }
-    println!("\ntotal over {} runs: {:.2} s", args.repeat, total.as_secs_f64());
+    println!(
+        "\ntotal over {} runs: {:.2} s",
+        args.repeat,
+        total.as_secs_f64()
+    );
     Ok(())
 }
 
 /// Writes `size` seeded pseudo-random bytes to a new file through a DHRD-free path, with progress.
 pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
     use std::io::Write;
-    let mut file = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
     let mut state = seed | 1;
     let mut block = vec![0u8; 1 << 20];
     let mut written = 0u64;
@@ -174,14 +192,17 @@ pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow:
             state ^= state << 17;
             word.copy_from_slice(&state.to_le_bytes());
         }
-        let take = usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
-        file.write_all(&block[..take]).with_context(|| format!("fill {}", path.display()))?;
+        let take =
+            usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
+        file.write_all(&block[..take])
+            .with_context(|| format!("fill {}", path.display()))?;
         written += take as u64;
         if written.is_multiple_of(256 << 20) {
             eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
         }
     }
-    file.sync_all().with_context(|| format!("fsync {}", path.display()))?;
+    file.sync_all()
+        .with_context(|| format!("fsync {}", path.display()))?;
     Ok(())
 }
 
@@ -198,4 +219,3 @@ pub(crate) fn ms(duration: Duration) -> f64 {
 pub(crate) fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
-
