@@ -41,11 +41,7 @@ impl FileStore {
         let path = config.backing_path.clone();
         let io_err = |action| {
             let path = path.clone();
-            move |source| DhrdError::Backing {
-                path,
-                action,
-                source,
-            }
+            move |source| DhrdError::Backing { path, action, source }
         };
         let created = !path.exists();
         if created && config.size_bytes.is_none() {
@@ -55,11 +51,7 @@ impl FileStore {
                 reason: "the backing store does not exist yet, so the device size must be given",
             });
         }
-        let sync_flag = if config.durability == Durability::WriteBack {
-            0
-        } else {
-            libc::O_DSYNC
-        };
+        let sync_flag = if config.durability == Durability::WriteBack { 0 } else { libc::O_DSYNC };
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -87,22 +79,11 @@ impl FileStore {
             Durability::Direct => open_direct(&path).map_err(io_err("open with O_DIRECT"))?,
             Durability::Dsync | Durability::WriteBack => None,
         };
-        Ok(FileStore {
-            path,
-            size_bytes,
-            buffered,
-            direct,
-            durability: config.durability,
-            reserved: reserve,
-        })
+        Ok(FileStore { path, size_bytes, buffered, direct, durability: config.durability, reserved: reserve })
     }
 
     fn error(&self, action: &'static str) -> impl FnOnce(io::Error) -> DhrdError + '_ {
-        move |source| DhrdError::Backing {
-            path: self.path.clone(),
-            action,
-            source,
-        }
+        move |source| DhrdError::Backing { path: self.path.clone(), action, source }
     }
 
     fn write_zeros(&self, offset: u64, len: u64) -> Result<()> {
@@ -110,9 +91,7 @@ impl FileStore {
         let mut done = 0u64;
         while done < len {
             let piece = usize::try_from(len - done).map_or(zeros.len(), |n| n.min(zeros.len()));
-            self.buffered
-                .write_all_at(&zeros[..piece], offset + done)
-                .map_err(self.error("write zeros"))?;
+            self.buffered.write_all_at(&zeros[..piece], offset + done).map_err(self.error("write zeros"))?;
             done += piece as u64;
         }
         Ok(())
@@ -134,17 +113,15 @@ impl BackingStore for FileStore {
 
     /// Reads into an arbitrary buffer (read case 2 of section 3.3.2 and mirror verification).
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.buffered
-            .read_exact_at(buf, offset)
-            .map_err(self.error("read"))
+        self.buffered.read_exact_at(buf, offset).map_err(self.error("read"))
     }
 
     /// Reads into a page-aligned buffer, bypassing the page cache when possible (the copier).
     fn read_aligned(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         match &self.direct {
-            Some(direct) if is_direct_aligned(offset, buf.len()) => direct
-                .read_exact_at(buf, offset)
-                .map_err(self.error("O_DIRECT read")),
+            Some(direct) if is_direct_aligned(offset, buf.len()) => {
+                direct.read_exact_at(buf, offset).map_err(self.error("O_DIRECT read"))
+            }
             _ => self.read(offset, buf),
         }
     }
@@ -159,14 +136,9 @@ impl BackingStore for FileStore {
                 }
                 let staged = &mut bounce.as_mut_slice()[..data.len()];
                 staged.copy_from_slice(data);
-                direct
-                    .write_all_at(staged, offset)
-                    .map_err(self.error("O_DIRECT write"))
+                direct.write_all_at(staged, offset).map_err(self.error("O_DIRECT write"))
             }),
-            _ => self
-                .buffered
-                .write_all_at(data, offset)
-                .map_err(self.error("write")),
+            _ => self.buffered.write_all_at(data, offset).map_err(self.error("write")),
         }
     }
 
@@ -189,9 +161,7 @@ impl BackingStore for FileStore {
                 Ok(())
             }
             Err(nix::errno::Errno::EOPNOTSUPP) => self.write_zeros(offset, len),
-            Err(errno) => Err(self.error("fallocate(zero range / punch hole)")(
-                io::Error::from(errno),
-            )),
+            Err(errno) => Err(self.error("fallocate(zero range / punch hole)")(io::Error::from(errno))),
         }
     }
 
@@ -210,19 +180,11 @@ fn to_off_t(value: u64) -> libc::off_t {
 /// whole size of a regular file is allocated now, so a full file system fails the start, not a
 /// write later.
 fn prepare_size(path: &Path, file: &File, requested: Option<u64>, reserve: bool) -> Result<u64> {
-    let io_err = |action| {
-        move |source| DhrdError::Backing {
-            path: path.to_path_buf(),
-            action,
-            source,
-        }
-    };
+    let io_err = |action| move |source| DhrdError::Backing { path: path.to_path_buf(), action, source };
     let metadata = file.metadata().map_err(io_err("stat"))?;
     let actual = if metadata.file_type().is_block_device() {
         let mut handle = file;
-        handle
-            .seek(SeekFrom::End(0))
-            .map_err(io_err("seek to end"))?
+        handle.seek(SeekFrom::End(0)).map_err(io_err("seek to end"))?
     } else {
         metadata.len()
     };
@@ -251,8 +213,7 @@ fn prepare_size(path: &Path, file: &File, requested: Option<u64>, reserve: bool)
     if reserve && regular {
         // An existing image may have holes (made sparse, or by discards): fill them.
         reserve_space(path, file, size)?;
-        file.sync_all()
-            .map_err(io_err("fsync after reserving space"))?;
+        file.sync_all().map_err(io_err("fsync after reserving space"))?;
     }
     Ok(size)
 }
@@ -260,28 +221,18 @@ fn prepare_size(path: &Path, file: &File, requested: Option<u64>, reserve: bool)
 /// Allocates `0..size` of `file` (holes only; data is untouched). Where the file system cannot
 /// preallocate, checks that its free space could hold the size.
 fn reserve_space(path: &Path, file: &File, size: u64) -> Result<()> {
-    let no_space = |available_bytes| DhrdError::NoSpace {
-        path: path.to_path_buf(),
-        needed_bytes: size,
-        available_bytes,
-    };
+    let no_space =
+        |available_bytes| DhrdError::NoSpace { path: path.to_path_buf(), needed_bytes: size, available_bytes };
     let available = || {
         nix::sys::statvfs::fstatvfs(file)
-            .map(|stats| {
-                stats
-                    .blocks_available()
-                    .saturating_mul(stats.fragment_size())
-            })
+            .map(|stats| stats.blocks_available().saturating_mul(stats.fragment_size()))
             .unwrap_or(0)
     };
     match fallocate(file, FallocateFlags::empty(), 0, to_off_t(size)) {
         Ok(()) => Ok(()),
         Err(nix::errno::Errno::ENOSPC | nix::errno::Errno::EFBIG) => Err(no_space(available())),
         Err(nix::errno::Errno::EOPNOTSUPP) => {
-            let allocated = file
-                .metadata()
-                .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
-                .unwrap_or(0);
+            let allocated = file.metadata().map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512).unwrap_or(0);
             let still_needed = size.saturating_sub(allocated);
             let free = available();
             if free < still_needed {
@@ -300,11 +251,7 @@ fn reserve_space(path: &Path, file: &File, size: u64) -> Result<()> {
 
 /// Opens the O_DIRECT descriptor; `None` on file systems that refuse O_DIRECT (e.g. older tmpfs).
 fn open_direct(path: &Path) -> io::Result<Option<File>> {
-    let opened = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_DIRECT | libc::O_DSYNC)
-        .open(path);
+    let opened = OpenOptions::new().read(true).write(true).custom_flags(libc::O_DIRECT | libc::O_DSYNC).open(path);
     match opened {
         Ok(file) => Ok(Some(file)),
         Err(err) if err.raw_os_error() == Some(libc::EINVAL) => Ok(None),

@@ -36,11 +36,7 @@ pub enum Pattern {
 pub const PAPER_WORKLOADS: [(&str, Pattern, usize); 5] = [
     ("random read 4 KiB", Pattern::RandomRead, 4096),
     ("random write 4 KiB", Pattern::RandomWrite, 4096),
-    (
-        "mixed 66:34 4 KiB",
-        Pattern::RandomMixed { read_percent: 66 },
-        4096,
-    ),
+    ("mixed 66:34 4 KiB", Pattern::RandomMixed { read_percent: 66 }, 4096),
     ("sequential read 1 MiB", Pattern::SequentialRead, 1 << 20),
     ("sequential write 1 MiB", Pattern::SequentialWrite, 1 << 20),
 ];
@@ -119,31 +115,15 @@ impl FileTarget {
 
     /// Opens an existing file read-write with `flags` added.
     fn open(path: &Path, flags: i32) -> Result<FileTarget> {
-        let error = |action, source| DhrdError::Backing {
-            path: path.to_path_buf(),
-            action,
-            source,
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(flags)
-            .open(path)
-            .map_err(|e| error("open", e))?;
+        let error = |action, source| DhrdError::Backing { path: path.to_path_buf(), action, source };
+        let file =
+            OpenOptions::new().read(true).write(true).custom_flags(flags).open(path).map_err(|e| error("open", e))?;
         let size_bytes = file.metadata().map_err(|e| error("stat", e))?.len();
-        Ok(FileTarget {
-            file,
-            path: path.to_path_buf(),
-            size_bytes,
-        })
+        Ok(FileTarget { file, path: path.to_path_buf(), size_bytes })
     }
 
     fn error(&self, action: &'static str, source: std::io::Error) -> DhrdError {
-        DhrdError::Backing {
-            path: self.path.clone(),
-            action,
-            source,
-        }
+        DhrdError::Backing { path: self.path.clone(), action, source }
     }
 }
 
@@ -152,14 +132,10 @@ impl BenchTarget for FileTarget {
         self.size_bytes
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| self.error("read", e))
+        self.file.read_exact_at(buf, offset).map_err(|e| self.error("read", e))
     }
     fn write_at(&self, offset: u64, data: &[u8]) -> Result<()> {
-        self.file
-            .write_all_at(data, offset)
-            .map_err(|e| self.error("write", e))
+        self.file.write_all_at(data, offset).map_err(|e| self.error("write", e))
     }
 }
 
@@ -199,25 +175,12 @@ pub fn run_workload(device: &dyn BenchTarget, spec: &WorkloadSpec) -> Result<Wor
     }
     let started = Instant::now();
     let tallies: Vec<Result<ThreadTally>> = thread::scope(|scope| {
-        let workers: Vec<_> = (0..spec.threads)
-            .map(|index| scope.spawn(move || run_thread(device, spec, blocks, index)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|_| panic!("bench thread panicked"))
-            })
-            .collect()
+        let workers: Vec<_> =
+            (0..spec.threads).map(|index| scope.spawn(move || run_thread(device, spec, blocks, index))).collect();
+        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|_| panic!("bench thread panicked"))).collect()
     });
     let elapsed = started.elapsed();
-    let mut total = ThreadTally {
-        reads: 0,
-        writes: 0,
-        read_ns: latency_histogram(),
-        write_ns: latency_histogram(),
-    };
+    let mut total = ThreadTally { reads: 0, writes: 0, read_ns: latency_histogram(), write_ns: latency_histogram() };
     for tally in tallies {
         let tally = tally?;
         total.reads += tally.reads;
@@ -235,12 +198,7 @@ pub fn run_workload(device: &dyn BenchTarget, spec: &WorkloadSpec) -> Result<Wor
     })
 }
 
-fn run_thread(
-    device: &dyn BenchTarget,
-    spec: &WorkloadSpec,
-    blocks: u64,
-    index: usize,
-) -> Result<ThreadTally> {
+fn run_thread(device: &dyn BenchTarget, spec: &WorkloadSpec, blocks: u64, index: usize) -> Result<ThreadTally> {
     let mut rng = SplitMix(spec.seed ^ (index as u64).wrapping_mul(0xA24B_AED4_963E_E407));
     // Page aligned, so an O_DIRECT file target takes it as it is.
     let mut aligned = AlignedBuf::zeroed(spec.block_bytes);
@@ -248,12 +206,7 @@ fn run_thread(
     for byte in buf.iter_mut() {
         *byte = rng.next() as u8;
     }
-    let mut tally = ThreadTally {
-        reads: 0,
-        writes: 0,
-        read_ns: latency_histogram(),
-        write_ns: latency_histogram(),
-    };
+    let mut tally = ThreadTally { reads: 0, writes: 0, read_ns: latency_histogram(), write_ns: latency_histogram() };
     let per_thread = (blocks / spec.threads as u64).max(1);
     let mut sequential_block = (index as u64 * per_thread) % blocks;
     let deadline = Instant::now() + spec.duration;
@@ -261,9 +214,7 @@ fn run_thread(
         let (block, is_read) = match spec.pattern {
             Pattern::RandomRead => (rng.below(blocks), true),
             Pattern::RandomWrite => (rng.below(blocks), false),
-            Pattern::RandomMixed { read_percent } => {
-                (rng.below(blocks), rng.below(100) < u64::from(read_percent))
-            }
+            Pattern::RandomMixed { read_percent } => (rng.below(blocks), rng.below(100) < u64::from(read_percent)),
             Pattern::SequentialRead | Pattern::SequentialWrite => {
                 sequential_block = (sequential_block + 1) % blocks;
                 (sequential_block, spec.pattern == Pattern::SequentialRead)
@@ -295,10 +246,7 @@ pub struct FirstIo {
 
 /// Opens the device and immediately issues a 4 KiB read and a 4 KiB write at the far end (chunks
 /// the copier reaches last), then waits for initialization to finish. Times are since `open` began.
-pub fn measure_first_io(
-    config: &DeviceConfig,
-    wait_for_init: Duration,
-) -> Result<(Device, FirstIo)> {
+pub fn measure_first_io(config: &DeviceConfig, wait_for_init: Duration) -> Result<(Device, FirstIo)> {
     let started = Instant::now();
     let device = Device::open(config)?;
     let open = started.elapsed();
@@ -310,15 +258,7 @@ pub fn measure_first_io(
     let first_write = started.elapsed();
     device.wait_initialized(wait_for_init);
     let initialization = device.init_progress().finished_after;
-    Ok((
-        device,
-        FirstIo {
-            open,
-            first_read,
-            first_write,
-            initialization,
-        },
-    ))
+    Ok((device, FirstIo { open, first_read, first_write, initialization }))
 }
 
 /// The paper's video test (section 4.4): read a file, modify part of it, write it as another file
@@ -334,17 +274,11 @@ pub struct VideoRun {
 pub fn video_test(src: &Path, dst: &Path, modify_bytes: u64) -> Result<VideoRun> {
     let io_err = |path: &Path, action| {
         let path = path.to_path_buf();
-        move |source| DhrdError::Backing {
-            path,
-            action,
-            source,
-        }
+        move |source| DhrdError::Backing { path, action, source }
     };
     let started = Instant::now();
     let mut content = Vec::new();
-    File::open(src)
-        .and_then(|mut file| file.read_to_end(&mut content))
-        .map_err(io_err(src, "read video source"))?;
+    File::open(src).and_then(|mut file| file.read_to_end(&mut content)).map_err(io_err(src, "read video source"))?;
     let read = started.elapsed();
     let len = content.len();
     let modify = usize::try_from(modify_bytes).unwrap_or(usize::MAX).min(len);
@@ -359,14 +293,8 @@ pub fn video_test(src: &Path, dst: &Path, modify_bytes: u64) -> Result<VideoRun>
         .truncate(true)
         .open(dst)
         .map_err(io_err(dst, "create video copy"))?;
-    out.write_all(&content)
-        .and_then(|()| out.sync_all())
-        .map_err(io_err(dst, "write video copy"))?;
-    Ok(VideoRun {
-        bytes: len as u64,
-        read,
-        write: write_started.elapsed(),
-    })
+    out.write_all(&content).and_then(|()| out.sync_all()).map_err(io_err(dst, "write video copy"))?;
+    Ok(VideoRun { bytes: len as u64, read, write: write_started.elapsed() })
 }
 
 #[cfg(test)]
@@ -394,14 +322,8 @@ mod tests {
         assert_eq!(result.bytes, result.writes * 4096);
         let mut block = vec![0u8; 4096];
         target.read_at(4096, &mut block).expect("reads");
-        assert!(
-            block.iter().any(|&byte| byte != 0),
-            "the first sequential write lands in block 1"
-        );
+        assert!(block.iter().any(|&byte| byte != 0), "the first sequential write lands in block 1");
         let missing = FileTarget::buffered(&dir.path().join("missing.img"));
-        assert!(matches!(
-            missing,
-            Err(DhrdError::Backing { action: "open", .. })
-        ));
+        assert!(matches!(missing, Err(DhrdError::Backing { action: "open", .. })));
     }
 }

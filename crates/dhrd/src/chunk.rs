@@ -15,9 +15,7 @@
 //! writes in the same order; readers never take it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{
-    Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
-};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::aligned::AlignedBuf;
 
@@ -114,10 +112,7 @@ impl Chunk {
                 }
                 Phase::Initializing => {
                     waited_for_copy = true;
-                    phase = self
-                        .phase_changed
-                        .wait(phase)
-                        .unwrap_or_else(PoisonError::into_inner);
+                    phase = self.phase_changed.wait(phase).unwrap_or_else(PoisonError::into_inner);
                 }
             }
         }
@@ -144,10 +139,7 @@ impl Chunk {
                 return waited;
             }
             waited = true;
-            phase = self
-                .phase_changed
-                .wait(phase)
-                .unwrap_or_else(PoisonError::into_inner);
+            phase = self.phase_changed.wait(phase).unwrap_or_else(PoisonError::into_inner);
         }
         waited
     }

@@ -122,14 +122,9 @@ pub(crate) fn validate_size(size: u64) -> Result<()> {
 /// Parses `4096`, `64K`, `64KiB`, `1M`, `4GiB`, `1T` (binary multiples) and `64KB`, `1MB`, `1GB`
 /// (decimal multiples).
 pub fn parse_byte_size(text: &str) -> Result<u64> {
-    let err = |reason| DhrdError::ByteSize {
-        text: text.to_owned(),
-        reason,
-    };
+    let err = |reason| DhrdError::ByteSize { text: text.to_owned(), reason };
     let trimmed = text.trim();
-    let digits_end = trimmed
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(trimmed.len());
+    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
     let (digits, suffix) = trimmed.split_at(digits_end);
     if digits.is_empty() {
         return Err(err("no leading number"));
@@ -147,9 +142,7 @@ pub fn parse_byte_size(text: &str) -> Result<u64> {
         "TB" => 1_000_000_000_000,
         _ => return Err(err("unknown unit suffix")),
     };
-    number
-        .checked_mul(multiplier)
-        .ok_or_else(|| err("size overflows 64 bits"))
+    number.checked_mul(multiplier).ok_or_else(|| err("size overflows 64 bits"))
 }
 
 #[cfg(test)]

@@ -77,18 +77,12 @@ impl Device {
         Device::start(store, config, Instant::now())
     }
 
-    fn start(
-        backing: Box<dyn BackingStore>,
-        config: &DeviceConfig,
-        opened_at: Instant,
-    ) -> Result<Device> {
+    fn start(backing: Box<dyn BackingStore>, config: &DeviceConfig, opened_at: Instant) -> Result<Device> {
         let size_bytes = backing.size_bytes();
         let chunk_count = size_bytes.div_ceil(config.chunk_bytes);
         let chunks: Box<[Chunk]> = (0..chunk_count)
             .map(|index| {
-                let len = config
-                    .chunk_bytes
-                    .min(size_bytes - index * config.chunk_bytes);
+                let len = config.chunk_bytes.min(size_bytes - index * config.chunk_bytes);
                 Chunk::new(to_usize(len))
             })
             .collect();
@@ -117,15 +111,17 @@ impl Device {
                 action: "spawn the initialization copier thread",
                 source,
             })?;
-        Ok(Device {
-            shared,
-            copier: Mutex::new(Some(copier)),
-        })
+        Ok(Device { shared, copier: Mutex::new(Some(copier)) })
     }
 
     #[must_use]
     pub fn size_bytes(&self) -> u64 {
         self.shared.size_bytes
+    }
+
+    #[must_use]
+    pub fn durability(&self) -> Durability {
+        self.shared.durability
     }
 
     /// The backing store this device mirrors.
@@ -145,8 +141,7 @@ impl Device {
         let started = Instant::now();
         self.check_range(offset, buf.len() as u64)?;
         for piece in self.shared.pieces(offset, buf.len()) {
-            self.shared
-                .read_piece(&piece, &mut buf[piece.in_request.clone()])?;
+            self.shared.read_piece(&piece, &mut buf[piece.in_request.clone()])?;
         }
         self.shared.finish_read(buf.len(), started);
         Ok(())
@@ -155,12 +150,7 @@ impl Device {
     /// Like `read_at`, but hands `consume` a slice of the RAM image itself when the range lies in
     /// one initialized chunk (zero copies in this process; the FUSE reply copies it to the kernel).
     /// Writers to that chunk wait until `consume` returns, so keep it short.
-    pub fn read_in_place<R>(
-        &self,
-        offset: u64,
-        len: usize,
-        consume: impl FnOnce(&[u8]) -> R,
-    ) -> Result<R> {
+    pub fn read_in_place<R>(&self, offset: u64, len: usize, consume: impl FnOnce(&[u8]) -> R) -> Result<R> {
         let started = Instant::now();
         self.check_range(offset, len as u64)?;
         let mut pieces = self.shared.pieces(offset, len);
@@ -326,11 +316,7 @@ impl Device {
     fn check_range(&self, offset: u64, len: u64) -> Result<()> {
         let end = u128::from(offset) + u128::from(len);
         if end > u128::from(self.shared.size_bytes) {
-            return Err(DhrdError::OutOfRange {
-                offset,
-                end,
-                size_bytes: self.shared.size_bytes,
-            });
+            return Err(DhrdError::OutOfRange { offset, end, size_bytes: self.shared.size_bytes });
         }
         Ok(())
     }
@@ -413,9 +399,7 @@ impl Shared {
     fn apply_to_backing(&self, piece: &Piece, mutation: Mutation<'_>) -> Result<()> {
         match mutation {
             Mutation::Data(data) => self.backing.write(piece.device_offset, data),
-            Mutation::Zeros => self
-                .backing
-                .zero(piece.device_offset, piece.in_chunk.len() as u64),
+            Mutation::Zeros => self.backing.zero(piece.device_offset, piece.in_chunk.len() as u64),
         }
     }
 
@@ -472,11 +456,7 @@ struct Pacer {
 
 impl Pacer {
     fn new(rate_bytes_per_s: Option<u64>) -> Pacer {
-        Pacer {
-            rate_bytes_per_s,
-            started: Instant::now(),
-            bytes: 0,
-        }
+        Pacer { rate_bytes_per_s, started: Instant::now(), bytes: 0 }
     }
 
     fn pace(&mut self, bytes: u64) {

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 pub enum FuseError {
     #[error(transparent)]
     Device(#[from] nandlab_dhrd::DhrdError),
+    #[error(transparent)]
+    Nbd(#[from] nandlab_nbd::NbdError),
     #[error("mount point {path}: {action} failed: {source}")]
     Mount {
         path: PathBuf,

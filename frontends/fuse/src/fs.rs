@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
+    TimeOrNow, WriteFlags,
 };
 use nandlab_dhrd::{Device, DhrdError};
 
@@ -71,32 +71,19 @@ impl DiskFs {
     }
 
     fn daemon_owned(&self, perm: u16) -> Ownership {
-        Ownership {
-            perm,
-            uid: self.uid,
-            gid: self.gid,
-        }
+        Ownership { perm, uid: self.uid, gid: self.gid }
     }
 
     /// The backing store's permission bits and owner: what `disk` reports.
     fn disk_ownership(&self) -> Result<Ownership, Errno> {
         let metadata = std::fs::metadata(&self.backing_path).map_err(|err| io_errno(&err))?;
-        Ok(Ownership {
-            perm: (metadata.mode() & 0o7777) as u16,
-            uid: metadata.uid(),
-            gid: metadata.gid(),
-        })
+        Ok(Ownership { perm: (metadata.mode() & 0o7777) as u16, uid: metadata.uid(), gid: metadata.gid() })
     }
 
     fn attr(&self, ino: INodeNo) -> Result<FileAttr, Errno> {
         let (kind, ownership, size, nlink) = match ino {
             INodeNo::ROOT => (FileType::Directory, self.daemon_owned(0o755), 0, 2),
-            DISK_INODE => (
-                FileType::RegularFile,
-                self.disk_ownership()?,
-                self.device.size_bytes(),
-                1,
-            ),
+            DISK_INODE => (FileType::RegularFile, self.disk_ownership()?, self.device.size_bytes(), 1),
             STATS_INODE => (FileType::RegularFile, self.daemon_owned(0o444), 0, 1),
             _ => return Err(Errno::ENOENT),
         };
@@ -121,15 +108,11 @@ impl DiskFs {
     }
 
     fn snapshots(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Vec<u8>>>> {
-        self.stats_snapshots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.stats_snapshots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn read_disk(&self, offset: u64, size: u32, reply: ReplyData) {
-        let end = offset
-            .saturating_add(u64::from(size))
-            .min(self.device.size_bytes());
+        let end = offset.saturating_add(u64::from(size)).min(self.device.size_bytes());
         let Some(len) = end.checked_sub(offset) else {
             reply.data(&[]);
             return;
@@ -173,9 +156,7 @@ fn io_errno(err: &std::io::Error) -> Errno {
 fn errno_of(err: &DhrdError) -> Errno {
     match err {
         DhrdError::OutOfRange { .. } => Errno::ENOSPC,
-        DhrdError::Backing { source, .. } => {
-            source.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
-        }
+        DhrdError::Backing { source, .. } => source.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
         _ => Errno::EIO,
     }
 }
@@ -253,13 +234,12 @@ impl Filesystem for DiskFs {
         match ino {
             // Writes to different chunks proceed in parallel inside the device, so let the kernel
             // send concurrent direct writes instead of serialising them on the inode lock.
-            DISK_INODE => reply.opened(
-                FileHandle(0),
-                FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
-            ),
+            DISK_INODE => {
+                reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
+            }
             STATS_INODE => {
                 let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-                let stopping = u8::from(crate::serve::STOP_REQUESTED.load(Ordering::Acquire));
+                let stopping = u8::from(crate::daemon::STOP_REQUESTED.load(Ordering::Acquire));
                 let text = format!(
                     "daemon_pid {}\ndaemon_stop_requested {stopping}\n{}",
                     self.daemon_pid,
@@ -290,9 +270,7 @@ impl Filesystem for DiskFs {
                 let Some(text) = self.snapshots().get(&fh.0).cloned() else {
                     return reply.error(Errno::EBADF);
                 };
-                let start = usize::try_from(offset)
-                    .unwrap_or(usize::MAX)
-                    .min(text.len());
+                let start = usize::try_from(offset).unwrap_or(usize::MAX).min(text.len());
                 let end = start.saturating_add(size as usize).min(text.len());
                 reply.data(&text[start..end]);
             }
@@ -328,14 +306,7 @@ impl Filesystem for DiskFs {
     }
 
     /// close(2): durable modes have nothing pending; write-back mode syncs so close-to-durable holds.
-    fn flush(
-        &self,
-        _req: &Request,
-        ino: INodeNo,
-        _fh: FileHandle,
-        _owner: LockOwner,
-        reply: ReplyEmpty,
-    ) {
+    fn flush(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _owner: LockOwner, reply: ReplyEmpty) {
         self.fsync(_req, ino, _fh, true, reply);
     }
 
@@ -355,14 +326,7 @@ impl Filesystem for DiskFs {
         reply.ok();
     }
 
-    fn fsync(
-        &self,
-        _req: &Request,
-        ino: INodeNo,
-        _fh: FileHandle,
-        _datasync: bool,
-        reply: ReplyEmpty,
-    ) {
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
         if ino != DISK_INODE {
             return reply.ok();
         }
@@ -387,20 +351,14 @@ impl Filesystem for DiskFs {
         if ino != DISK_INODE {
             return reply.error(Errno::EBADF);
         }
-        let in_range = offset
-            .checked_add(length)
-            .is_some_and(|end| end <= self.device.size_bytes());
+        let in_range = offset.checked_add(length).is_some_and(|end| end <= self.device.size_bytes());
         let zeroing = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0;
-        let known =
-            mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) == 0;
+        let known = mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) == 0;
         let result = match (known, in_range, zeroing) {
             (false, _, _) => Err(Errno::EOPNOTSUPP),
             (true, false, _) => Err(Errno::ENOSPC),
             (true, true, false) => Ok(()),
-            (true, true, true) => self
-                .device
-                .discard(offset, length)
-                .map_err(|err| errno_of(&err)),
+            (true, true, true) => self.device.discard(offset, length).map_err(|err| errno_of(&err)),
         };
         match result {
             Ok(()) => reply.ok(),
@@ -408,14 +366,7 @@ impl Filesystem for DiskFs {
         }
     }
 
-    fn readdir(
-        &self,
-        _req: &Request,
-        ino: INodeNo,
-        _fh: FileHandle,
-        offset: u64,
-        mut reply: ReplyDirectory,
-    ) {
+    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
         if ino != INodeNo::ROOT {
             return reply.error(Errno::ENOTDIR);
         }

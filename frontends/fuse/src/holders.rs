@@ -21,8 +21,7 @@ fn loop_holders(disk: &Path) -> Vec<String> {
     let mut holders: Vec<String> = entries
         .flatten()
         .filter(|entry| {
-            let backing =
-                std::fs::read_to_string(entry.path().join("loop/backing_file")).unwrap_or_default();
+            let backing = std::fs::read_to_string(entry.path().join("loop/backing_file")).unwrap_or_default();
             Path::new(backing.trim_end()) == disk
         })
         .map(|entry| {
@@ -31,18 +30,13 @@ fn loop_holders(disk: &Path) -> Vec<String> {
                 .lines()
                 .filter_map(|line| {
                     let mut fields = line.split(' ');
-                    (fields.next() == Some(device.as_str()))
-                        .then(|| fields.next())
-                        .flatten()
+                    (fields.next() == Some(device.as_str())).then(|| fields.next()).flatten()
                 })
                 .collect();
             if mounted_on.is_empty() {
                 format!("loop device {device}")
             } else {
-                format!(
-                    "loop device {device} (mounted on {})",
-                    mounted_on.join(", ")
-                )
+                format!("loop device {device} (mounted on {})", mounted_on.join(", "))
             }
         })
         .collect();
@@ -63,9 +57,7 @@ fn process_holders(disk: &Path) -> Vec<String> {
                 return None;
             }
             let fds = std::fs::read_dir(process.path().join("fd")).ok()?;
-            let holds = fds
-                .flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == disk));
+            let holds = fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == disk));
             holds.then(|| {
                 let name = std::fs::read_to_string(process.path().join("comm")).unwrap_or_default();
                 format!("process {pid} ({})", name.trim_end())

@@ -4,10 +4,7 @@
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(
-    name = "nandlab-dhrd-fuse",
-    about = "Serve a DHRD (durable hybrid RAM disk) over FUSE"
-)]
+#[command(name = "nandlab-dhrd-fuse", about = "Serve a DHRD (durable hybrid RAM disk) over FUSE")]
 struct Cli {
     #[command(flatten)]
     serve: nandlab_fuse::ServeArgs,

@@ -54,16 +54,10 @@ pub fn stop(args: &StopArgs) -> Result<(), FuseError> {
     let disk = args.mount.join(DISK_FILE_NAME);
     while is_running(pid) {
         if started.elapsed() >= Duration::from_secs(args.wait_s) {
-            return Err(FuseError::StillServing {
-                pid: pid.as_raw(),
-                holders: holders_text(&disk),
-            });
+            return Err(FuseError::StillServing { pid: pid.as_raw(), holders: holders_text(&disk) });
         }
         if last_report.elapsed() >= REPORT_INTERVAL {
-            eprintln!(
-                "dhrd stop: daemon {pid} still serving: {}",
-                holders_text(&disk)
-            );
+            eprintln!("dhrd stop: daemon {pid} still serving: {}", holders_text(&disk));
             last_report = Instant::now();
         }
         thread::sleep(Duration::from_millis(50));
@@ -75,10 +69,7 @@ pub fn stop(args: &StopArgs) -> Result<(), FuseError> {
 fn holders_text(disk: &Path) -> String {
     let holders = disk_holders(disk);
     if holders.is_empty() {
-        format!(
-            "nothing visible holds {} (is it shutting down?)",
-            disk.display()
-        )
+        format!("nothing visible holds {} (is it shutting down?)", disk.display())
     } else {
         format!("{} is in use by {}", disk.display(), holders.join(", "))
     }
@@ -93,14 +84,9 @@ struct DaemonState {
 /// Reads `daemon_pid N` and `daemon_stop_requested 0|1` from DIR/stats.
 fn read_daemon(mount: &Path) -> Result<DaemonState, FuseError> {
     let stats_path = mount.join(STATS_FILE_NAME);
-    let not_served = |reason: String| FuseError::NotServed {
-        path: mount.to_path_buf(),
-        reason,
-    };
+    let not_served = |reason: String| FuseError::NotServed { path: mount.to_path_buf(), reason };
     let stats = std::fs::read_to_string(&stats_path).map_err(|err| match err.raw_os_error() {
-        Some(libc::ENOTCONN) => {
-            not_served("it is a stale mount (the daemon died); `umount -l` it".into())
-        }
+        Some(libc::ENOTCONN) => not_served("it is a stale mount (the daemon died); `umount -l` it".into()),
         _ => not_served(format!("cannot read {}: {err}", stats_path.display())),
     })?;
     let value = |key: &str| {
@@ -112,26 +98,19 @@ fn read_daemon(mount: &Path) -> Result<DaemonState, FuseError> {
     let missing = |key| not_served(format!("{} has no {key} line", stats_path.display()));
     Ok(DaemonState {
         pid: Pid::from_raw(value("daemon_pid").ok_or_else(|| missing("daemon_pid"))?),
-        stop_requested: value("daemon_stop_requested")
-            .ok_or_else(|| missing("daemon_stop_requested"))?
-            != 0,
+        stop_requested: value("daemon_stop_requested").ok_or_else(|| missing("daemon_stop_requested"))? != 0,
     })
 }
 
 fn signal(pid: Pid, signal: Signal) -> Result<(), FuseError> {
-    kill(pid, signal).map_err(|errno| FuseError::Signal {
-        pid: pid.as_raw(),
-        source: std::io::Error::from(errno),
-    })
+    kill(pid, signal).map_err(|errno| FuseError::Signal { pid: pid.as_raw(), source: std::io::Error::from(errno) })
 }
 
 /// True while the process exists and is not a zombie awaiting its parent.
 fn is_running(pid: Pid) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name, which may itself contain spaces.
-        Ok(stat) => stat
-            .rsplit_once(") ")
-            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Ok(stat) => stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
         Err(_) => false,
     }
 }

@@ -28,12 +28,7 @@ const WRITE_BYTES_MAX: usize = 300_000;
 
 /// `throttled` slows the copier so the kill lands during initialization.
 fn start_daemon(backing: &Path, mountpoint: &Path, throttled: bool) -> Daemon {
-    let mut args = vec![
-        "--size".to_owned(),
-        SIZE_BYTES.to_string(),
-        "--chunk".into(),
-        "256KiB".into(),
-    ];
+    let mut args = vec!["--size".to_owned(), SIZE_BYTES.to_string(), "--chunk".into(), "256KiB".into()];
     if throttled {
         args.extend(["--copy-rate".into(), "200MiB".into()]);
     }
@@ -52,12 +47,10 @@ impl Reference {
     fn verify(&mut self, disk: &File, round: usize) {
         let mut actual = vec![0u8; self.image.len()];
         for (index, piece) in actual.chunks_mut(1 << 20).enumerate() {
-            disk.read_exact_at(piece, (index as u64) << 20)
-                .expect("read back");
+            disk.read_exact_at(piece, (index as u64) << 20).expect("read back");
         }
         let (hole_start, hole_end) = self.uncertain.map_or((0, 0), |(at, len)| (at, at + len));
-        let mismatch = (0..self.image.len())
-            .find(|&i| (i < hole_start || i >= hole_end) && actual[i] != self.image[i]);
+        let mismatch = (0..self.image.len()).find(|&i| (i < hole_start || i >= hole_end) && actual[i] != self.image[i]);
         assert!(
             mismatch.is_none(),
             "round {round}: acknowledged data lost at byte {mismatch:?} (in-flight write {:?})",
@@ -78,10 +71,7 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
     let backing = dir.path().join("backing.img");
     let mountpoint = dir.path().join("mnt");
     std::fs::create_dir(&mountpoint).expect("mkdir");
-    let mut reference = Reference {
-        image: vec![0u8; SIZE_BYTES as usize],
-        uncertain: None,
-    };
+    let mut reference = Reference { image: vec![0u8; SIZE_BYTES as usize], uncertain: None };
     let started = Instant::now();
     let mut acknowledged = 0usize;
     let mut killed_during_init = 0usize;
@@ -140,10 +130,7 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
     let status = daemon.child.wait().expect("wait");
     assert!(status.success(), "clean shutdown failed: {status}");
     let on_disk = std::fs::read(&backing).expect("read backing file");
-    assert!(
-        on_disk == reference.image,
-        "backing file differs after clean shutdown"
-    );
+    assert!(on_disk == reference.image, "backing file differs after clean shutdown");
     eprintln!(
         "crash test: {} SIGKILLs during writes ({killed_during_init} during initialization) + {} \
          SIGKILLs after verification, {acknowledged} acknowledged writes checked, {:.1} s",

@@ -23,19 +23,10 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     let mnt = dir.path().join("mnt");
     std::fs::create_dir(&mnt).expect("mkdir");
     let size = 8u64 << 20;
-    let device = Arc::new(
-        Device::open(&DeviceConfig::new(dir.path().join("b.img"), Some(size))).expect("open"),
-    );
-    let options = MountOptions {
-        threads: 2,
-        allow_other: false,
-    };
+    let device = Arc::new(Device::open(&DeviceConfig::new(dir.path().join("b.img"), Some(size))).expect("open"));
+    let options = MountOptions { threads: 2, allow_other: false };
     let fuse = mount(Arc::clone(&device), &mnt, options).expect("mount");
-    let disk = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(fuse.disk_path())
-        .expect("open disk");
+    let disk = OpenOptions::new().read(true).write(true).open(fuse.disk_path()).expect("open disk");
     assert_eq!(disk.metadata().expect("stat").len(), size);
 
     let text = b"unaligned bytes across a chunk boundary";
@@ -50,10 +41,7 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     disk.sync_all().expect("fsync");
 
     // Writes stop at the end of the disk.
-    assert_eq!(
-        disk.write_at(b"abcdef", size - 2).expect("clipped write"),
-        2
-    );
+    assert_eq!(disk.write_at(b"abcdef", size - 2).expect("clipped write"), 2);
     assert!(disk.write_at(b"x", size).is_err());
 
     fallocate(
@@ -69,13 +57,7 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     assert_eq!(&back[15..], &text[15..]);
 
     let stats = std::fs::read_to_string(mnt.join(STATS_FILE_NAME)).expect("read stats");
-    for key in [
-        "reads ",
-        "writes 2",
-        "discards 1",
-        "read_latency_p99_ns",
-        "init_permille 1000",
-    ] {
+    for key in ["reads ", "writes 2", "discards 1", "read_latency_p99_ns", "init_permille 1000"] {
         assert!(stats.contains(key), "stats lack {key:?}:\n{stats}");
     }
     // A second daemon must not stack its mount over a live one.

@@ -17,29 +17,27 @@ impl Daemon {
     /// Starts the daemon on `backing` and `mountpoint` with `extra` flags and waits for its
     /// `dhrd: serving` line.
     pub fn start(backing: &Path, mountpoint: &Path, extra: &[String]) -> Daemon {
+        let mut args = vec!["--mount".to_owned(), mountpoint.to_str().expect("utf-8 path").to_owned()];
+        args.extend_from_slice(extra);
+        Daemon::start_with(backing, &args, mountpoint)
+    }
+
+    /// Starts the daemon with exactly `args` besides the backing store (e.g. NBD only);
+    /// `mountpoint` is detached on drop if the daemon mounted it.
+    pub fn start_with(backing: &Path, args: &[String], mountpoint: &Path) -> Daemon {
         let mut child = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"))
             .args(["--backing", backing.to_str().expect("utf-8 path")])
-            .args(["--mount", mountpoint.to_str().expect("utf-8 path")])
             .args(["--progress-ms", "0"])
-            .args(extra)
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn nandlab-dhrd-fuse");
         let stdout = child.stdout.take().expect("daemon stdout");
         let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read ready line");
-        let daemon = Daemon {
-            child,
-            mountpoint: mountpoint.to_path_buf(),
-            leave_stale_mount: false,
-        };
-        assert!(
-            line.starts_with("dhrd: serving"),
-            "daemon did not come up: {line:?}"
-        );
+        BufReader::new(stdout).read_line(&mut line).expect("read ready line");
+        let daemon = Daemon { child, mountpoint: mountpoint.to_path_buf(), leave_stale_mount: false };
+        assert!(line.starts_with("dhrd: serving"), "daemon did not come up: {line:?}");
         daemon
     }
 
@@ -52,11 +50,7 @@ impl Daemon {
     }
 
     pub fn disk(&self) -> File {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.mountpoint.join("disk"))
-            .expect("open DIR/disk")
+        OpenOptions::new().read(true).write(true).open(self.mountpoint.join("disk")).expect("open DIR/disk")
     }
 }
 
