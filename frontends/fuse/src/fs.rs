@@ -45,6 +45,8 @@ pub(crate) struct DiskFs {
     /// The backing store, whose mode and owner `disk` reports and chmod/chown change.
     backing_path: PathBuf,
     daemon_pid: u32,
+    /// Request threads: the kernel may keep this many asynchronous requests in flight.
+    threads: u16,
     uid: u32,
     gid: u32,
 }
@@ -57,7 +59,7 @@ struct Ownership {
 }
 
 impl DiskFs {
-    pub(crate) fn new(device: Arc<Device>) -> DiskFs {
+    pub(crate) fn new(device: Arc<Device>, threads: u16) -> DiskFs {
         DiskFs {
             stats_snapshots: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
@@ -65,6 +67,7 @@ impl DiskFs {
             backing_path: device.backing_path().to_path_buf(),
             device,
             daemon_pid: std::process::id(),
+            threads,
             uid: nix::unistd::getuid().as_raw(),
             gid: nix::unistd::getgid().as_raw(),
         }
@@ -168,6 +171,10 @@ impl Filesystem for DiskFs {
         // Asynchronous direct I/O lets AIO/io_uring readers keep several requests in flight;
         // an older kernel without it still works, one request per thread.
         let _ = config.add_capabilities(InitFlags::FUSE_ASYNC_DIO);
+        // The kernel's default of 12 asynchronous requests in flight would cap a queue depth of 16
+        // below what the request threads can serve; match it to the threads instead.
+        let _ = config.set_max_background(self.threads);
+        let _ = config.set_congestion_threshold(self.threads.saturating_mul(3) / 4);
         Ok(())
     }
 
