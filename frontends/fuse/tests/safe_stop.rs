@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use nandlab_fuse::{stop, FuseError, StopArgs};
@@ -44,23 +44,39 @@ fn stop_args(mount: &Path, wait_s: u64) -> StopArgs {
     StopArgs { mount: mount.to_path_buf(), force: false, wait_s }
 }
 
+/// The daemon binary on DIR/mnt (write-back: the mode whose final fdatasync a failed stop used to
+/// skip) with a loop device attached to DIR/mnt/disk, detached on drop.
+struct LoopOverDaemon {
+    backing: PathBuf,
+    mnt: PathBuf,
+    daemon: Daemon,
+    cleanup: Cleanup,
+    loop_dev: String,
+}
+
+impl LoopOverDaemon {
+    fn start(dir: &Path) -> LoopOverDaemon {
+        let backing = dir.join("backing.img");
+        let mnt = dir.join("mnt");
+        std::fs::create_dir(&mnt).expect("mkdir");
+        let flags = ["--size", SIZE, "--durability", "write-back"].map(String::from);
+        let daemon = Daemon::start(&backing, &mnt, &flags);
+        let mut cleanup = Cleanup::default();
+        let loop_dev = run("losetup", &["--find", "--show", path_str(&mnt.join("disk"))]);
+        cleanup.attached(&loop_dev);
+        LoopOverDaemon { backing, mnt, daemon, cleanup, loop_dev }
+    }
+}
+
 #[test]
 fn stop_while_a_loop_device_holds_the_disk_waits_then_shuts_down_cleanly() {
     if skipped(loop_unavailable()) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let backing = dir.path().join("backing.img");
-    let mnt = dir.path().join("mnt");
     let ext4 = dir.path().join("ext4");
-    std::fs::create_dir(&mnt).expect("mkdir");
     std::fs::create_dir(&ext4).expect("mkdir");
-    // write-back: the mode whose final fdatasync a failed stop used to skip.
-    let flags = ["--size", SIZE, "--durability", "write-back"].map(String::from);
-    let mut daemon = Daemon::start(&backing, &mnt, &flags);
-    let mut cleanup = Cleanup::default();
-    let loop_dev = run("losetup", &["--find", "--show", path_str(&mnt.join("disk"))]);
-    cleanup.attached(&loop_dev);
+    let LoopOverDaemon { backing, mnt, mut daemon, mut cleanup, loop_dev } = LoopOverDaemon::start(dir.path());
     run("mkfs.ext4", &["-q", "-F", &loop_dev]);
     run("mount", &[&loop_dev, path_str(&ext4)]);
     cleanup.mounted(&ext4);
@@ -106,14 +122,7 @@ fn a_second_signal_forces_the_stop_without_a_stale_mount() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let backing = dir.path().join("backing.img");
-    let mnt = dir.path().join("mnt");
-    std::fs::create_dir(&mnt).expect("mkdir");
-    let flags = ["--size", SIZE, "--durability", "write-back"].map(String::from);
-    let mut daemon = Daemon::start(&backing, &mnt, &flags);
-    let mut cleanup = Cleanup::default();
-    let loop_dev = run("losetup", &["--find", "--show", path_str(&mnt.join("disk"))]);
-    cleanup.attached(&loop_dev);
+    let LoopOverDaemon { backing, mnt, mut daemon, cleanup, loop_dev } = LoopOverDaemon::start(dir.path());
     let pattern = b"written through the loop device before a forced stop".repeat(80);
     std::fs::write(dir.path().join("pattern"), &pattern).expect("write pattern");
     let pattern_path = dir.path().join("pattern");
