@@ -107,7 +107,7 @@ print(f"Measured {started} by `scripts/bench-dhrd-fio.sh` (fio {runtime} s per c
       f"{repeat} rounds alternating DHRD and baseline; unpinned; libaio, O_DIRECT, O_DSYNC on writes; "
       f"load average {load_before} before, {load_after} after: the machine is shared with other "
       f"builds, so each cell is the median [min-max] of the rounds).\n")
-print("| workload | QD | jobs | DHRD IOPS | baseline IOPS | DHRD / baseline | DHRD MiB/s |")
+print("| workload | QD | jobs | DHRD IOPS | baseline IOPS | DHRD / baseline, per round | DHRD MiB/s |")
 print("|---|---:|---:|---:|---:|---:|---:|")
 for name, qd, jobs in order:
     dhrd = sorted(runs[("dhrd", name, qd, jobs)])

@@ -63,17 +63,10 @@ fn random_unaligned_io_matches_model_and_survives_reopen() {
                 _ => {
                     let mut buf = vec![0u8; len];
                     device.read_at(offset, &mut buf).expect("read");
-                    assert!(
-                        buf == model[range.clone()],
-                        "{durability}: read {offset}+{len} differs"
-                    );
-                    let in_place = device
-                        .read_in_place(offset, len, |bytes| bytes == &model[range])
-                        .expect("read in place");
-                    assert!(
-                        in_place,
-                        "{durability}: read_in_place {offset}+{len} differs"
-                    );
+                    assert!(buf == model[range.clone()], "{durability}: read {offset}+{len} differs");
+                    let in_place =
+                        device.read_in_place(offset, len, |bytes| bytes == &model[range]).expect("read in place");
+                    assert!(in_place, "{durability}: read_in_place {offset}+{len} differs");
                 }
             }
         }
@@ -84,10 +77,7 @@ fn random_unaligned_io_matches_model_and_survives_reopen() {
         let reopened = Device::open(&DeviceConfig::new(&path, None)).expect("reopen");
         let mut all = vec![0u8; size as usize];
         reopened.read_at(0, &mut all).expect("read all");
-        assert!(
-            all == model,
-            "{durability}: reopened image differs from model"
-        );
+        assert!(all == model, "{durability}: reopened image differs from model");
     }
 }
 
@@ -107,11 +97,7 @@ fn initialization_serves_at_once_and_handles_every_case() {
     device.read_at(size - 1000, &mut first).expect("first read");
     let first_io = opened.elapsed();
     eprintln!("first I/O served {first_io:?} after open of a {size}-byte image");
-    assert_eq!(
-        &first[..],
-        &model[(size - 1000) as usize..][..7],
-        "read case 2"
-    );
+    assert_eq!(&first[..], &model[(size - 1000) as usize..][..7], "read case 2");
     assert_eq!(device.chunk_state(127), Some(ChunkState::Uninitialized));
 
     // Write case 3: uninitialized chunk, backing store only.
@@ -135,36 +121,20 @@ fn initialization_serves_at_once_and_handles_every_case() {
             waited = device.stats().writes_waited_for_copy >= 1;
         }
     }
-    assert!(
-        waited,
-        "never caught a chunk while it was being initialized"
-    );
+    assert!(waited, "never caught a chunk while it was being initialized");
 
     // Write case 2 and read case 1: initialized chunk, mirrored write, RAM read.
     while device.chunk_state(0) != Some(ChunkState::Initialized) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    device
-        .write_at(4095, b"case two spans a block")
-        .expect("case 2 write");
+    device.write_at(4095, b"case two spans a block").expect("case 2 write");
     model[4095..][..22].copy_from_slice(b"case two spans a block");
 
-    assert!(
-        device.wait_initialized(Duration::from_secs(30)),
-        "initialization did not finish"
-    );
+    assert!(device.wait_initialized(Duration::from_secs(30)), "initialization did not finish");
     let mut all = vec![0u8; size as usize];
     device.read_at(0, &mut all).expect("read all");
-    assert!(
-        all == model,
-        "RAM image differs from the expected contents after initialization"
-    );
-    assert_eq!(
-        device
-            .verify_mirror()
-            .expect("RAM equals backing byte for byte"),
-        128
-    );
+    assert!(all == model, "RAM image differs from the expected contents after initialization");
+    assert_eq!(device.verify_mirror().expect("RAM equals backing byte for byte"), 128);
     let stats = device.stats();
     eprintln!("{stats}");
     assert!(stats.reads_from_backing >= 1);
@@ -182,25 +152,12 @@ fn bad_configurations_are_clear_errors() {
     assert!(err(&DeviceConfig::new(&path, None)).is_some_and(|e| e.contains("size must be given")));
 
     let device = Device::open(&config(&path, 4 * MIB, MIB)).expect("open");
-    assert!(matches!(
-        Device::open(&config(&path, 4 * MIB, MIB)),
-        Err(DhrdError::BackingInUse { .. })
-    ));
+    assert!(matches!(Device::open(&config(&path, 4 * MIB, MIB)), Err(DhrdError::BackingInUse { .. })));
     let mut buf = [0u8; 2];
-    assert!(matches!(
-        device.read_at(4 * MIB - 1, &mut buf),
-        Err(DhrdError::OutOfRange { .. })
-    ));
+    assert!(matches!(device.read_at(4 * MIB - 1, &mut buf), Err(DhrdError::OutOfRange { .. })));
     drop(device);
     let mismatch = Device::open(&config(&path, 8 * MIB, MIB));
-    assert!(
-        matches!(mismatch, Err(DhrdError::SizeMismatch { actual_bytes, .. }) if actual_bytes == 4 * MIB)
-    );
-    OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .expect("reopen file")
-        .set_len(4 * MIB + 1)
-        .expect("set_len");
+    assert!(matches!(mismatch, Err(DhrdError::SizeMismatch { actual_bytes, .. }) if actual_bytes == 4 * MIB));
+    OpenOptions::new().write(true).open(&path).expect("reopen file").set_len(4 * MIB + 1).expect("set_len");
     assert!(err(&DeviceConfig::new(&path, None)).is_some_and(|e| e.contains("size_bytes")));
 }

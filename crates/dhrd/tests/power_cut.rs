@@ -59,13 +59,7 @@ enum Step {
 }
 
 impl PowerCutStore {
-    fn new(
-        image: Vec<u8>,
-        writes_durable: bool,
-        cut_at: Option<u64>,
-        tear: bool,
-        seed: u64,
-    ) -> PowerCutStore {
+    fn new(image: Vec<u8>, writes_durable: bool, cut_at: Option<u64>, tear: bool, seed: u64) -> PowerCutStore {
         PowerCutStore {
             state: Arc::new(Mutex::new(DiskState {
                 current: image.clone(),
@@ -117,11 +111,8 @@ impl PowerCutStore {
         let mut after = state.current[sectors.start * SECTOR..sectors.end * SECTOR].to_vec();
         let base = sectors.start * SECTOR;
         after[offset - base..offset - base + bytes.len()].copy_from_slice(bytes);
-        let sector_writes: Vec<(usize, Vec<u8>)> = sectors
-            .clone()
-            .zip(after.chunks(SECTOR))
-            .map(|(sector, content)| (sector, content.to_vec()))
-            .collect();
+        let sector_writes: Vec<(usize, Vec<u8>)> =
+            sectors.clone().zip(after.chunks(SECTOR)).map(|(sector, content)| (sector, content.to_vec())).collect();
         if let Step::CutNow = step {
             state.lose_power(sector_writes);
             return Err(self.power_failure());
@@ -152,11 +143,7 @@ impl DiskState {
             return Err(());
         }
         self.operations += 1;
-        Ok(if self.cut_at == Some(self.operations) {
-            Step::CutNow
-        } else {
-            Step::Proceed
-        })
+        Ok(if self.cut_at == Some(self.operations) { Step::CutNow } else { Step::Proceed })
     }
 
     /// The cut: a random subset of the not-yet-durable sector writes (oldest first, then the one
@@ -234,14 +221,8 @@ struct Model {
 
 impl Model {
     fn new(image: Vec<u8>) -> Model {
-        let allowed = image
-            .chunks(SECTOR)
-            .map(|sector| vec![sector.to_vec()])
-            .collect();
-        Model {
-            acknowledged: image,
-            allowed,
-        }
+        let allowed = image.chunks(SECTOR).map(|sector| vec![sector.to_vec()]).collect();
+        Model { acknowledged: image, allowed }
     }
 
     fn sector(&self, sector: usize) -> Vec<u8> {
@@ -249,13 +230,7 @@ impl Model {
     }
 
     /// A write (or zeroing) of `bytes` at `offset` was acknowledged (`Ok`) or failed at the cut.
-    fn record_write(
-        &mut self,
-        offset: usize,
-        bytes: &[u8],
-        acknowledged: bool,
-        durable_on_ack: bool,
-    ) {
+    fn record_write(&mut self, offset: usize, bytes: &[u8], acknowledged: bool, durable_on_ack: bool) {
         let sectors = touched_sectors(offset, bytes.len());
         let mut image = self.acknowledged.clone();
         image[offset..offset + bytes.len()].copy_from_slice(bytes);
@@ -282,18 +257,12 @@ impl Model {
     fn check_restart(&mut self, recovered: &[u8], context: &str) {
         for (sector, content) in recovered.chunks(SECTOR).enumerate() {
             assert!(
-                self.allowed[sector]
-                    .iter()
-                    .any(|allowed| allowed == content),
+                self.allowed[sector].iter().any(|allowed| allowed == content),
                 "{context}: sector {sector} (byte {}) holds data the device never promised \
                  ({} allowed states; acknowledged state {})",
                 sector * SECTOR,
                 self.allowed[sector].len(),
-                if self.sector(sector) == content {
-                    "matches"
-                } else {
-                    "differs"
-                }
+                if self.sector(sector) == content { "matches" } else { "differs" }
             );
         }
         *self = Model::new(recovered.to_vec());
@@ -321,27 +290,17 @@ struct Outcome {
 /// checks reads and that nothing is acknowledged after the cut; returns what survived.
 fn run_session(image: Vec<u8>, model: &mut Model, session: Session) -> Outcome {
     let durable_on_ack = session.durability.acknowledges_durably();
-    let store = PowerCutStore::new(
-        image,
-        durable_on_ack,
-        session.cut_at,
-        session.tear,
-        session.seed ^ 0x7ea2,
-    );
+    let store = PowerCutStore::new(image, durable_on_ack, session.cut_at, session.tear, session.seed ^ 0x7ea2);
     let mut config = DeviceConfig::new("unused", None);
     config.chunk_bytes = CHUNK;
     config.durability = session.durability;
     if session.during_init {
         config.copy_rate_bytes_per_s = Some(2 << 20);
     }
-    let device =
-        Device::open_on(Box::new(store.clone()), &config).expect("open on the simulated disk");
+    let device = Device::open_on(Box::new(store.clone()), &config).expect("open on the simulated disk");
     if !session.during_init {
         let finished = device.wait_initialized(Duration::from_secs(10));
-        assert!(
-            finished || store.cut_happened(),
-            "initialization did not finish"
-        );
+        assert!(finished || store.cut_happened(), "initialization did not finish");
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(session.seed);
     let mut cut_during_init = false;
@@ -357,21 +316,11 @@ fn run_session(image: Vec<u8>, model: &mut Model, session: Session) -> Outcome {
         }
     }
     drop(device);
-    Outcome {
-        image: store.surviving_image(),
-        operations: store.operations(),
-        cut_during_init,
-    }
+    Outcome { image: store.surviving_image(), operations: store.operations(), cut_during_init }
 }
 
 /// One random operation; returns whether a mutation or flush was acknowledged.
-fn run_one_op(
-    device: &Device,
-    model: &mut Model,
-    rng: &mut impl Rng,
-    durable_on_ack: bool,
-    cut_before: bool,
-) -> bool {
+fn run_one_op(device: &Device, model: &mut Model, rng: &mut impl Rng, durable_on_ack: bool, cut_before: bool) -> bool {
     let size = SIZE as usize;
     match rng.random_range(0..10) {
         0..=4 => {
@@ -393,9 +342,7 @@ fn run_one_op(
             let blocks = rng.random_range(1..=2usize);
             let start = rng.random_range(0..size / 4096 - blocks + 1);
             let zeros = vec![0u8; blocks * 4096];
-            let acknowledged = device
-                .discard((start * 4096) as u64, zeros.len() as u64)
-                .is_ok();
+            let acknowledged = device.discard((start * 4096) as u64, zeros.len() as u64).is_ok();
             model.record_write(start * 4096, &zeros, acknowledged, durable_on_ack);
             acknowledged
         }
@@ -413,10 +360,7 @@ fn run_one_op(
             // Before the cut every read must show exactly the acknowledged data; after it, a read
             // of RAM may still succeed, a read of the lost store may not.
             if device.read_at(offset as u64, &mut buf).is_ok() && !cut_before {
-                assert!(
-                    buf == model.acknowledged[offset..offset + len],
-                    "read at {offset} len {len} differs"
-                );
+                assert!(buf == model.acknowledged[offset..offset + len], "read at {offset} len {len} differs");
             }
             false
         }
@@ -432,18 +376,13 @@ fn recover(image: Vec<u8>) -> Vec<u8> {
     let device = Device::open_on(Box::new(store), &config).expect("reopen after the cut");
     let mut recovered = vec![0u8; SIZE as usize];
     for (index, piece) in recovered.chunks_mut(3000).enumerate() {
-        device
-            .read_at(index as u64 * 3000, piece)
-            .expect("read after restart");
+        device.read_at(index as u64 * 3000, piece).expect("read after restart");
     }
     recovered
 }
 
 fn seed() -> u64 {
-    let seed = std::env::var("POWER_CUT_SEED")
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .unwrap_or(0x0dd_ba11_u64);
+    let seed = std::env::var("POWER_CUT_SEED").ok().and_then(|text| text.parse().ok()).unwrap_or(0x0dd_ba11_u64);
     eprintln!("power-cut test seed {seed} (replay with POWER_CUT_SEED={seed})");
     seed
 }
@@ -462,20 +401,10 @@ fn a_power_cut_at_every_store_operation_keeps_every_acknowledged_write() {
     for durability in [Durability::Direct, Durability::WriteBack] {
         for during_init in [true, false] {
             for tear in [false, true] {
-                let base = Session {
-                    durability,
-                    cut_at: None,
-                    tear,
-                    during_init,
-                    seed,
-                };
-                let total =
-                    run_session(image.clone(), &mut Model::new(image.clone()), base).operations;
+                let base = Session { durability, cut_at: None, tear, during_init, seed };
+                let total = run_session(image.clone(), &mut Model::new(image.clone()), base).operations;
                 for cut_at in 1..=total + 1 {
-                    let session = Session {
-                        cut_at: Some(cut_at),
-                        ..base
-                    };
+                    let session = Session { cut_at: Some(cut_at), ..base };
                     let mut model = Model::new(image.clone());
                     let outcome = run_session(image.clone(), &mut model, session);
                     cuts += 1;
@@ -487,10 +416,7 @@ fn a_power_cut_at_every_store_operation_keeps_every_acknowledged_write() {
         }
     }
     eprintln!("power-cut test: {cuts} cuts checked, {cuts_during_init} during fast initialization");
-    assert!(
-        cuts_during_init > 0,
-        "no cut landed during fast initialization"
-    );
+    assert!(cuts_during_init > 0, "no cut landed during fast initialization");
 }
 
 #[test]
@@ -501,11 +427,7 @@ fn chained_sessions_each_cut_at_a_random_point_lose_nothing_acknowledged() {
     let mut model = Model::new(image.clone());
     for round in 0..300u64 {
         let session = Session {
-            durability: if rng.random_bool(0.5) {
-                Durability::Direct
-            } else {
-                Durability::WriteBack
-            },
+            durability: if rng.random_bool(0.5) { Durability::Direct } else { Durability::WriteBack },
             cut_at: Some(rng.random_range(1..120)),
             tear: rng.random_bool(0.7),
             during_init: rng.random_bool(0.5),

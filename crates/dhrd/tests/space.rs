@@ -27,10 +27,7 @@ impl SmallTmpfs {
             .status()
             .expect("spawn mount");
         assert!(status.success(), "mount tmpfs failed: {status}");
-        SmallTmpfs {
-            mountpoint,
-            _dir: dir,
-        }
+        SmallTmpfs { mountpoint, _dir: dir }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -40,10 +37,7 @@ impl SmallTmpfs {
 
 impl Drop for SmallTmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(&self.mountpoint)
-            .status();
+        let _ = Command::new("umount").arg("-l").arg(&self.mountpoint).status();
     }
 }
 
@@ -59,33 +53,21 @@ fn a_backing_store_that_cannot_hold_the_size_fails_at_start() {
     }
     let tmpfs = SmallTmpfs::mount(8);
     let too_big = tmpfs.path("too-big.img");
-    let err = Device::open(&DeviceConfig::new(&too_big, Some(64 * MIB)))
-        .err()
-        .expect("64 MiB on 8 MiB must fail");
+    let err = Device::open(&DeviceConfig::new(&too_big, Some(64 * MIB))).err().expect("64 MiB on 8 MiB must fail");
     match &err {
-        DhrdError::NoSpace {
-            needed_bytes,
-            available_bytes,
-            ..
-        } => {
+        DhrdError::NoSpace { needed_bytes, available_bytes, .. } => {
             assert_eq!(*needed_bytes, 64 * MIB);
             assert!(*available_bytes <= 8 * MIB, "{err}");
         }
         other => panic!("expected NoSpace, got {other}"),
     }
     let message = err.to_string();
-    assert!(
-        message.contains("--sparse") && message.contains("too-big.img"),
-        "{message}"
-    );
+    assert!(message.contains("--sparse") && message.contains("too-big.img"), "{message}");
     assert!(!too_big.exists(), "a failed start left a file behind");
 
     let mut sparse = DeviceConfig::new(tmpfs.path("sparse.img"), Some(64 * MIB));
     sparse.sparse = true;
-    Device::open(&sparse)
-        .expect("sparse start")
-        .close()
-        .expect("close");
+    Device::open(&sparse).expect("sparse start").close().expect("close");
 
     let fits = tmpfs.path("fits.img");
     let device = Device::open(&DeviceConfig::new(&fits, Some(4 * MIB))).expect("4 MiB fits");
@@ -95,9 +77,6 @@ fn a_backing_store_that_cannot_hold_the_size_fails_at_start() {
     let mut back = [1u8; 8192];
     device.read_at(MIB, &mut back).expect("read");
     assert!(back.iter().all(|&b| b == 0));
-    assert!(
-        allocated_bytes(&fits) >= 4 * MIB,
-        "a discard gave the reservation back"
-    );
+    assert!(allocated_bytes(&fits) >= 4 * MIB, "a discard gave the reservation back");
     device.close().expect("close");
 }

@@ -93,17 +93,11 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     config.chunk_bytes = args.chunk;
     config.durability = args.durability;
     let (device, first) = bench::measure_first_io(&config, Duration::from_secs(3600))?;
-    println!(
-        "## DHRD in-process, {} bytes, chunk {} bytes, durability {}\n",
-        args.size, args.chunk, args.durability
-    );
+    println!("## DHRD in-process, {} bytes, chunk {} bytes, durability {}\n", args.size, args.chunk, args.durability);
     println!("| start-up | ms |\n|---|---:|");
     println!("| open | {:.3} |", ms(first.open));
     println!("| first 4 KiB read served | {:.3} |", ms(first.first_read));
-    println!(
-        "| first 4 KiB write acknowledged | {:.3} |",
-        ms(first.first_write)
-    );
+    println!("| first 4 KiB write acknowledged | {:.3} |", ms(first.first_write));
     match first.initialization {
         Some(init) => println!("| initialization complete | {:.1} |", ms(init)),
         None => println!("| initialization complete | did not finish |"),
@@ -169,19 +163,14 @@ fn run_video(args: &VideoArgs) -> anyhow::Result<()> {
             elapsed.as_secs_f64()
         );
     }
-    println!(
-        "\ntotal over {} runs: {:.2} s",
-        args.repeat,
-        total.as_secs_f64()
-    );
+    println!("\ntotal over {} runs: {:.2} s", args.repeat, total.as_secs_f64());
     Ok(())
 }
 
 /// Writes `size` seeded pseudo-random bytes to a new file through a DHRD-free path, with progress.
 pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow::Result<()> {
     use std::io::Write;
-    let mut file =
-        std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
+    let mut file = std::fs::File::create(path).with_context(|| format!("create {}", path.display()))?;
     let mut state = seed | 1;
     let mut block = vec![0u8; 1 << 20];
     let mut written = 0u64;
@@ -192,17 +181,14 @@ pub(crate) fn fill_file(path: &std::path::Path, size: u64, seed: u64) -> anyhow:
             state ^= state << 17;
             word.copy_from_slice(&state.to_le_bytes());
         }
-        let take =
-            usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
-        file.write_all(&block[..take])
-            .with_context(|| format!("fill {}", path.display()))?;
+        let take = usize::try_from(size - written).map_or(block.len(), |left| left.min(block.len()));
+        file.write_all(&block[..take]).with_context(|| format!("fill {}", path.display()))?;
         written += take as u64;
         if written.is_multiple_of(256 << 20) {
             eprintln!("dhrd: filled {} MiB of {}", written >> 20, path.display());
         }
     }
-    file.sync_all()
-        .with_context(|| format!("fsync {}", path.display()))?;
+    file.sync_all().with_context(|| format!("fsync {}", path.display()))?;
     Ok(())
 }
 
