@@ -20,6 +20,9 @@ pub struct DhrdArgs {
 enum DhrdCommand {
     /// Serve a DHRD over FUSE as DIR/disk (attach it with losetup) plus DIR/stats, until SIGINT/SIGTERM.
     Serve(nandlab_fuse::ServeArgs),
+    /// Stop the daemon serving DIR: it flushes and closes the device; while a loop device or an
+    /// open file holds DIR/disk it keeps serving until released (or stops at once with --force).
+    Stop(nandlab_fuse::StopArgs),
     /// Benchmark the device in-process: first I/O after start, then random/mixed/sequential workloads.
     Bench(BenchArgs),
     /// The paper's video test: read a file, modify part of it, write it as another file.
@@ -75,6 +78,7 @@ struct VideoArgs {
 pub fn run(args: DhrdArgs) -> anyhow::Result<()> {
     match args.command {
         DhrdCommand::Serve(serve) => nandlab_fuse::serve(&serve).context("dhrd serve"),
+        DhrdCommand::Stop(stop) => nandlab_fuse::stop(&stop).context("dhrd stop"),
         DhrdCommand::Bench(bench) => run_bench(&bench),
         DhrdCommand::Video(video) => run_video(&video),
     }
@@ -99,7 +103,10 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         None => println!("| initialization complete | did not finish |"),
     }
     println!();
-    println!("| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |", args.threads, args.seconds);
+    println!(
+        "| workload ({} thread(s), {} s) | IOPS | MiB/s | read p50 / p99 us | write p50 / p99 us |",
+        args.threads, args.seconds
+    );
     println!("|---|---:|---:|---:|---:|");
     for (name, pattern, block_bytes) in bench::PAPER_WORKLOADS {
         eprintln!("dhrd bench: {name} ...");
@@ -198,4 +205,3 @@ pub(crate) fn ms(duration: Duration) -> f64 {
 pub(crate) fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
-
