@@ -3,21 +3,21 @@
 //! Units, each owning its data and offering a small API:
 //! - [`device`]: geometry and the flash array (flash rules, erase counts);
 //! - [`ftl`]: the page-mapped FTL with garbage collection;
-//! - [`host`]: requests and their submission;
-//! - [`workload`]: synthetic workload generation and preconditioning;
+//! - [`host`]: host events, the host stages (DISCARD, classifier, priority)
+//!   and the pblk-like host-level FTL;
+//! - [`workload`]: request sources (synthetic, any event stream) and aging;
 //! - [`metrics`]: counters, distributions and series;
-//! - [`config`]: TOML configuration and presets; [`sim`]: the run driver.
+//! - [`config`]: TOML configuration and presets; [`sim`]: the one run driver.
 
 pub mod config;
 pub mod device;
 pub mod ftl;
 pub mod host;
 pub mod metrics;
-pub mod replay;
 pub mod sim;
 pub mod timing;
 pub mod units;
 pub mod workload;
 
 pub use config::{Config, ConfigBuilder, ConfigError};
-pub use sim::{run, Report, SimError, Simulation};
+pub use sim::{run, run_timed, Report, SimError, Simulation};

@@ -1,23 +1,37 @@
-//! The counting-mode simulation driver: builds the FTL from a configuration,
-//! preconditions it, runs the measured workload, and assembles the report.
+//! The one driver of every run: it builds the translation layer the
+//! configuration names (`ftl.kind`), ages the device (`[precondition]`, or an
+//! aging source), runs a workload source through the host stages
+//! (`[discard]`, `[host]`) onto the layer in counting mode or through the
+//! timing engine (`[timing]`), and assembles the report. Synthetic runs,
+//! trace replays and the open-channel mode all go through it.
 
 use crate::config::{Config, ConfigError};
+use crate::device::open_channel::OpenChannelGeometry;
 use crate::device::Geometry;
-use crate::ftl::{FtlError, PageFtl};
+use crate::ftl::{FtlError, LayerKind, PageFtl, TranslationLayer};
+use crate::host::discard::{DiscardStats, SectorRange};
+use crate::host::pblk::{LineLayout, Pblk, PblkStats};
+use crate::host::stages::{HostCounts, HostStages};
 use crate::host::{submit, Request};
 use crate::metrics::{Counters, EraseStats, WafPoint, WafSeries};
-use crate::units::{Lpn, StreamId};
-use crate::workload::Synthetic;
-use crate::timing::{Arrival, Arrivals, Engine, RequestSource, SyntheticSource, TimedReport};
+use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
+use crate::units::SimNs;
+use crate::workload::{EventSource, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
+use std::collections::VecDeque;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("simulation failed")]
+    #[error("simulation failed: {0}")]
     Ftl(#[from] FtlError),
+    #[error("{0}")]
+    Source(#[from] SourceError),
+    /// A request the translation layer refused, with its position in the source.
+    #[error("host request #{event}: {error}{hint}")]
+    AtEvent { event: u64, error: FtlError, hint: &'static str },
 }
 
 /// Which part of a run is under way.
@@ -26,6 +40,8 @@ pub enum SimError {
 pub enum Phase {
     Fill,
     Overwrite,
+    /// Replay of an aging trace before the measured phase.
+    AgingTrace,
     Measure,
 }
 
@@ -34,12 +50,14 @@ impl Phase {
         match self {
             Self::Fill => "precondition: fill",
             Self::Overwrite => "precondition: overwrite to steady state",
+            Self::AgingTrace => "precondition: aging trace",
             Self::Measure => "measure",
         }
     }
 }
 
-/// Progress reported to an observer: `done` of `total` requests of `phase`.
+/// Progress reported to an observer: `done` of `total` requests of `phase`
+/// (`total` 0 when the source's length is unknown).
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
     pub phase: Phase,
@@ -62,11 +80,30 @@ impl PhaseReport {
     }
 }
 
+/// How the device was aged before the measured phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgingKind {
+    /// A fraction of the logical space written once, in order.
+    Fill,
+    /// Filled, then overwritten with the workload's own mix until the WAF settled.
+    FillSteady,
+    /// Overwritten with the workload's own mix until the WAF settled (no fill).
+    Steady,
+    /// An aging trace replayed first.
+    Trace,
+}
+
+/// What aging did and cost, apart from the measured phase.
 #[derive(Clone, Debug, Serialize)]
 pub struct PreconditionReport {
+    pub kind: AgingKind,
+    /// Fraction of the logical space the fill wrote.
+    pub fill_fraction: f64,
     #[serde(flatten)]
     pub phase: PhaseReport,
-    /// Whether the windowed WAF settled within the tolerance.
+    /// Whether the windowed WAF settled within the tolerance (true for
+    /// aging that does not look for a steady state).
     pub steady: bool,
     /// WAF of the last overwrite window.
     pub final_window_waf: Option<f64>,
@@ -98,6 +135,17 @@ impl DeviceSummary {
     }
 }
 
+/// The open-channel device and its host FTL, as the report shows them.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenChannelSummary {
+    pub geometry: OpenChannelGeometry,
+    pub line_layout: LineLayout,
+    /// pblk's own counts over the measured phase.
+    pub pblk: PblkStats,
+    /// Lines open at the end that hold pages of more than one class.
+    pub mixed_lines_open: usize,
+}
+
 /// Everything a run produced. Serialized as the JSON output.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -105,7 +153,15 @@ pub struct Report {
     pub seed: u64,
     pub config: Config,
     pub device: DeviceSummary,
+    /// Present when `ftl.kind = "open-channel"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_channel: Option<OpenChannelSummary>,
     pub precondition: Option<PreconditionReport>,
+    /// What the host stages received in the measured phase.
+    pub host: HostCounts,
+    pub discard: DiscardStats,
+    /// The write classes (placement hints) of the classifier stage.
+    pub classes: Vec<String>,
     pub measured: PhaseReport,
     pub erase_counts: EraseStats,
     pub waf_series: Vec<WafPoint>,
@@ -115,61 +171,100 @@ pub struct Report {
     pub timed: Option<TimedReport>,
 }
 
-/// How often (in requests) the observer hears about progress.
+/// How often (in events) the observer hears about progress.
 const PROGRESS_INTERVAL: u64 = 1 << 16;
 
-/// Runs a whole simulation with the timing model: preconditioning (if
-/// enabled, in counting mode), then the measured workload in simulated time.
-pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
-    let mut simulation = Simulation::new(config)?;
-    if config.precondition.enabled {
-        simulation.precondition(observer)?;
-    }
-    let requests = config.workload.total_requests(&simulation.geometry);
-    simulation.measure_timed(requests, observer)?;
-    Ok(simulation.report())
-}
+/// Requests turned from events ahead of their submission, so the layer's
+/// mapping entries for them are in cache when they run. Sources and host
+/// stages never depend on the layer's state, so this changes nothing else.
+const LOOKAHEAD: usize = 16;
 
-/// Runs a whole simulation in counting mode: preconditioning (if enabled),
-/// then the measured workload.
+/// A synthetic run in counting mode: aging as configured, then the workload.
 pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut simulation = Simulation::new(config)?;
-    if config.precondition.enabled {
-        simulation.precondition(observer)?;
-    }
+    simulation.precondition(observer)?;
     let requests = config.workload.total_requests(&simulation.geometry);
     simulation.measure(requests, observer)?;
     Ok(simulation.report())
 }
 
-/// A simulation in progress: the FTL, the workload, and what was measured.
+/// A synthetic run through the timing model: aging as configured (in
+/// counting mode), then the workload in simulated time.
+pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    let mut simulation = Simulation::new(config)?;
+    simulation.precondition(observer)?;
+    let requests = config.workload.total_requests(&simulation.geometry);
+    simulation.measure_timed(requests, observer)?;
+    Ok(simulation.report())
+}
+
+/// The translation layers a configuration can name.
+#[derive(Debug, Clone)]
+enum Layer {
+    Page(PageFtl),
+    OpenChannel(Pblk),
+}
+
+/// Runs `$body` with `$ftl` bound to the concrete layer, so the hot loops
+/// are compiled once per layer with no dynamic dispatch.
+macro_rules! on_layer {
+    ($layer:expr, $ftl:ident => $body:expr) => {
+        match $layer {
+            Layer::Page($ftl) => $body,
+            Layer::OpenChannel($ftl) => $body,
+        }
+    };
+}
+
+/// A run in progress: the device, the host stages, the synthetic workload
+/// (the aging pattern of every run), and what was measured.
 pub struct Simulation {
     config: Config,
     geometry: Geometry,
-    ftl: PageFtl,
+    journal: Vec<SectorRange>,
+    layer: Layer,
+    stages: HostStages,
     workload: Synthetic,
-    lookahead: Lookahead,
     precondition: Option<PreconditionReport>,
     measure_start: Counters,
+    pblk_start: PblkStats,
     series: Vec<WafPoint>,
     timed: Option<TimedReport>,
 }
 
 impl Simulation {
     pub fn new(config: &Config) -> Result<Self, SimError> {
+        Self::with_journal(config, &[])
+    }
+
+    /// `journal`: the file system journal's sector ranges, when the workload
+    /// source knows them (the classifier stage uses them).
+    pub fn with_journal(config: &Config, journal: &[SectorRange]) -> Result<Self, SimError> {
         let geometry = config.validate()?;
-        config.ftl.validate_for_full_device(&geometry)?;
-        let ftl = PageFtl::new(&geometry, &config.ftl, config.seed)?;
-        let workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
-        let measure_start = ftl.counters().clone();
+        let layer = match config.ftl.kind {
+            LayerKind::Page => {
+                config.ftl.validate_for_full_device(&geometry)?;
+                Layer::Page(PageFtl::new(&geometry, &config.ftl, config.seed)?)
+            }
+            LayerKind::OpenChannel => {
+                config.pblk.validate(&geometry)?;
+                let classes = HostStages::new(&geometry, &config.host, &config.discard, journal)?.classes().len();
+                let pblk = Pblk::new(&geometry, &config.pblk, classes)
+                    .map_err(|error| ConfigError::new("pblk", error.to_string()))?;
+                Layer::OpenChannel(pblk)
+            }
+        };
+        let measure_start = on_layer!(&layer, ftl => ftl.counters().clone());
         Ok(Self {
+            stages: HostStages::new(&geometry, &config.host, &config.discard, journal)?,
+            workload: Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1)),
             config: config.clone(),
             geometry,
-            ftl,
-            workload,
-            lookahead: Lookahead::default(),
+            journal: journal.to_vec(),
+            layer,
             precondition: None,
             measure_start,
+            pblk_start: PblkStats::default(),
             series: Vec::new(),
             timed: None,
         })
@@ -183,95 +278,237 @@ impl Simulation {
         &self.config
     }
 
-    pub fn ftl(&self) -> &PageFtl {
-        &self.ftl
+    /// The page-mapped FTL, when the run uses it.
+    pub fn page_ftl(&self) -> Option<&PageFtl> {
+        match &self.layer {
+            Layer::Page(ftl) => Some(ftl),
+            Layer::OpenChannel(_) => None,
+        }
     }
 
-    /// Fills the logical space in order, then overwrites with the workload's
-    /// write pattern until the windowed WAF is steady (or the cap is reached).
-    /// What it costs is reported apart from the measured phase.
-    pub fn precondition(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<&PreconditionReport, SimError> {
-        let settings = &self.config.precondition;
-        let start = self.ftl.counters().clone();
-        if settings.fill {
-            fill_sequentially(&mut self.ftl, &self.geometry, StreamId(self.config.workload.stream), observer)?;
+    /// The open-channel host FTL, when the run uses it.
+    pub fn pblk(&self) -> Option<&Pblk> {
+        match &self.layer {
+            Layer::Page(_) => None,
+            Layer::OpenChannel(pblk) => Some(pblk),
         }
+    }
+
+    /// The layer's cumulative counters (aging included).
+    pub fn counters(&self) -> &Counters {
+        on_layer!(&self.layer, ftl => ftl.counters())
+    }
+
+    /// Ages the device as `[precondition]` says: nothing, a sequential fill
+    /// of `fill_fraction` of the logical space, and/or overwrites with the
+    /// workload's own mix (`[workload]`, trims and reads included) until the
+    /// windowed WAF is steady or the budget is spent. Reported apart from
+    /// the measured phase.
+    pub fn precondition(
+        &mut self,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<Option<&PreconditionReport>, SimError> {
+        let settings = self.config.precondition.clone();
+        let kind = match (settings.enabled, settings.fill, settings.overwrite) {
+            (false, _, _) | (true, false, false) => return Ok(None),
+            (true, true, false) => AgingKind::Fill,
+            (true, true, true) => AgingKind::FillSteady,
+            (true, false, true) => AgingKind::Steady,
+        };
+        let start = self.counters().clone();
+        let fill_fraction = if settings.fill { settings.fill_fraction } else { 0.0 };
+        if settings.fill {
+            self.fill(fill_fraction, observer)?;
+        }
+        let (steady, final_window_waf) =
+            if settings.overwrite { self.overwrite_to_steady(observer)? } else { (true, None) };
+        let phase = PhaseReport::new(self.counters().since(&start));
+        self.start_measuring();
+        Ok(Some(self.precondition.insert(PreconditionReport { kind, fill_fraction, phase, steady, final_window_waf })))
+    }
+
+    /// Ages the device by running `source` (an aging trace) through fresh
+    /// host stages; reported apart from the measured phase.
+    pub fn age_with(
+        &mut self,
+        source: &mut dyn EventSource,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<&PreconditionReport, SimError> {
+        let start = self.counters().clone();
+        let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
+        let phase = PhaseReport::new(self.counters().since(&start));
+        self.start_measuring();
+        let report = PreconditionReport {
+            kind: AgingKind::Trace,
+            fill_fraction: 0.0,
+            phase,
+            steady: true,
+            final_window_waf: None,
+        };
+        Ok(self.precondition.insert(report))
+    }
+
+    fn fill(&mut self, fraction: f64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        const CHUNK_PAGES: u32 = 256;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let pages = (f64::from(self.geometry.logical_pages) * fraction).round() as u32;
+        let stream = self.config.workload.stream;
+        let sectors_per_page = u64::from(self.geometry.sectors_per_page());
+        let chunks = (0..pages).step_by(CHUNK_PAGES as usize).map(move |first| {
+            let length = CHUNK_PAGES.min(pages - first);
+            let sectors = SectorRange::new(u64::from(first) * sectors_per_page, u64::from(length) * sectors_per_page);
+            let write = crate::host::event::HostEvent::new(SimNs(0), crate::host::event::HostOp::Write, sectors);
+            crate::host::event::HostEvent { stream: crate::units::StreamId(stream), ..write }
+        });
+        let mut source = crate::workload::IterEvents(chunks);
+        let mut stages = self.aging_stages()?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
+        Ok(())
+    }
+
+    /// Overwrites with the workload's own mix until `steady_windows` windows
+    /// in a row change the WAF by at most `steady_tolerance`, or
+    /// `max_device_writes` of host page writes are spent; returns whether
+    /// the WAF settled and the last window's WAF.
+    fn overwrite_to_steady(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(bool, Option<f64>), SimError> {
+        let settings = &self.config.precondition;
         let logical = f64::from(self.geometry.logical_pages);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let window_pages = ((settings.window_device_fraction * logical) as u64).max(1);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let budget_pages = (settings.max_device_writes * logical) as u64;
-        let total = budget_pages / u64::from(self.config.workload.request_pages);
-        let mut series = WafSeries::new(window_pages, self.ftl.counters());
+        let workload = &self.config.workload;
+        // Reads and trims spend requests, not the write budget: draw enough
+        // requests for the budget's writes (a mix without writes stops at once).
+        let write_fraction = 1.0 - workload.read_fraction - workload.trim_fraction;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+        let requests = if write_fraction > 0.0 {
+            ((budget_pages / u64::from(workload.request_pages)) as f64 / write_fraction).ceil() as u64
+        } else {
+            0
+        };
+        let start_written = self.counters().host_pages_written;
+        let mut series = WafSeries::new(window_pages, self.counters());
         let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
-        for done in 0..total {
-            let request = self.lookahead.next(&self.ftl, || self.workload.next_write());
-            submit(&mut self.ftl, &request)?;
-            if let Some(window_waf) = series.observe(self.ftl.counters()) {
-                if steady.observe(window_waf) {
-                    break;
-                }
-            }
-            report_progress(observer, Phase::Overwrite, done, total);
+        let mut stages = self.aging_stages()?;
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
+        let observe = |counters: &Counters| {
+            let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
+            settled || counters.host_pages_written - start_written >= budget_pages
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe))?;
+        Ok((steady.reached() || requests == 0, series.points().last().map(|point| point.waf_window)))
+    }
+
+    /// Host stages for synthetic aging: DISCARDs pass at once, no classes.
+    fn aging_stages(&self) -> Result<HostStages, ConfigError> {
+        let discard = crate::host::discard::DiscardConfig::default();
+        let host = crate::host::stages::HostConfig::default();
+        HostStages::new(&self.geometry, &host, &discard, &[])
+    }
+
+    fn start_measuring(&mut self) {
+        self.measure_start = self.counters().clone();
+        if let Layer::OpenChannel(pblk) = &self.layer {
+            self.pblk_start = pblk.stats().clone();
         }
-        self.measure_start = self.ftl.counters().clone();
-        self.lookahead.clear();
-        Ok(self.precondition.insert(PreconditionReport {
-            phase: PhaseReport::new(self.ftl.counters().since(&start)),
-            steady: steady.reached() || total == 0,
-            final_window_waf: series.points().last().map(|point| point.waf_window),
-        }))
     }
 
-    /// The WAF series of a measured phase of `requests` requests: windows of
-    /// `metrics.window_pages`, by default a hundredth of the phase.
-    fn phase_series(&self, requests: u64) -> WafSeries {
-        let request_pages = u64::from(self.config.workload.request_pages);
-        let window_pages = self.config.metrics.window_pages.unwrap_or_else(|| (requests * request_pages / 100).max(1));
-        WafSeries::new(window_pages, self.ftl.counters())
+    /// The WAF series of a measured phase: windows of `metrics.window_pages`,
+    /// by default a hundredth of the phase's pages (or, when its length is
+    /// unknown, a twentieth of the logical space).
+    fn phase_series(&self, pages: Option<u64>) -> WafSeries {
+        let default = || match pages {
+            Some(pages) => (pages / 100).max(1),
+            None => (u64::from(self.geometry.logical_pages) / 20).max(1),
+        };
+        WafSeries::new(self.config.metrics.window_pages.unwrap_or_else(default), self.counters())
     }
 
-    /// Issues `requests` requests of the workload and records the WAF series.
+    /// Runs `requests` requests of the synthetic workload in counting mode.
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
-        let mut series = self.phase_series(requests);
-        for done in 0..requests {
-            let request = self.lookahead.next(&self.ftl, || self.workload.next_request());
-            submit(&mut self.ftl, &request)?;
-            series.observe(self.ftl.counters());
-            report_progress(observer, Phase::Measure, done, requests);
-        }
-        observer(Progress { phase: Phase::Measure, done: requests, total: requests });
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
+        let pages = requests * u64::from(self.config.workload.request_pages);
+        let mut series = {
+            let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
+            WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()))
+        };
+        let observe = |counters: &Counters| {
+            series.observe(counters);
+            false
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe))?;
         self.series.extend(series.into_points());
-        self.lookahead.clear();
         Ok(())
     }
 
-    /// Issues `requests` writes of the workload with nothing but the FTL in
-    /// the loop (for benchmarks of the FTL's write path).
+    /// Runs every event of `source` through the host stages in counting mode
+    /// (a trace replay), then issues what the DISCARD stage still holds.
+    pub fn replay(&mut self, source: &mut dyn EventSource, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let mut series = self.phase_series(None);
+        let observe = |counters: &Counters| {
+            series.observe(counters);
+            false
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, observe))?;
+        self.series.extend(series.into_points());
+        Ok(())
+    }
+
+    /// Issues `requests` writes of the workload with nothing but the driver
+    /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
-        for _ in 0..requests {
-            let request = self.lookahead.next(&self.ftl, || self.workload.next_write());
-            submit(&mut self.ftl, &request)?;
-        }
-        self.lookahead.clear();
-        Ok(())
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_| false))
     }
 
-    /// Runs `requests` requests of the configured workload through the
-    /// timing model (`[timing]`), on the FTL as preconditioning left it.
-    pub fn measure_timed(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<&TimedReport, SimError> {
+    /// Runs `requests` requests of the synthetic workload through the timing
+    /// model (`[timing]`), on the device as aging left it.
+    pub fn measure_timed(
+        &mut self,
+        requests: u64,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<&TimedReport, SimError> {
         let timing = &self.config.timing;
         let iops = (timing.arrival == Arrival::Open).then_some(timing.arrival_iops);
         let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
-        let mut series = self.phase_series(requests);
-        let mut source = SyntheticSource::new(&mut self.workload, arrivals);
-        let engine = Engine::new(&self.geometry, timing, &self.config.ftl);
-        let report = engine.run_with_waf(&mut self.ftl, &mut source, requests, observer, Some(&mut series))?;
+        let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, Some(arrivals));
+        let pages = requests * u64::from(self.config.workload.request_pages);
+        let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
+        let mut series = WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()));
+        let mut staged = StagedSource::new(&mut source, &mut self.stages);
+        let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
+        let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));
+        let report = staged.result(report)?;
         self.series.extend(series.into_points());
         Ok(self.timed.insert(report))
     }
 
-    /// Like [`Self::measure_timed`], with requests from `source`.
+    /// Replays `source` through the host stages and the timing model: each
+    /// event's requests arrive at the event's time counted from the first
+    /// event (`timing.arrival = "open"`), or as soon as a queue slot frees
+    /// (`"closed"`, the device's own pace).
+    pub fn replay_timed(
+        &mut self,
+        source: &mut dyn EventSource,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<&TimedReport, SimError> {
+        let mut series = self.phase_series(None);
+        let mut staged = StagedSource::new(source, &mut self.stages);
+        let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
+        // The source's length is unknown: progress counts completed requests.
+        let mut progress = |update: Progress| observer(Progress { total: 0, ..update });
+        let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, u64::MAX, &mut progress, Some(&mut series)));
+        let report = staged.result(report)?;
+        self.series.extend(series.into_points());
+        Ok(self.timed.insert(report))
+    }
+
+    /// Runs `requests` ready-made timed requests (the timing experiments'
+    /// own sources) through the timing model, past the host stages.
     pub fn measure_timed_from(
         &mut self,
         source: &mut dyn RequestSource,
@@ -279,22 +516,33 @@ impl Simulation {
         observer: &mut dyn FnMut(Progress),
     ) -> Result<&TimedReport, SimError> {
         let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
-        let report = engine.run(&mut self.ftl, source, requests, observer)?;
+        let report = on_layer!(&mut self.layer, ftl => engine.run(ftl, source, requests, observer))?;
         Ok(self.timed.insert(report))
     }
 
     pub fn report(&self) -> Report {
         let geometry = self.geometry;
+        let (memory, erase_counts) = on_layer!(&self.layer, ftl => (ftl.memory_bytes(), EraseStats::from_counts(ftl.erase_counts(), geometry.pe_cycles)));
         #[allow(clippy::cast_precision_loss)]
-        let memory_bytes_per_physical_page = self.ftl.memory_bytes() as f64 / f64::from(geometry.physical_pages());
+        let memory_bytes_per_physical_page = memory as f64 / f64::from(geometry.physical_pages());
+        let open_channel = self.pblk().map(|pblk| OpenChannelSummary {
+            geometry: *pblk.device().geometry(),
+            line_layout: *pblk.layout(),
+            pblk: pblk.stats().since(&self.pblk_start),
+            mixed_lines_open: pblk.mixed_lines(),
+        });
         Report {
             nandlab_version: env!("CARGO_PKG_VERSION"),
             seed: self.config.seed,
             config: self.config.clone(),
             device: DeviceSummary::new(&geometry),
+            open_channel,
             precondition: self.precondition.clone(),
-            measured: PhaseReport::new(self.ftl.counters().since(&self.measure_start)),
-            erase_counts: EraseStats::from_counts(self.ftl.flash().erase_counts(), geometry.pe_cycles),
+            host: self.stages.counts().clone(),
+            discard: self.stages.discard_stats().clone(),
+            classes: self.stages.classes(),
+            measured: PhaseReport::new(self.counters().since(&self.measure_start)),
+            erase_counts,
             waf_series: self.series.clone(),
             memory_bytes_per_physical_page,
             timed: self.timed.clone(),
@@ -302,56 +550,124 @@ impl Simulation {
     }
 }
 
-fn report_progress(observer: &mut dyn FnMut(Progress), phase: Phase, done: u64, total: u64) {
-    if done.is_multiple_of(PROGRESS_INTERVAL) {
-        observer(Progress { phase, done, total });
-    }
+/// Where a request the layer refused came from, with a hint when the device
+/// is smaller than the workload.
+fn at_event(stages: &HostStages, error: FtlError) -> SimError {
+    let hint = match error {
+        FtlError::LpnOutOfRange { .. } => " (is the device smaller than the trace? try --fit)",
+        _ => "",
+    };
+    SimError::AtEvent { event: stages.events(), error, hint }
 }
 
-fn fill_sequentially(
-    ftl: &mut PageFtl,
-    geometry: &Geometry,
-    stream: StreamId,
+/// The counting-mode loop every phase shares: events from `source` through
+/// `stages` onto `ftl`, a few requests ahead for the caches, `after_each`
+/// called with the counters after every request (true stops the phase).
+fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
+    ftl: &mut T,
+    stages: &mut HostStages,
+    source: &mut S,
+    phase: Phase,
     observer: &mut dyn FnMut(Progress),
+    mut after_each: impl FnMut(&Counters) -> bool,
 ) -> Result<(), SimError> {
-    const CHUNK_PAGES: u32 = 256;
-    let total = u64::from(geometry.logical_pages.div_ceil(CHUNK_PAGES));
-    let mut first = 0;
-    while first < geometry.logical_pages {
-        let pages = CHUNK_PAGES.min(geometry.logical_pages - first);
-        submit(ftl, &Request { op: crate::host::Op::Write, start: Lpn(first), pages, stream })?;
-        report_progress(observer, Phase::Fill, u64::from(first / CHUNK_PAGES), total);
-        first += pages;
+    let total = source.len_hint().unwrap_or(0);
+    let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    let mut dry = false;
+    let mut events: u64 = 0;
+    loop {
+        while !dry && ahead.len() <= LOOKAHEAD {
+            let before = ahead.len();
+            match source.next_event()? {
+                Some(event) => {
+                    stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
+                    events += 1;
+                    if events.is_multiple_of(PROGRESS_INTERVAL) {
+                        observer(Progress { phase, done: events, total });
+                    }
+                }
+                None => {
+                    stages.finish(&mut ahead).map_err(|error| at_event(stages, error))?;
+                    dry = true;
+                }
+            }
+            for (request, _) in ahead.iter().skip(before) {
+                ftl.prefetch_mapping(request.start);
+            }
+        }
+        let Some((request, _)) = ahead.pop_front() else {
+            break;
+        };
+        if let Some((halfway, _)) = ahead.get(LOOKAHEAD / 2) {
+            ftl.prefetch_old_page(halfway.start);
+        }
+        submit(ftl, &request).map_err(|error| at_event(stages, error))?;
+        if after_each(ftl.counters()) {
+            break;
+        }
     }
+    observer(Progress { phase, done: events, total });
     Ok(())
 }
 
-/// Requests generated a few ahead of their submission, so the FTL's cache
-/// lines for them are fetched while earlier requests run. The workload does
-/// not depend on the FTL's state, so generating early changes nothing; what
-/// is left at the end of a phase is discarded, deterministically.
-#[derive(Debug, Default)]
-struct Lookahead {
-    queue: std::collections::VecDeque<Request>,
+/// The timed engine's request source over events: each event passes the
+/// host stages, and the requests it causes arrive at the event's time,
+/// counted from the first event (so absolute timestamps start at once); the
+/// DISCARD stage's final issue arrives with the last event.
+struct StagedSource<'a, S: EventSource + ?Sized> {
+    source: &'a mut S,
+    stages: &'a mut HostStages,
+    pending: VecDeque<(Request, bool)>,
+    arrival: SimNs,
+    first_ns: Option<u64>,
+    error: Option<SimError>,
+    done: bool,
 }
 
-impl Lookahead {
-    const DEPTH: usize = 16;
-
-    fn next(&mut self, ftl: &PageFtl, mut generate: impl FnMut() -> Request) -> Request {
-        while self.queue.len() <= Self::DEPTH {
-            let request = generate();
-            ftl.prefetch_mapping(request.start);
-            self.queue.push_back(request);
-        }
-        if let Some(halfway) = self.queue.get(Self::DEPTH / 2) {
-            ftl.prefetch_old_page(halfway.start);
-        }
-        self.queue.pop_front().unwrap_or_else(generate)
+impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
+    fn new(source: &'a mut S, stages: &'a mut HostStages) -> Self {
+        Self { source, stages, pending: VecDeque::new(), arrival: SimNs(0), first_ns: None, error: None, done: false }
     }
 
-    fn clear(&mut self) {
-        self.queue.clear();
+    /// Turns the next event (or the end of the source) into pending
+    /// requests; `None` when nothing more will come.
+    #[inline]
+    fn refill(&mut self) -> Option<()> {
+        if self.done || self.error.is_some() {
+            return None;
+        }
+        let outcome = match self.source.next_event() {
+            Ok(Some(event)) => {
+                let first = *self.first_ns.get_or_insert(event.time.0);
+                self.arrival = SimNs(event.time.0.saturating_sub(first));
+                self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error))
+            }
+            Ok(None) => {
+                self.done = true;
+                self.stages.finish(&mut self.pending).map_err(|error| at_event(self.stages, error))
+            }
+            Err(error) => Err(SimError::Source(error)),
+        };
+        outcome.map_err(|error| self.error = Some(error)).ok()
+    }
+
+    /// The engine's result, unless the source or the stages failed first.
+    fn result(self, engine: Result<TimedReport, FtlError>) -> Result<TimedReport, SimError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        engine.map_err(|error| at_event(self.stages, error))
+    }
+}
+
+impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
+    #[inline]
+    fn next_request(&mut self) -> Option<TimedRequest> {
+        while self.pending.is_empty() {
+            self.refill()?;
+        }
+        let (request, priority) = self.pending.pop_front()?;
+        Some(TimedRequest { request, arrival: self.arrival, priority })
     }
 }
 
@@ -384,3 +700,6 @@ impl SteadyState {
         self.streak >= self.windows
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,9 +27,9 @@ fn steady_waf(rho: f64, policy: &str) -> (f64, f64) {
     config.precondition.steady_tolerance = 0.002;
     let mut simulation = Simulation::new(&config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("preconditioning runs");
-    let before = simulation.ftl().counters().clone();
+    let before = simulation.counters().clone();
     simulation.write_only(3 * u64::from(geometry.logical_pages)).expect("writes succeed");
-    let measured = simulation.ftl().counters().since(&before).waf().expect("pages written");
+    let measured = simulation.counters().since(&before).waf().expect("pages written");
     (measured, effective_rho(&geometry, config.ftl.gc_threshold_blocks))
 }
 
@@ -69,7 +69,9 @@ fn policies_rank_as_theory_says() {
     let d_choices = steady_waf(rho, "d-choices").0;
     let cost_benefit = steady_waf(rho, "cost-benefit").0;
     let fifo = steady_waf(rho, "fifo").0;
-    eprintln!("ρ = {rho}: greedy {greedy:.3}, d-choices(10) {d_choices:.3}, cost-benefit {cost_benefit:.3}, fifo {fifo:.3}");
+    eprintln!(
+        "ρ = {rho}: greedy {greedy:.3}, d-choices(10) {d_choices:.3}, cost-benefit {cost_benefit:.3}, fifo {fifo:.3}"
+    );
     // Greedy is optimal for uniform traffic; the others cannot beat it, and
     // all of them beat random choice by far.
     let random = random_waf(rho);

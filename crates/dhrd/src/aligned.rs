@@ -12,11 +12,7 @@ pub(crate) struct AlignedBuf {
 impl AlignedBuf {
     /// A buffer of length 0 that allocates nothing (a chunk before the copier reaches it).
     pub(crate) fn empty() -> AlignedBuf {
-        AlignedBuf {
-            storage: Vec::new(),
-            start: 0,
-            len: 0,
-        }
+        AlignedBuf { storage: Vec::new(), start: 0, len: 0 }
     }
 
     /// A zero-filled buffer; large ones come from `calloc`/`mmap`, so untouched pages cost no RAM.
@@ -24,11 +20,7 @@ impl AlignedBuf {
         let storage = vec![0u8; len + DIRECT_ALIGN];
         let start = storage.as_ptr().align_offset(DIRECT_ALIGN);
         debug_assert!(start < DIRECT_ALIGN);
-        AlignedBuf {
-            storage,
-            start,
-            len,
-        }
+        AlignedBuf { storage, start, len }
     }
 
     pub(crate) fn as_slice(&self) -> &[u8] {

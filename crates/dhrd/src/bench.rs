@@ -24,7 +24,9 @@ pub enum Pattern {
     RandomRead,
     RandomWrite,
     /// Random reads and writes, `read_percent` of them reads (the paper's mix is 66:34).
-    RandomMixed { read_percent: u8 },
+    RandomMixed {
+        read_percent: u8,
+    },
     SequentialRead,
     SequentialWrite,
 }
@@ -114,7 +116,8 @@ impl FileTarget {
     /// Opens an existing file read-write with `flags` added.
     fn open(path: &Path, flags: i32) -> Result<FileTarget> {
         let error = |action, source| DhrdError::Backing { path: path.to_path_buf(), action, source };
-        let file = OpenOptions::new().read(true).write(true).custom_flags(flags).open(path).map_err(|e| error("open", e))?;
+        let file =
+            OpenOptions::new().read(true).write(true).custom_flags(flags).open(path).map_err(|e| error("open", e))?;
         let size_bytes = file.metadata().map_err(|e| error("stat", e))?.len();
         Ok(FileTarget { file, path: path.to_path_buf(), size_bytes })
     }
@@ -172,21 +175,12 @@ pub fn run_workload(device: &dyn BenchTarget, spec: &WorkloadSpec) -> Result<Wor
     }
     let started = Instant::now();
     let tallies: Vec<Result<ThreadTally>> = thread::scope(|scope| {
-        let workers: Vec<_> = (0..spec.threads)
-            .map(|index| scope.spawn(move || run_thread(device, spec, blocks, index)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().unwrap_or_else(|_| panic!("bench thread panicked")))
-            .collect()
+        let workers: Vec<_> =
+            (0..spec.threads).map(|index| scope.spawn(move || run_thread(device, spec, blocks, index))).collect();
+        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|_| panic!("bench thread panicked"))).collect()
     });
     let elapsed = started.elapsed();
-    let mut total = ThreadTally {
-        reads: 0,
-        writes: 0,
-        read_ns: latency_histogram(),
-        write_ns: latency_histogram(),
-    };
+    let mut total = ThreadTally { reads: 0, writes: 0, read_ns: latency_histogram(), write_ns: latency_histogram() };
     for tally in tallies {
         let tally = tally?;
         total.reads += tally.reads;
@@ -212,12 +206,7 @@ fn run_thread(device: &dyn BenchTarget, spec: &WorkloadSpec, blocks: u64, index:
     for byte in buf.iter_mut() {
         *byte = rng.next() as u8;
     }
-    let mut tally = ThreadTally {
-        reads: 0,
-        writes: 0,
-        read_ns: latency_histogram(),
-        write_ns: latency_histogram(),
-    };
+    let mut tally = ThreadTally { reads: 0, writes: 0, read_ns: latency_histogram(), write_ns: latency_histogram() };
     let per_thread = (blocks / spec.threads as u64).max(1);
     let mut sequential_block = (index as u64 * per_thread) % blocks;
     let deadline = Instant::now() + spec.duration;
@@ -225,9 +214,7 @@ fn run_thread(device: &dyn BenchTarget, spec: &WorkloadSpec, blocks: u64, index:
         let (block, is_read) = match spec.pattern {
             Pattern::RandomRead => (rng.below(blocks), true),
             Pattern::RandomWrite => (rng.below(blocks), false),
-            Pattern::RandomMixed { read_percent } => {
-                (rng.below(blocks), rng.below(100) < u64::from(read_percent))
-            }
+            Pattern::RandomMixed { read_percent } => (rng.below(blocks), rng.below(100) < u64::from(read_percent)),
             Pattern::SequentialRead | Pattern::SequentialWrite => {
                 sequential_block = (sequential_block + 1) % blocks;
                 (sequential_block, spec.pattern == Pattern::SequentialRead)
@@ -271,15 +258,7 @@ pub fn measure_first_io(config: &DeviceConfig, wait_for_init: Duration) -> Resul
     let first_write = started.elapsed();
     device.wait_initialized(wait_for_init);
     let initialization = device.init_progress().finished_after;
-    Ok((
-        device,
-        FirstIo {
-            open,
-            first_read,
-            first_write,
-            initialization,
-        },
-    ))
+    Ok((device, FirstIo { open, first_read, first_write, initialization }))
 }
 
 /// The paper's video test (section 4.4): read a file, modify part of it, write it as another file
@@ -295,17 +274,11 @@ pub struct VideoRun {
 pub fn video_test(src: &Path, dst: &Path, modify_bytes: u64) -> Result<VideoRun> {
     let io_err = |path: &Path, action| {
         let path = path.to_path_buf();
-        move |source| DhrdError::Backing {
-            path,
-            action,
-            source,
-        }
+        move |source| DhrdError::Backing { path, action, source }
     };
     let started = Instant::now();
     let mut content = Vec::new();
-    File::open(src)
-        .and_then(|mut file| file.read_to_end(&mut content))
-        .map_err(io_err(src, "read video source"))?;
+    File::open(src).and_then(|mut file| file.read_to_end(&mut content)).map_err(io_err(src, "read video source"))?;
     let read = started.elapsed();
     let len = content.len();
     let modify = usize::try_from(modify_bytes).unwrap_or(usize::MAX).min(len);
@@ -320,14 +293,8 @@ pub fn video_test(src: &Path, dst: &Path, modify_bytes: u64) -> Result<VideoRun>
         .truncate(true)
         .open(dst)
         .map_err(io_err(dst, "create video copy"))?;
-    out.write_all(&content)
-        .and_then(|()| out.sync_all())
-        .map_err(io_err(dst, "write video copy"))?;
-    Ok(VideoRun {
-        bytes: len as u64,
-        read,
-        write: write_started.elapsed(),
-    })
+    out.write_all(&content).and_then(|()| out.sync_all()).map_err(io_err(dst, "write video copy"))?;
+    Ok(VideoRun { bytes: len as u64, read, write: write_started.elapsed() })
 }
 
 /// Writes `size` seeded pseudo-random (xorshift64) bytes to a new file at

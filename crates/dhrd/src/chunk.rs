@@ -112,10 +112,7 @@ impl Chunk {
                 }
                 Phase::Initializing => {
                     waited_for_copy = true;
-                    phase = self
-                        .phase_changed
-                        .wait(phase)
-                        .unwrap_or_else(PoisonError::into_inner);
+                    phase = self.phase_changed.wait(phase).unwrap_or_else(PoisonError::into_inner);
                 }
             }
         }
@@ -142,10 +139,7 @@ impl Chunk {
                 return waited;
             }
             waited = true;
-            phase = self
-                .phase_changed
-                .wait(phase)
-                .unwrap_or_else(PoisonError::into_inner);
+            phase = self.phase_changed.wait(phase).unwrap_or_else(PoisonError::into_inner);
         }
         waited
     }

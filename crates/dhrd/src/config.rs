@@ -56,7 +56,7 @@ impl fmt::Display for Durability {
 /// Everything needed to open a DHRD.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
-    /// Regular file (created sparse if missing) or block device holding the durable copy.
+    /// Regular file (created 0600 if missing) or block device holding the durable copy.
     pub backing_path: PathBuf,
     /// Device size; `None` takes the size of an existing backing store.
     pub size_bytes: Option<u64>,
@@ -65,10 +65,14 @@ pub struct DeviceConfig {
     pub durability: Durability,
     /// Upper bound on the background copier's read rate; `None` copies as fast as the store allows.
     pub copy_rate_bytes_per_s: Option<u64>,
+    /// Leave a regular backing file sparse: no space is reserved at open and discards punch holes.
+    /// Off by default: the whole size is allocated at open (or the open fails with `NoSpace`), so a
+    /// full file system cannot fail writes later.
+    pub sparse: bool,
 }
 
 impl DeviceConfig {
-    /// Defaults: 1 MiB chunks, `Direct` durability, unthrottled copier.
+    /// Defaults: 1 MiB chunks, `Direct` durability, unthrottled copier, space reserved.
     #[must_use]
     pub fn new(backing_path: impl Into<PathBuf>, size_bytes: Option<u64>) -> Self {
         DeviceConfig {
@@ -77,6 +81,7 @@ impl DeviceConfig {
             chunk_bytes: 1 << 20,
             durability: Durability::Direct,
             copy_rate_bytes_per_s: None,
+            sparse: false,
         }
     }
 
@@ -117,14 +122,9 @@ pub(crate) fn validate_size(size: u64) -> Result<()> {
 /// Parses `4096`, `64K`, `64KiB`, `1M`, `4GiB`, `1T` (binary multiples) and `64KB`, `1MB`, `1GB`
 /// (decimal multiples).
 pub fn parse_byte_size(text: &str) -> Result<u64> {
-    let err = |reason| DhrdError::ByteSize {
-        text: text.to_owned(),
-        reason,
-    };
+    let err = |reason| DhrdError::ByteSize { text: text.to_owned(), reason };
     let trimmed = text.trim();
-    let digits_end = trimmed
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(trimmed.len());
+    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
     let (digits, suffix) = trimmed.split_at(digits_end);
     if digits.is_empty() {
         return Err(err("no leading number"));
@@ -142,9 +142,7 @@ pub fn parse_byte_size(text: &str) -> Result<u64> {
         "TB" => 1_000_000_000_000,
         _ => return Err(err("unknown unit suffix")),
     };
-    number
-        .checked_mul(multiplier)
-        .ok_or_else(|| err("size overflows 64 bits"))
+    number.checked_mul(multiplier).ok_or_else(|| err("size overflows 64 bits"))
 }
 
 #[cfg(test)]

@@ -6,16 +6,17 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::aligned::AlignedBuf;
-use crate::backing::Backing;
+use crate::backing::FileStore;
 use crate::chunk::{Chunk, ChunkState, WriteRoute};
-use crate::config::{Durability, DeviceConfig};
+use crate::config::{DeviceConfig, Durability};
 use crate::error::{DhrdError, Result};
 use crate::stats::{bump, Counters, InitProgress, LatencyRecorder, StatsSnapshot};
+use crate::store::BackingStore;
 
 /// The copier reads a chunk in slices of at most this size so a rate limit paces it smoothly.
 const COPY_SLICE_BYTES: usize = 1 << 20;
@@ -23,11 +24,11 @@ const COPY_SLICE_BYTES: usize = 1 << 20;
 /// A durable hybrid RAM disk. Cheap to share: wrap it in an `Arc`; every method takes `&self`.
 pub struct Device {
     shared: Arc<Shared>,
-    copier: Option<JoinHandle<()>>,
+    copier: Mutex<Option<JoinHandle<()>>>,
 }
 
 struct Shared {
-    backing: Backing,
+    backing: Box<dyn BackingStore>,
     chunks: Box<[Chunk]>,
     chunk_bytes: u64,
     size_bytes: u64,
@@ -58,13 +59,26 @@ enum Mutation<'a> {
 }
 
 impl Device {
-    /// Opens (or creates, sparse) the backing store and starts serving at once. RAM starts empty
-    /// (nothing is allocated yet); the copier allocates and fills it chunk by chunk in the background.
+    /// Opens (or creates) the backing store and starts serving at once. RAM starts empty (nothing
+    /// is allocated yet); the copier allocates and fills it chunk by chunk in the background.
     pub fn open(config: &DeviceConfig) -> Result<Device> {
         config.validate()?;
         let opened_at = Instant::now();
-        let opened = Backing::open(config)?;
-        let size_bytes = opened.size_bytes;
+        let store = FileStore::open(config)?;
+        Device::start(Box::new(store), config, opened_at)
+    }
+
+    /// Starts a device on any `BackingStore` (tests put a simulated disk here). From `config` only
+    /// the chunk size, the durability (which must describe how `store` acknowledges writes) and the
+    /// copy rate apply; the store brings its own size.
+    pub fn open_on(store: Box<dyn BackingStore>, config: &DeviceConfig) -> Result<Device> {
+        config.validate()?;
+        crate::config::validate_size(store.size_bytes())?;
+        Device::start(store, config, Instant::now())
+    }
+
+    fn start(backing: Box<dyn BackingStore>, config: &DeviceConfig, opened_at: Instant) -> Result<Device> {
+        let size_bytes = backing.size_bytes();
         let chunk_count = size_bytes.div_ceil(config.chunk_bytes);
         let chunks: Box<[Chunk]> = (0..chunk_count)
             .map(|index| {
@@ -73,7 +87,7 @@ impl Device {
             })
             .collect();
         let shared = Arc::new(Shared {
-            backing: opened.backing,
+            backing,
             chunks,
             chunk_bytes: config.chunk_bytes,
             size_bytes,
@@ -97,15 +111,23 @@ impl Device {
                 action: "spawn the initialization copier thread",
                 source,
             })?;
-        Ok(Device {
-            shared,
-            copier: Some(copier),
-        })
+        Ok(Device { shared, copier: Mutex::new(Some(copier)) })
     }
 
     #[must_use]
     pub fn size_bytes(&self) -> u64 {
         self.shared.size_bytes
+    }
+
+    #[must_use]
+    pub fn durability(&self) -> Durability {
+        self.shared.durability
+    }
+
+    /// The backing store this device mirrors.
+    #[must_use]
+    pub fn backing_path(&self) -> &std::path::Path {
+        self.shared.backing.path()
     }
 
     #[must_use]
@@ -224,7 +246,7 @@ impl Device {
             size_bytes: shared.size_bytes,
             chunk_bytes: shared.chunk_bytes,
             durability: shared.durability.to_string(),
-            direct_io: shared.backing.direct_active(),
+            direct_io: shared.backing.bypasses_page_cache(),
             reads: Counters::load(&c.reads),
             writes: Counters::load(&c.writes),
             discards: Counters::load(&c.discards),
@@ -271,14 +293,21 @@ impl Device {
     }
 
     /// Stops the copier and makes every acknowledged write durable (clean shutdown).
-    pub fn close(mut self) -> Result<()> {
+    pub fn close(self) -> Result<()> {
+        self.shut_down()
+    }
+
+    /// `close` for a device still shared (e.g. with front-end threads that cannot be joined when a
+    /// stop is forced): stops the copier and syncs; requests still served afterwards keep working.
+    pub fn shut_down(&self) -> Result<()> {
         self.stop_copier();
         self.shared.backing.sync()
     }
 
-    fn stop_copier(&mut self) {
+    fn stop_copier(&self) {
         self.shared.stop_copier.store(true, Ordering::Release);
-        if let Some(copier) = self.copier.take() {
+        let copier = crate::chunk::lock(&self.copier).take();
+        if let Some(copier) = copier {
             // A panicking copier has already left its chunks in a state served from the backing store.
             let _ = copier.join();
         }
@@ -287,11 +316,7 @@ impl Device {
     fn check_range(&self, offset: u64, len: u64) -> Result<()> {
         let end = u128::from(offset) + u128::from(len);
         if end > u128::from(self.shared.size_bytes) {
-            return Err(DhrdError::OutOfRange {
-                offset,
-                end,
-                size_bytes: self.shared.size_bytes,
-            });
+            return Err(DhrdError::OutOfRange { offset, end, size_bytes: self.shared.size_bytes });
         }
         Ok(())
     }
@@ -374,9 +399,7 @@ impl Shared {
     fn apply_to_backing(&self, piece: &Piece, mutation: Mutation<'_>) -> Result<()> {
         match mutation {
             Mutation::Data(data) => self.backing.write(piece.device_offset, data),
-            Mutation::Zeros => self
-                .backing
-                .zero(piece.device_offset, piece.in_chunk.len() as u64),
+            Mutation::Zeros => self.backing.zero(piece.device_offset, piece.in_chunk.len() as u64),
         }
     }
 
@@ -433,11 +456,7 @@ struct Pacer {
 
 impl Pacer {
     fn new(rate_bytes_per_s: Option<u64>) -> Pacer {
-        Pacer {
-            rate_bytes_per_s,
-            started: Instant::now(),
-            bytes: 0,
-        }
+        Pacer { rate_bytes_per_s, started: Instant::now(), bytes: 0 }
     }
 
     fn pace(&mut self, bytes: u64) {

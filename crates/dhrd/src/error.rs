@@ -22,28 +22,23 @@ pub enum DhrdError {
         "backing store {path} is {actual_bytes} bytes but the device size is {expected_bytes} bytes; \
          pass the matching --size or a different backing file"
     )]
-    SizeMismatch {
-        path: PathBuf,
-        actual_bytes: u64,
-        expected_bytes: u64,
-    },
+    SizeMismatch { path: PathBuf, actual_bytes: u64, expected_bytes: u64 },
+    /// The file system holding a new or sparse backing store cannot reserve the device size.
+    #[error(
+        "backing store {path}: cannot reserve {needed_bytes} bytes, the file system has {available_bytes} \
+         bytes free; choose a smaller --size or another file system, or pass --sparse to take the risk \
+         of writes failing with ENOSPC later"
+    )]
+    NoSpace { path: PathBuf, needed_bytes: u64, available_bytes: u64 },
     /// A configuration value is unusable.
     #[error("invalid DHRD configuration: {key} = {value}: {reason}")]
-    Config {
-        key: &'static str,
-        value: String,
-        reason: &'static str,
-    },
+    Config { key: &'static str, value: String, reason: &'static str },
     /// A byte size such as `4GiB` could not be parsed.
     #[error("invalid byte size {text:?}: {reason} (examples: 4096, 64KiB, 1M, 4GiB)")]
     ByteSize { text: String, reason: &'static str },
     /// A request reaches past the end of the device.
     #[error("range {offset}..{end} is outside the device (size {size_bytes} bytes)")]
-    OutOfRange {
-        offset: u64,
-        end: u128,
-        size_bytes: u64,
-    },
+    OutOfRange { offset: u64, end: u128, size_bytes: u64 },
     /// `verify_mirror` found the RAM image and the backing store disagree.
     #[error("mirror mismatch at byte {offset}: RAM image has {ram:#04x}, backing store has {backing:#04x}")]
     MirrorMismatch { offset: u64, ram: u8, backing: u8 },

@@ -6,16 +6,18 @@
 //! Mechanism, durability modes and measurements: docs/dhrd.md.
 
 mod aligned;
-pub mod bench;
 mod backing;
+pub mod bench;
 mod chunk;
 mod config;
 mod device;
 mod error;
 mod stats;
+mod store;
 
 pub use chunk::ChunkState;
 pub use config::{parse_byte_size, DeviceConfig, Durability, BLOCK_BYTES};
 pub use device::Device;
 pub use error::{DhrdError, Result};
 pub use stats::{InitProgress, LatencySummary, StatsSnapshot};
+pub use store::BackingStore;

@@ -41,9 +41,7 @@ pub(crate) struct LatencyRecorder {
 
 impl LatencyRecorder {
     pub(crate) fn new() -> LatencyRecorder {
-        LatencyRecorder {
-            histogram: Mutex::new(latency_histogram()),
-        }
+        LatencyRecorder { histogram: Mutex::new(latency_histogram()) }
     }
 
     pub(crate) fn record(&self, elapsed: Duration) {
@@ -58,8 +56,7 @@ impl LatencyRecorder {
 /// A latency histogram in nanoseconds: 1 ns .. 1 h at three significant digits (bounded memory).
 pub(crate) fn latency_histogram() -> Histogram<u64> {
     // Constant, valid bounds: construction cannot fail.
-    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3)
-        .expect("hdrhistogram accepts constant bounds 1..1h at 3 digits")
+    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("hdrhistogram accepts constant bounds 1..1h at 3 digits")
 }
 
 pub(crate) fn record_latency(histogram: &mut Histogram<u64>, elapsed: Duration) {
@@ -109,9 +106,7 @@ impl InitProgress {
     /// Percent of chunks initialized, in tenths of a percent (integer, no rounding surprises).
     #[must_use]
     pub fn permille(&self) -> u64 {
-        (self.chunks_initialized * 1000)
-            .checked_div(self.chunks_total)
-            .unwrap_or(1000)
+        (self.chunks_initialized * 1000).checked_div(self.chunks_total).unwrap_or(1000)
     }
 }
 

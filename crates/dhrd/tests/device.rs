@@ -64,9 +64,8 @@ fn random_unaligned_io_matches_model_and_survives_reopen() {
                     let mut buf = vec![0u8; len];
                     device.read_at(offset, &mut buf).expect("read");
                     assert!(buf == model[range.clone()], "{durability}: read {offset}+{len} differs");
-                    let in_place = device
-                        .read_in_place(offset, len, |bytes| bytes == &model[range])
-                        .expect("read in place");
+                    let in_place =
+                        device.read_in_place(offset, len, |bytes| bytes == &model[range]).expect("read in place");
                     assert!(in_place, "{durability}: read_in_place {offset}+{len} differs");
                 }
             }
@@ -153,15 +152,9 @@ fn bad_configurations_are_clear_errors() {
     assert!(err(&DeviceConfig::new(&path, None)).is_some_and(|e| e.contains("size must be given")));
 
     let device = Device::open(&config(&path, 4 * MIB, MIB)).expect("open");
-    assert!(matches!(
-        Device::open(&config(&path, 4 * MIB, MIB)),
-        Err(DhrdError::BackingInUse { .. })
-    ));
+    assert!(matches!(Device::open(&config(&path, 4 * MIB, MIB)), Err(DhrdError::BackingInUse { .. })));
     let mut buf = [0u8; 2];
-    assert!(matches!(
-        device.read_at(4 * MIB - 1, &mut buf),
-        Err(DhrdError::OutOfRange { .. })
-    ));
+    assert!(matches!(device.read_at(4 * MIB - 1, &mut buf), Err(DhrdError::OutOfRange { .. })));
     drop(device);
     let mismatch = Device::open(&config(&path, 8 * MIB, MIB));
     assert!(matches!(mismatch, Err(DhrdError::SizeMismatch { actual_bytes, .. }) if actual_bytes == 4 * MIB));

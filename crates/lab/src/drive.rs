@@ -1,49 +1,38 @@
-//! Every use the lab makes of nandlab-core's run drivers (`Replayer`,
-//! `OpenChannelReplayer`) and of their event and report types, in one small
-//! module so that they can be repointed to a single pipeline without touching
-//! the experiments or the front ends (which name the types through here).
+//! Every use the lab makes of nandlab-core's run driver (`Simulation`) and
+//! of its event and report types, in one small module: the experiments and
+//! the front ends name the types through here.
 
-use crate::replay::{write_flags, TracedRequest};
-use crate::Result;
+use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;
-use nandlab_core::host::pblk::replay::{OpenChannelReplayer, WriteOrigin};
-use nandlab_core::replay::Replayer;
-use nandlab_core::Config;
+use nandlab_core::{Config, Simulation};
 
-pub use nandlab_core::host::pblk::replay::OpenChannelReport;
-pub use nandlab_core::replay::{HostEvent, HostOp, ReplayReport, SECTOR_BYTES};
+pub use nandlab_core::host::event::{HostEvent, HostOp, SECTOR_BYTES};
+pub use nandlab_core::workload::{EventSource, SourceError};
+pub use nandlab_core::Report;
 
-/// Counting mode on the page-mapped FTL: every request applied in order.
-pub(crate) fn replay_counted(config: &Config, events: impl Iterator<Item = Result<HostEvent>>) -> Result<ReplayReport> {
-    let mut replayer = Replayer::new(config)?;
-    for event in events {
-        replayer.apply(&event?)?;
-    }
-    Ok(replayer.finish()?)
-}
-
-/// Timed mode on the page-mapped FTL. `events` ends early when the caller
-/// stops the run; the caller then discards the report.
-pub(crate) fn replay_timed(config: &Config, events: &mut dyn Iterator<Item = HostEvent>) -> Result<ReplayReport> {
-    Ok(Replayer::new(config)?.run_timed(events, &mut |_| {})?)
-}
-
-/// The open-channel device under the pblk-like host FTL; `age` writes every
-/// logical page once first.
-pub(crate) fn replay_open_channel(
+/// One replay: the device `config` describes, aged by `aging` (a trace) or
+/// as `[precondition]` says, then `events` in counting or timed mode.
+pub(crate) fn replay(
     config: &Config,
     journal: &[SectorRange],
-    age: bool,
-    requests: impl Iterator<Item = Result<TracedRequest>>,
-) -> Result<OpenChannelReport> {
-    let mut replayer = OpenChannelReplayer::new(config, journal)?;
-    if age {
-        replayer.precondition_fill()?;
+    aging: Option<&mut dyn EventSource>,
+    events: &mut dyn EventSource,
+    timed: bool,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report> {
+    let mut simulation = Simulation::with_journal(config, journal)?;
+    match aging {
+        Some(aging) => {
+            simulation.age_with(aging, progress)?;
+        }
+        None => {
+            simulation.precondition(progress)?;
+        }
     }
-    for request in requests {
-        let request = request?;
-        let origin = WriteOrigin { process: request.record.process.as_str(), flags: write_flags(&request.record) };
-        replayer.apply(&request.event, &origin)?;
+    if timed {
+        simulation.replay_timed(events, progress)?;
+    } else {
+        simulation.replay(events, progress)?;
     }
-    Ok(replayer.finish()?)
+    Ok(simulation.report())
 }

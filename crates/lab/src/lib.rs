@@ -3,9 +3,9 @@
 //!
 //! - [`registry`]: every `reproduce` experiment by name, with its
 //!   description, whether it needs root and a rough run time;
-//! - [`replay`]: a trace file onto the simulated SSD (page-mapped FTL or the
-//!   open-channel device under the pblk-like host FTL), in counting or timed
-//!   mode, watched by an [`Observer`] that may stop it;
+//! - [`replay`]: a trace file onto the simulated SSD through the one driver
+//!   (any translation layer, aging first), in counting or timed mode,
+//!   watched by an [`Observer`] that may stop it;
 //! - [`table`]: a trace file as columns (one row per request);
 //! - [`shared`]: what experiments share (cached captures, device configurations);
 //! - `experiments`: one module per paper.
@@ -20,7 +20,7 @@ pub mod replay;
 pub mod shared;
 pub mod table;
 
-pub use drive::{OpenChannelReport, ReplayReport};
+pub use drive::Report;
 pub use error::{Error, Result};
 pub use nandlab_core::sim::{Phase, Progress};
 pub use registry::{reproduce, ExperimentArgs, Reproduced, EXPERIMENTS};

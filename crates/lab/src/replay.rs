@@ -1,24 +1,27 @@
 //! A trace file onto the simulated SSD: each record becomes a host event
-//! (512-byte sectors, journal commits recognised) and goes through a DISCARD
-//! policy to the page-mapped FTL, in counting or timed mode, or to the
-//! open-channel device under the pblk-like host FTL. Shared by
-//! `nandlab replay`, the experiments and `nandlab.replay`.
+//! (512-byte sectors, flags, jbd2 commits recognised) and goes through the
+//! one driver — host stages (DISCARD policy, classifier) and the translation
+//! layer `ftl.kind` names (page-mapped FTL or the open-channel device under
+//! the pblk-like host FTL) — in counting or timed mode, after the aging
+//! `[precondition]` or an aging trace asks for. Shared by `nandlab replay`,
+//! the experiments and `nandlab.replay`.
 
-use crate::drive::{HostEvent, HostOp, OpenChannelReport, ReplayReport, SECTOR_BYTES};
+use crate::drive::{self, EventSource, HostEvent, HostOp, Report, SourceError, SECTOR_BYTES};
 use crate::error::{Error, Result};
-use crate::{drive, Observer, Phase, Progress, OBSERVER_INTERVAL};
+use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::timing::Arrival;
 use nandlab_core::units::{SimNs, StreamId};
 use nandlab_core::Config;
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
+use std::cell::RefCell;
 use std::path::Path;
 
 /// How a trace is replayed: which DISCARD policy, whether the device is
-/// scaled to the trace, and in which mode.
+/// scaled to the trace, in which mode, and how the device is aged.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ReplayMode {
+pub struct ReplayMode<'a> {
     /// `None`: the configuration's `discard.policy`.
     pub policy: Option<DiscardPolicy>,
     /// Scale the device (blocks per plane, same over-provisioning) so its
@@ -26,6 +29,8 @@ pub struct ReplayMode {
     pub fit: bool,
     /// `None`: counting mode; `Some(arrival)`: timed.
     pub timed: Option<Arrival>,
+    /// A trace to age the device with instead of `[precondition]`.
+    pub age_with: Option<&'a Path>,
 }
 
 /// Which trace and how to read it.
@@ -50,15 +55,15 @@ impl<'a> TraceSource<'a> {
     }
 }
 
-/// Replays one trace on the page-mapped FTL of the device `config`
-/// describes. `observer` sees the number of requests read so far and may
-/// stop the run.
+/// Replays one trace on the device `config` describes, aged as its
+/// `[precondition]` (or `mode.age_with`) says. `observer` sees the requests
+/// read so far (and the synthetic aging's progress) and may stop the run.
 pub fn replay(
     source: &TraceSource<'_>,
     mut config: Config,
-    mode: ReplayMode,
+    mode: ReplayMode<'_>,
     observer: &mut dyn Observer,
-) -> Result<ReplayReport> {
+) -> Result<Report> {
     let trace = source.open()?;
     let header = trace.header().clone();
     if let Some(policy) = mode.policy {
@@ -67,43 +72,38 @@ pub fn replay(
     if mode.fit {
         fit(&mut config, &header, source.path)?;
     }
-    let mut requests = Requests::new(trace, header, observer);
-    match mode.timed {
-        None => drive::replay_counted(&config, requests.map(|request| request.map(|request| request.event))),
-        Some(arrival) => {
-            config.timing.arrival = arrival;
-            let mut stopped = None;
-            let mut events = (&mut requests).map_while(|request| match request {
-                Ok(request) => Some(request.event),
-                Err(error) => {
-                    stopped = Some(error);
-                    None
-                }
-            });
-            let report = drive::replay_timed(&config, &mut events);
-            stopped.map_or(report, Err)
+    if let Some(arrival) = mode.timed {
+        config.timing.arrival = arrival;
+    }
+    let watched = Watched { observer: RefCell::new(observer), stopped: RefCell::new(None) };
+    let mut aging = match mode.age_with {
+        Some(path) => {
+            let trace = TraceSource::file(path).open()?;
+            let header = trace.header().clone();
+            Some(TraceEvents::new(trace, header, Phase::AgingTrace, &watched))
         }
+        None => None,
+    };
+    let mut events = TraceEvents::new(trace, header, Phase::Measure, &watched);
+    let journal = journal_sectors(&events.header);
+    // The trace phases report through their events; the synthetic aging through the driver.
+    let mut aging_progress = |progress: Progress| {
+        if matches!(progress.phase, Phase::Fill | Phase::Overwrite) {
+            watched.poll(progress);
+        }
+    };
+    let report = drive::replay(
+        &config,
+        &journal,
+        aging.as_mut().map(|aging| aging as &mut dyn EventSource),
+        &mut events,
+        mode.timed.is_some(),
+        &mut aging_progress,
+    );
+    match watched.stopped.into_inner() {
+        Some(error) => Err(error),
+        None => report,
     }
-}
-
-/// Replays a native trace of one device on the open-channel device under the
-/// pblk-like host FTL. `fit` scales the device to the traced one; `age`
-/// writes every logical page once first.
-pub fn replay_open_channel(
-    path: &Path,
-    mut config: Config,
-    fit_device: bool,
-    age: bool,
-    observer: &mut dyn Observer,
-) -> Result<OpenChannelReport> {
-    let trace = TraceSource::file(path).open()?;
-    let header = trace.header().clone();
-    if fit_device {
-        fit(&mut config, &header, path)?;
-    }
-    let journal = journal_sectors(&header);
-    let requests = Requests::new(trace, header, observer);
-    drive::replay_open_channel(&config, &journal, age, requests)
 }
 
 /// Scales `config`'s device to the size the trace header gives.
@@ -115,51 +115,77 @@ fn fit(config: &mut Config, header: &TraceHeader, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// One trace record and the host event it becomes.
-pub(crate) struct TracedRequest {
-    pub event: HostEvent,
-    pub record: Record,
+/// The observer of one replay, shared by its event sources and the
+/// driver's progress callback; the first error (the observer's, or a trace
+/// that does not read) stops the run and is what the replay returns.
+struct Watched<'o> {
+    observer: RefCell<&'o mut dyn Observer>,
+    stopped: RefCell<Option<Error>>,
 }
 
-/// The records of a trace as host events, the observer called every
-/// [`OBSERVER_INTERVAL`] requests; a read error or the observer's error is
-/// the last item.
-struct Requests<'a> {
-    trace: Box<dyn TraceRead + Send>,
-    header: TraceHeader,
-    commits: CommitDetector,
-    observer: &'a mut dyn Observer,
-    done: u64,
-    failed: bool,
-}
-
-impl<'a> Requests<'a> {
-    fn new(trace: Box<dyn TraceRead + Send>, header: TraceHeader, observer: &'a mut dyn Observer) -> Self {
-        Self { trace, header, commits: CommitDetector::default(), observer, done: 0, failed: false }
-    }
-}
-
-impl Iterator for Requests<'_> {
-    type Item = Result<TracedRequest>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
+impl Watched<'_> {
+    /// Shows `progress`; false once the run must stop.
+    fn poll(&self, progress: Progress) -> bool {
+        if self.stopped.borrow().is_some() {
+            return false;
         }
-        self.done += 1;
-        if self.done.is_multiple_of(OBSERVER_INTERVAL) {
-            if let Err(error) = self.observer.progress(Progress { phase: Phase::Measure, done: self.done, total: 0 }) {
-                self.failed = true;
-                return Some(Err(error));
+        let Ok(mut observer) = self.observer.try_borrow_mut() else { return true };
+        match observer.progress(progress) {
+            Ok(()) => true,
+            Err(error) => {
+                self.stop(error);
+                false
             }
         }
-        let item = match self.trace.next()? {
-            Ok(record) => Ok(TracedRequest { event: host_event(&record, &self.header, &mut self.commits), record }),
-            Err(error) => Err(error.into()),
-        };
-        self.failed = item.is_err();
-        Some(item)
     }
+
+    fn stop(&self, error: Error) {
+        self.stopped.borrow_mut().get_or_insert(error);
+    }
+}
+
+/// A trace file as the driver's event source, calling the observer every
+/// [`OBSERVER_INTERVAL`] requests.
+struct TraceEvents<'w, 'o> {
+    records: Box<dyn TraceRead + Send>,
+    header: TraceHeader,
+    commits: CommitDetector,
+    phase: Phase,
+    done: u64,
+    watched: &'w Watched<'o>,
+}
+
+impl<'w, 'o> TraceEvents<'w, 'o> {
+    fn new(records: Box<dyn TraceRead + Send>, header: TraceHeader, phase: Phase, watched: &'w Watched<'o>) -> Self {
+        Self { records, header, commits: CommitDetector::default(), phase, done: 0, watched }
+    }
+}
+
+impl EventSource for TraceEvents<'_, '_> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        self.done += 1;
+        let stopped = || SourceError("stopped by its observer".to_owned());
+        if self.done.is_multiple_of(OBSERVER_INTERVAL)
+            && !self.watched.poll(Progress { phase: self.phase, done: self.done, total: 0 })
+        {
+            return Err(stopped());
+        }
+        match self.records.next() {
+            None => Ok(None),
+            Some(Ok(record)) => Ok(Some(host_event(&record, &self.header, &mut self.commits))),
+            Some(Err(error)) => {
+                let message = error.to_string();
+                self.watched.stop(error.into());
+                Err(SourceError(message))
+            }
+        }
+    }
+}
+
+/// The journal's extents in 512-byte sectors.
+pub(crate) fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
+    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
+    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
 }
 
 /// A trace record as the simulator's host sees it, in 512-byte sectors.
@@ -173,12 +199,18 @@ pub fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDet
         Op::Discard => HostOp::Discard,
         Op::Flush => HostOp::Flush,
     };
+    let flags = WriteFlags {
+        sync: record.flags.contains(Flags::SYNC),
+        fua: record.flags.contains(Flags::FUA),
+        preflush: record.flags.contains(Flags::PREFLUSH),
+        meta: record.flags.contains(Flags::META),
+    };
     HostEvent {
-        time: SimNs(record.timestamp.0),
-        op,
-        sectors,
+        flags,
+        journal_thread: record.process.as_str().starts_with("jbd2"),
         journal_commit: commits.is_commit(record, header),
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
+        ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
     }
 }
 
@@ -210,22 +242,6 @@ impl CommitDetector {
     }
 }
 
-/// The journal's extents in 512-byte sectors.
-pub(crate) fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
-    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
-    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
-}
-
-/// What the pblk classifier reads from a record's flags.
-pub(crate) fn write_flags(record: &Record) -> WriteFlags {
-    WriteFlags {
-        sync: record.flags.contains(Flags::SYNC),
-        fua: record.flags.contains(Flags::FUA),
-        preflush: record.flags.contains(Flags::PREFLUSH),
-        meta: record.flags.contains(Flags::META),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,7 +261,7 @@ mod tests {
     }
 
     fn small() -> Config {
-        config_from("preset = \"small\"", &[]).expect("small preset")
+        config_from("preset = \"small\"\n[precondition]\nenabled = false\n", &[]).expect("small preset")
     }
 
     #[test]
@@ -287,7 +303,10 @@ mod tests {
         }
         let interrupt = crate::Interrupt::default();
         interrupt.raise();
-        let error = replay_open_channel(&trace, small(), false, false, &mut interrupt.clone()).expect_err("cancelled");
+        let mut open_channel = small();
+        open_channel.ftl.kind = nandlab_core::ftl::LayerKind::OpenChannel;
+        let error = replay(&TraceSource::file(&trace), open_channel, ReplayMode::default(), &mut interrupt.clone())
+            .expect_err("cancelled");
         assert!(error.is_cancelled(), "{error}");
     }
 

@@ -1,17 +1,24 @@
 //! The FUSE file system: a root directory holding `disk` (the DHRD, opened with FUSE direct I/O so
 //! every read, aligned or not, reaches the RAM image without the page cache: the direct byte read
 //! of section 3.4) and `stats` (a text snapshot of the device statistics, taken at open).
+//!
+//! Access control: the mount uses `default_permissions`, so the kernel checks every open, chmod and
+//! chown against the attributes reported here. `disk` reports the backing store's own mode and
+//! owner, and chmod/chown on `disk` change the backing store: whoever may use the DHRD may use its
+//! durable copy and nobody else, and the setting survives a restart.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig,
+    LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
+    TimeOrNow, WriteFlags,
 };
 use nandlab_dhrd::{Device, DhrdError};
 
@@ -35,30 +42,56 @@ pub(crate) struct DiskFs {
     stats_snapshots: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     next_handle: AtomicU64,
     mounted_at: SystemTime,
+    /// The backing store, whose mode and owner `disk` reports and chmod/chown change.
+    backing_path: PathBuf,
+    daemon_pid: u32,
+    /// Request threads: the kernel may keep this many asynchronous requests in flight.
+    threads: u16,
+    uid: u32,
+    gid: u32,
+}
+
+/// Permission bits and owner of one file.
+struct Ownership {
+    perm: u16,
     uid: u32,
     gid: u32,
 }
 
 impl DiskFs {
-    pub(crate) fn new(device: Arc<Device>) -> DiskFs {
+    pub(crate) fn new(device: Arc<Device>, threads: u16) -> DiskFs {
         DiskFs {
-            device,
             stats_snapshots: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             mounted_at: SystemTime::now(),
+            backing_path: device.backing_path().to_path_buf(),
+            device,
+            daemon_pid: std::process::id(),
+            threads,
             uid: nix::unistd::getuid().as_raw(),
             gid: nix::unistd::getgid().as_raw(),
         }
     }
 
-    fn attr(&self, ino: INodeNo) -> Option<FileAttr> {
-        let (kind, perm, size, nlink) = match ino {
-            INodeNo::ROOT => (FileType::Directory, 0o755, 0, 2),
-            DISK_INODE => (FileType::RegularFile, 0o600, self.device.size_bytes(), 1),
-            STATS_INODE => (FileType::RegularFile, 0o444, 0, 1),
-            _ => return None,
+    fn daemon_owned(&self, perm: u16) -> Ownership {
+        Ownership { perm, uid: self.uid, gid: self.gid }
+    }
+
+    /// The backing store's permission bits and owner: what `disk` reports.
+    fn disk_ownership(&self) -> Result<Ownership, Errno> {
+        let metadata = std::fs::metadata(&self.backing_path).map_err(|err| io_errno(&err))?;
+        Ok(Ownership { perm: (metadata.mode() & 0o7777) as u16, uid: metadata.uid(), gid: metadata.gid() })
+    }
+
+    fn attr(&self, ino: INodeNo) -> Result<FileAttr, Errno> {
+        let (kind, ownership, size, nlink) = match ino {
+            INodeNo::ROOT => (FileType::Directory, self.daemon_owned(0o755), 0, 2),
+            DISK_INODE => (FileType::RegularFile, self.disk_ownership()?, self.device.size_bytes(), 1),
+            STATS_INODE => (FileType::RegularFile, self.daemon_owned(0o444), 0, 1),
+            _ => return Err(Errno::ENOENT),
         };
-        Some(FileAttr {
+        let Ownership { perm, uid, gid } = ownership;
+        Ok(FileAttr {
             ino,
             size,
             blocks: size.div_ceil(512),
@@ -69,8 +102,8 @@ impl DiskFs {
             kind,
             perm,
             nlink,
-            uid: self.uid,
-            gid: self.gid,
+            uid,
+            gid,
             rdev: 0,
             blksize: 4096,
             flags: 0,
@@ -100,12 +133,33 @@ impl DiskFs {
     }
 }
 
+/// Applies chmod and chown of `disk` to the backing store. The kernel has already checked that the
+/// caller may (`default_permissions`); the daemon's own rights decide the rest (a daemon that is
+/// not root cannot give the store away: EPERM).
+fn change_ownership(
+    path: &std::path::Path,
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+) -> Result<(), Errno> {
+    if uid.is_some() || gid.is_some() {
+        std::os::unix::fs::chown(path, uid, gid).map_err(|err| io_errno(&err))?;
+    }
+    if let Some(mode) = mode {
+        let permissions = std::fs::Permissions::from_mode(mode & 0o7777);
+        std::fs::set_permissions(path, permissions).map_err(|err| io_errno(&err))?;
+    }
+    Ok(())
+}
+
+fn io_errno(err: &std::io::Error) -> Errno {
+    err.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
+}
+
 fn errno_of(err: &DhrdError) -> Errno {
     match err {
         DhrdError::OutOfRange { .. } => Errno::ENOSPC,
-        DhrdError::Backing { source, .. } => {
-            source.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
-        }
+        DhrdError::Backing { source, .. } => source.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
         _ => Errno::EIO,
     }
 }
@@ -117,6 +171,10 @@ impl Filesystem for DiskFs {
         // Asynchronous direct I/O lets AIO/io_uring readers keep several requests in flight;
         // an older kernel without it still works, one request per thread.
         let _ = config.add_capabilities(InitFlags::FUSE_ASYNC_DIO);
+        // The kernel's default of 12 asynchronous requests in flight would cap a queue depth of 16
+        // below what the request threads can serve; match it to the threads instead.
+        let _ = config.set_max_background(self.threads);
+        let _ = config.set_congestion_threshold(self.threads.saturating_mul(3) / 4);
         Ok(())
     }
 
@@ -127,26 +185,27 @@ impl Filesystem for DiskFs {
             _ => return reply.error(Errno::ENOENT),
         };
         match self.attr(ino) {
-            Some(attr) => reply.entry(&ATTR_TTL, &attr, Generation(0)),
-            None => reply.error(Errno::ENOENT),
+            Ok(attr) => reply.entry(&ATTR_TTL, &attr, Generation(0)),
+            Err(errno) => reply.error(errno),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.attr(ino) {
-            Some(attr) => reply.attr(&ATTR_TTL, &attr),
-            None => reply.error(Errno::ENOENT),
+            Ok(attr) => reply.attr(&ATTR_TTL, &attr),
+            Err(errno) => reply.error(errno),
         }
     }
 
-    /// Only no-op changes are accepted: the disk has a fixed size, permissions are fixed.
+    /// chmod/chown of `disk` change the backing store (see the module comment); the root directory
+    /// and `stats` refuse them (EPERM). The size is fixed; timestamps are not tracked.
     fn setattr(
         &self,
         _req: &Request,
         ino: INodeNo,
-        _mode: Option<u32>,
-        _uid: Option<u32>,
-        _gid: Option<u32>,
+        mode: Option<u32>,
+        uid: Option<u32>,
+        gid: Option<u32>,
         size: Option<u64>,
         _atime: Option<TimeOrNow>,
         _mtime: Option<TimeOrNow>,
@@ -158,26 +217,42 @@ impl Filesystem for DiskFs {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        let Some(attr) = self.attr(ino) else {
-            return reply.error(Errno::ENOENT);
+        let attr = match self.attr(ino) {
+            Ok(attr) => attr,
+            Err(errno) => return reply.error(errno),
         };
         if size.is_some_and(|size| size != attr.size) {
             return reply.error(Errno::EPERM);
         }
-        reply.attr(&ATTR_TTL, &attr);
+        let changes_ownership = mode.is_some() || uid.is_some() || gid.is_some();
+        if !changes_ownership {
+            return reply.attr(&ATTR_TTL, &attr);
+        }
+        if ino != DISK_INODE {
+            return reply.error(Errno::EPERM);
+        }
+        match change_ownership(&self.backing_path, mode, uid, gid).and_then(|()| self.attr(ino)) {
+            Ok(attr) => reply.attr(&ATTR_TTL, &attr),
+            Err(errno) => reply.error(errno),
+        }
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match ino {
             // Writes to different chunks proceed in parallel inside the device, so let the kernel
             // send concurrent direct writes instead of serialising them on the inode lock.
-            DISK_INODE => reply.opened(
-                FileHandle(0),
-                FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
-            ),
+            DISK_INODE => {
+                reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES)
+            }
             STATS_INODE => {
                 let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-                let text = self.device.stats().to_string().into_bytes();
+                let stopping = u8::from(crate::daemon::STOP_REQUESTED.load(Ordering::Acquire));
+                let text = format!(
+                    "daemon_pid {}\ndaemon_stop_requested {stopping}\n{}",
+                    self.daemon_pid,
+                    self.device.stats()
+                )
+                .into_bytes();
                 self.snapshots().insert(handle, Arc::new(text));
                 reply.opened(FileHandle(handle), FopenFlags::FOPEN_DIRECT_IO);
             }
@@ -283,9 +358,7 @@ impl Filesystem for DiskFs {
         if ino != DISK_INODE {
             return reply.error(Errno::EBADF);
         }
-        let in_range = offset
-            .checked_add(length)
-            .is_some_and(|end| end <= self.device.size_bytes());
+        let in_range = offset.checked_add(length).is_some_and(|end| end <= self.device.size_bytes());
         let zeroing = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) != 0;
         let known = mode & !(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) == 0;
         let result = match (known, in_range, zeroing) {

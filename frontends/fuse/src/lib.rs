@@ -2,10 +2,16 @@
 //! loop device can attach (the paper's DHRD is a block device under XFS; here it is a file under
 //! FUSE direct I/O) and `stats`. See docs/dhrd.md.
 
+mod daemon;
 mod error;
 mod fs;
+mod holders;
 mod serve;
+mod stop;
 
+pub use daemon::serve;
 pub use error::FuseError;
 pub use fs::{DISK_FILE_NAME, STATS_FILE_NAME};
-pub use serve::{mount, serve, MountOptions, MountedDisk, ServeArgs};
+pub use holders::disk_holders;
+pub use serve::{mount, MountOptions, MountedDisk, ServeArgs};
+pub use stop::{stop, StopArgs};

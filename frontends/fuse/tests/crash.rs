@@ -1,91 +1,43 @@
 //! Issue check: crash consistency under SIGKILL of the real daemon (`nandlab-dhrd-fuse`).
 //!
-//! A writer issues random writes (random sizes and offsets, unaligned) through DIR/disk and logs
-//! each acknowledged one into a reference image; a killer thread sends SIGKILL at a random moment;
-//! the next daemon start (which clears the stale mount the dead daemon left and re-initializes from
-//! the backing store, with a throttled copier in every other round so writes and kills land both
-//! during and after initialization) must read
-//! back every acknowledged write exactly. Only the bytes of the one write in flight at the kill are
-//! uncertain; they are adopted from the device after the check.
+//! Three writers, each in its own third of the disk, issue random writes through DIR/disk (random
+//! sizes and offsets, unaligned, and a third of them 4 KiB-aligned so they take the daemon's
+//! O_DIRECT path) and log each acknowledged one into a reference image; a killer thread sends
+//! SIGKILL at a random moment; the next daemon start (which clears the stale mount the dead daemon
+//! left and re-initializes from the backing store, with a throttled copier in every other round so
+//! writes and kills land both during and after initialization) must read back every acknowledged
+//! write exactly. Only the bytes of each writer's one write in flight at the kill are uncertain;
+//! they are adopted from the device after the check.
 
 mod support;
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader};
+use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
+use support::daemon::Daemon;
 use support::{fuse_unavailable, seeded_rng, skipped};
 
-const KILLS: usize = 50;
-const SIZE_BYTES: u64 = 32 << 20;
 const WRITE_BYTES_MAX: usize = 300_000;
+const WRITERS: usize = 3;
 
-/// The daemon child; SIGKILLed and its mount detached if the test fails midway.
-struct Daemon {
-    child: Child,
-    mountpoint: PathBuf,
-    /// After a deliberate SIGKILL the stale mount is left for the next daemon to clear.
-    leave_stale_mount: bool,
+/// `throttled` slows the copier so the kill lands during initialization.
+fn start_daemon(backing: &Path, mountpoint: &Path, size: u64, throttled: bool) -> Daemon {
+    let mut args = vec!["--size".to_owned(), size.to_string(), "--chunk".into(), "256KiB".into(), "--sparse".into()];
+    if throttled {
+        args.extend(["--copy-rate".into(), "200MiB".into()]);
+    }
+    Daemon::start(backing, mountpoint, &args)
 }
 
-impl Daemon {
-    /// `throttled` slows the copier so the kill lands during initialization.
-    fn start(backing: &Path, mountpoint: &Path, throttled: bool) -> Daemon {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_nandlab-dhrd-fuse"));
-        if throttled {
-            command.args(["--copy-rate", "200MiB"]);
-        }
-        let mut child = command
-            .args(["--backing", backing.to_str().expect("utf-8 path")])
-            .args(["--size", &SIZE_BYTES.to_string()])
-            .args(["--mount", mountpoint.to_str().expect("utf-8 path")])
-            .args(["--chunk", "256KiB", "--progress-ms", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn nandlab-dhrd-fuse");
-        let stdout = child.stdout.take().expect("daemon stdout");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("read ready line");
-        assert!(line.starts_with("dhrd: serving"), "daemon did not come up: {line:?}");
-        Daemon {
-            child,
-            mountpoint: mountpoint.to_path_buf(),
-            leave_stale_mount: false,
-        }
-    }
-
-    fn disk(&self) -> File {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(self.mountpoint.join("disk"))
-            .expect("open DIR/disk")
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        if self.leave_stale_mount {
-            return;
-        }
-        let _ = nix::mount::umount2(&self.mountpoint, nix::mount::MntFlags::MNT_DETACH);
-    }
-}
-
-/// The writer's log: what every acknowledged write put on the disk.
+/// One writer's log: what every acknowledged write put on its region of the disk.
 struct Reference {
+    base: usize,
     image: Vec<u8>,
     /// The write in flight when the daemon died: it may have landed, partly or not at all.
     uncertain: Option<(usize, usize)>,
@@ -96,18 +48,56 @@ impl Reference {
     fn verify(&mut self, disk: &File, round: usize) {
         let mut actual = vec![0u8; self.image.len()];
         for (index, piece) in actual.chunks_mut(1 << 20).enumerate() {
-            disk.read_exact_at(piece, (index as u64) << 20).expect("read back");
+            disk.read_exact_at(piece, (self.base + (index << 20)) as u64).expect("read back");
         }
         let (hole_start, hole_end) = self.uncertain.map_or((0, 0), |(at, len)| (at, at + len));
-        let mismatch = (0..self.image.len())
-            .find(|&i| (i < hole_start || i >= hole_end) && actual[i] != self.image[i]);
+        let mismatch = (0..self.image.len()).find(|&i| (i < hole_start || i >= hole_end) && actual[i] != self.image[i]);
         assert!(
             mismatch.is_none(),
-            "round {round}: acknowledged data lost at byte {mismatch:?} (in-flight write {:?})",
+            "round {round}: acknowledged data lost at byte {:?} (in-flight write {:?})",
+            mismatch.map(|at| self.base + at),
             self.uncertain
         );
         self.image[hole_start..hole_end].copy_from_slice(&actual[hole_start..hole_end]);
         self.uncertain = None;
+    }
+}
+
+/// What a writer did until the daemon died.
+#[derive(Default)]
+struct Written {
+    acknowledged: usize,
+    aligned: usize,
+}
+
+/// Writes random data into `reference`'s region until a write or fsync fails (the kill).
+fn write_until_killed(disk: &File, reference: &mut Reference, seed: u64) -> Written {
+    let region = reference.image.len();
+    use rand::SeedableRng;
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut written = Written::default();
+    loop {
+        let aligned = rng.random_range(0..3) == 0;
+        let (at, len) = if aligned {
+            let blocks = rng.random_range(1..WRITE_BYTES_MAX / 4096);
+            let start = rng.random_range(0..region / 4096 - blocks);
+            (start * 4096, blocks * 4096)
+        } else {
+            let len = rng.random_range(1..WRITE_BYTES_MAX);
+            (rng.random_range(0..region - len), len)
+        };
+        let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        reference.uncertain = Some((at, len));
+        if disk.write_all_at(&data, (reference.base + at) as u64).is_err() {
+            return written;
+        }
+        reference.image[at..at + len].copy_from_slice(&data);
+        reference.uncertain = None;
+        written.acknowledged += 1;
+        written.aligned += usize::from(aligned);
+        if rng.random_range(0..8) == 0 && disk.sync_data().is_err() {
+            return written;
+        }
     }
 }
 
@@ -116,24 +106,42 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
     if skipped(fuse_unavailable()) {
         return;
     }
-    let mut rng = seeded_rng(0xC4A5_4DE5_u64);
+    crash_rounds(32 << 20, 50, 0xC4A5_4DE5);
+}
+
+/// A multi-GiB image: the copier, the RAM image and the backing store at a size a deployment uses,
+/// with offsets past 2^31; few rounds, since each restart copies the whole image into RAM.
+#[test]
+fn acknowledged_writes_survive_sigkill_on_a_multi_gib_image() {
+    if skipped(fuse_unavailable()) {
+        return;
+    }
+    crash_rounds(2 << 30, 3, 0x261B_0F1D);
+}
+
+/// The tests take turns: the multi-GiB one would otherwise starve the other's writers of CPU.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `kills` rounds on a sparse image of `size` bytes: write, SIGKILL, restart, verify.
+fn crash_rounds(size: u64, kills: usize, seed: u64) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let region_bytes = (usize::try_from(size).expect("size fits") / WRITERS) & !4095;
+    let mut rng = seeded_rng(seed);
     let dir = tempfile::tempdir().expect("tempdir");
     let backing = dir.path().join("backing.img");
     let mountpoint = dir.path().join("mnt");
     std::fs::create_dir(&mountpoint).expect("mkdir");
-    let mut reference = Reference {
-        image: vec![0u8; SIZE_BYTES as usize],
-        uncertain: None,
-    };
+    let mut references: Vec<Reference> = (0..WRITERS)
+        .map(|writer| Reference { base: writer * region_bytes, image: vec![0u8; region_bytes], uncertain: None })
+        .collect();
     let started = Instant::now();
-    let mut acknowledged = 0usize;
+    let mut total = Written::default();
     let mut killed_during_init = 0usize;
 
-    for round in 0..KILLS {
-        let mut daemon = Daemon::start(&backing, &mountpoint, round % 2 == 0);
-        let disk = daemon.disk();
-        let pid = nix::unistd::Pid::from_raw(daemon.child.id() as i32);
-        let kill_after = Duration::from_millis(rng.random_range(10..100));
+    for round in 0..kills {
+        let mut daemon = start_daemon(&backing, &mountpoint, size, round % 2 == 0);
+        let pid = daemon.pid();
+        let kill_after = Duration::from_millis(rng.random_range(10..200));
         let killed = Arc::new(AtomicBool::new(false));
         let killer = {
             let killed = Arc::clone(&killed);
@@ -146,53 +154,62 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
                 during_init
             })
         };
-        // Writes only after the check, so the check itself never races the kill.
-        loop {
-            let len = rng.random_range(1..WRITE_BYTES_MAX);
-            let at = rng.random_range(0..SIZE_BYTES as usize - len);
-            let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-            reference.uncertain = Some((at, len));
-            match disk.write_all_at(&data, at as u64) {
-                Ok(()) => {
-                    reference.image[at..at + len].copy_from_slice(&data);
-                    reference.uncertain = None;
-                    acknowledged += 1;
-                }
-                Err(_) => break,
+        let seeds: Vec<u64> = (0..WRITERS).map(|_| rng.random()).collect();
+        thread::scope(|scope| {
+            let writers: Vec<_> = references
+                .iter_mut()
+                .zip(&seeds)
+                .map(|(reference, &seed)| {
+                    let disk = daemon.disk();
+                    scope.spawn(move || write_until_killed(&disk, reference, seed))
+                })
+                .collect();
+            for writer in writers {
+                let written = writer.join().expect("writer thread");
+                total.acknowledged += written.acknowledged;
+                total.aligned += written.aligned;
             }
-            if rng.random_range(0..8) == 0 && disk.sync_data().is_err() {
-                break;
-            }
-        }
+        });
         killed_during_init += usize::from(killer.join().expect("killer thread"));
         assert!(killed.load(Ordering::Acquire));
-        drop(disk);
         let _ = daemon.child.wait();
         daemon.leave_stale_mount = true;
         drop(daemon);
 
         // Restart from the backing store alone and check before anything else is written.
-        let daemon = Daemon::start(&backing, &mountpoint, true);
-        reference.verify(&daemon.disk(), round);
+        let daemon = start_daemon(&backing, &mountpoint, size, true);
+        let disk = daemon.disk();
+        for reference in &mut references {
+            reference.verify(&disk, round);
+        }
+        drop(disk);
         drop(daemon); // SIGKILL again: the next round recovers from this kill too
     }
 
-    let mut daemon = Daemon::start(&backing, &mountpoint, false);
-    reference.verify(&daemon.disk(), KILLS);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("SIGTERM");
+    let mut daemon = start_daemon(&backing, &mountpoint, size, false);
+    let disk = daemon.disk();
+    for reference in &mut references {
+        reference.verify(&disk, kills);
+    }
+    drop(disk);
+    daemon.signal(nix::sys::signal::Signal::SIGTERM);
     let status = daemon.child.wait().expect("wait");
     assert!(status.success(), "clean shutdown failed: {status}");
-    let on_disk = std::fs::read(&backing).expect("read backing file");
-    assert!(on_disk == reference.image, "backing file differs after clean shutdown");
+    let on_disk = File::open(&backing).expect("open backing file");
+    let mut piece = vec![0u8; 1 << 20];
+    for reference in &references {
+        for (index, expected) in reference.image.chunks(piece.len()).enumerate() {
+            let piece = &mut piece[..expected.len()];
+            on_disk.read_exact_at(piece, (reference.base + (index << 20)) as u64).expect("read backing file");
+            assert!(piece == expected, "backing file differs after clean shutdown");
+        }
+    }
     eprintln!(
-        "crash test: {} SIGKILLs during writes ({killed_during_init} during initialization) + {} \
-         SIGKILLs after verification, {acknowledged} acknowledged writes checked, {:.1} s",
-        KILLS,
-        KILLS,
+        "crash test ({size} bytes): {kills} SIGKILLs during writes by {WRITERS} writers ({killed_during_init} during \
+         initialization) + {kills} SIGKILLs after verification, {} acknowledged writes checked ({} \
+         4 KiB-aligned: the O_DIRECT path), {:.1} s",
+        total.acknowledged,
+        total.aligned,
         started.elapsed().as_secs_f64()
     );
 }

@@ -11,10 +11,7 @@ use nandlab_fuse::{mount, MountOptions};
 use rand::RngExt;
 use support::{loop_unavailable, run, seeded_rng, skipped, Cleanup};
 
-const OPTIONS: MountOptions = MountOptions {
-    threads: 2,
-    allow_other: false,
-};
+const OPTIONS: MountOptions = MountOptions { threads: 2, allow_other: false };
 
 #[test]
 fn ext4_on_a_loop_device_over_the_fuse_disk_survives_a_restart() {
@@ -67,10 +64,7 @@ fn ext4_on_a_loop_device_over_the_fuse_disk_survives_a_restart() {
     run("mount", &[&loop_dev, ext4_dir.to_str().expect("utf-8 path")]);
     cleanup.mounted(&ext4_dir);
     assert_eq!(std::fs::read(ext4_dir.join("big.bin")).expect("read big"), big);
-    assert_eq!(
-        std::fs::read(ext4_dir.join("sub/hello.txt")).expect("read small"),
-        b"hello from DHRD\n"
-    );
+    assert_eq!(std::fs::read(ext4_dir.join("sub/hello.txt")).expect("read small"), b"hello from DHRD\n");
     cleanup.undo_all();
     assert!(device.wait_initialized(std::time::Duration::from_secs(30)));
     assert_eq!(device.verify_mirror().expect("mirror"), 128);

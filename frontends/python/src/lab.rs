@@ -5,6 +5,7 @@
 //! stop the run.
 
 use crate::errors;
+use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
@@ -82,7 +83,7 @@ fn arrival(name: &str) -> PyResult<Arrival> {
 #[pyo3(signature = (
     trace, preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None,
     discard=None, timing=false, arrival_mode="trace", fit=false, format=None, device=None, open_channel=false,
-    progress=None,
+    age_with=None, progress=None,
 ))]
 pub fn replay_json(
     py: Python<'_>,
@@ -100,6 +101,7 @@ pub fn replay_json(
     format: Option<String>,
     device: Option<String>,
     open_channel: bool,
+    age_with: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let (mut config, _) =
@@ -110,25 +112,16 @@ pub fn replay_json(
         return Err(errors::config_error("arrival needs timing=True"));
     }
     let format = format.as_deref().map(nandlab_trace::Format::from_name).transpose().map_err(errors::from_trace)?;
+    if open_channel {
+        config.ftl.kind = LayerKind::OpenChannel;
+    }
     let mut observer = PyObserver::new(progress);
-    let json = if open_channel {
-        if timing || format.is_some() || device.is_some() {
-            return Err(errors::config_error(
-                "the open-channel device reads native traces of one device and has its own pblk timing: \
-                 drop timing, format and device",
-            ));
-        }
-        if let Some(policy) = policy {
-            config.discard.policy = policy;
-        }
-        let report = py.detach(|| nandlab_lab::replay::replay_open_channel(&trace, config, fit, false, &mut observer));
-        serde_json::to_string(&report.map_err(|error| errors::from_lab(error, observer.take_raised()))?)
-    } else {
-        let source = TraceSource { path: &trace, format, device: device.as_deref() };
-        let mode = ReplayMode { policy, fit, timed };
-        let report = py.detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer));
-        serde_json::to_string(&report.map_err(|error| errors::from_lab(error, observer.take_raised()))?)
-    };
+    let source = TraceSource { path: &trace, format, device: device.as_deref() };
+    let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref() };
+    let report = py
+        .detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer))
+        .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
+    let json = serde_json::to_string(&report);
     json.map_err(|error| errors::simulation_error(&error.to_string()))
 }
 

@@ -53,7 +53,7 @@ def test_replay_is_the_cli_replay(tmp_path):
     trace = tmp_path / "hm_0.csv"
     write_msr(trace, 3000)
     report = nandlab.replay(trace, preset="small", seed=5, progress=False)
-    assert report["trace"]["writes"] + report["trace"]["reads"] == 3000
+    assert report["host"]["writes"] + report["host"]["reads"] == 3000
     assert report["measured"]["host_pages_written"] > 0
     assert report["measured"]["waf"] >= 1.0
     binary = cli_binary()
@@ -71,7 +71,7 @@ def test_replay_options_change_what_they_should(tmp_path):
     trace.write_text(BLKPARSE)
     counted = nandlab.replay(trace, preset="small", discard="off", progress=False)
     assert counted["discard"]["received_commands"] == 1 and counted["discard"]["issued_commands"] == 0
-    assert counted["trace"]["journal_commits"] >= 1
+    assert counted["host"]["journal_commits"] >= 1
     assert "timed" not in counted or counted["timed"] is None
     timed = nandlab.replay(trace, preset="small", discard="online", timing=True, progress=False)
     assert timed["discard"]["issued_commands"] == 1
@@ -123,7 +123,7 @@ def test_read_trace_matches_what_replay_counts(tmp_path):
     frame = nandlab.read_trace(trace, progress=False)
     report = nandlab.replay(trace, preset="small", progress=False)
     counts = frame["op"].value_counts()
-    assert counts["write"] == report["trace"]["writes"] and counts["read"] == report["trace"]["reads"]
+    assert counts["write"] == report["host"]["writes"] and counts["read"] == report["host"]["reads"]
     assert (frame["time_ns"].diff().dropna() == 1_000_000).all(), "10^4 ticks of 100 ns"
 
 

@@ -9,6 +9,7 @@ use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;
 use crate::host::discard::DiscardConfig;
 use crate::host::pblk::PblkConfig;
+use crate::host::stages::HostConfig;
 use crate::timing::TimingConfig;
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
@@ -58,13 +59,16 @@ pub struct Config {
     pub precondition: PreconditionConfig,
     #[serde(default)]
     pub metrics: MetricsConfig,
-    /// The DISCARD stage of trace replay.
+    /// The DISCARD stage.
     #[serde(default)]
     pub discard: DiscardConfig,
+    /// The other host stages: write classifier, priority.
+    #[serde(default)]
+    pub host: HostConfig,
     /// The timing model (used by timed runs only).
     #[serde(default)]
     pub timing: TimingConfig,
-    /// The host-level FTL of the open-channel mode, validated when that mode runs.
+    /// The host-level FTL of `ftl.kind = "open-channel"`, validated when that layer runs.
     #[serde(default)]
     pub pblk: PblkConfig,
 }
@@ -91,6 +95,16 @@ impl Config {
         self.workload.validate(&geometry, self.ftl.streams)?;
         self.precondition.validate()?;
         self.discard.validate()?;
+        self.host.validate(self.ftl.streams)?;
+        if self.ftl.kind == crate::ftl::LayerKind::OpenChannel
+            && self.pblk.separate
+            && self.host.classifier == crate::host::classify::ClassifierKind::None
+        {
+            return Err(ConfigError::new(
+                "pblk.separate",
+                "separates the classes of host.classifier, which is `none`: set host.classifier (e.g. \"journal\")",
+            ));
+        }
         self.timing.validate(&geometry, &self.ftl)?;
         if self.metrics.window_pages == Some(0) {
             return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
@@ -188,16 +202,18 @@ impl ConfigBuilder {
         match table.remove("preset") {
             None => Ok(()),
             Some(toml::Value::String(name)) => self.merge_preset(&name),
-            Some(other) => Err(ConfigError::new("preset", format!("expected a preset name, found {}", other.type_str()))),
+            Some(other) => {
+                Err(ConfigError::new("preset", format!("expected a preset name, found {}", other.type_str())))
+            }
         }
     }
 
     /// Applies one `dotted.key=value` assignment. The value is read as a TOML
     /// value (`8`, `0.125`, `true`, `"text"`); anything else is taken as a string.
     pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
-        let (key, raw) = assignment.split_once('=').ok_or_else(|| {
-            ConfigError::new(assignment, "an override must look like `section.key=value`")
-        })?;
+        let (key, raw) = assignment
+            .split_once('=')
+            .ok_or_else(|| ConfigError::new(assignment, "an override must look like `section.key=value`"))?;
         let key = key.trim();
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(ConfigError::new(key, "not a valid dotted key"));
@@ -216,9 +232,7 @@ impl ConfigBuilder {
         for part in parts {
             path = if path.is_empty() { part.to_owned() } else { format!("{path}.{part}") };
             let entry = table.entry(part).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            table = entry
-                .as_table_mut()
-                .ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
+            table = entry.as_table_mut().ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
         }
         table.insert(leaf.to_owned(), value);
         Ok(())

@@ -5,25 +5,26 @@
 
 pub mod analytic;
 mod check;
+mod layer;
 mod prefetch;
 mod shared;
 pub mod telomere;
 mod victim;
 pub mod wao_gc;
 
+pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
-
 
 use crate::config::ConfigError;
 use crate::device::wear::{take_free_block, WearLeveling, WearModel};
 use crate::device::{DeviceError, FlashArray, Geometry};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, StreamId, UnitId};
+use prefetch::prefetch;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use prefetch::prefetch;
 use victim::{BlockView, VictimIndex};
 
 /// Marks an unmapped logical page in L2P and an invalid physical page in P2L.
@@ -33,6 +34,9 @@ const NONE: u32 = u32::MAX;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FtlConfig {
+    /// Which translation layer maps logical pages onto the flash.
+    #[serde(default)]
+    pub kind: LayerKind,
     #[serde(default)]
     pub gc_policy: VictimPolicy,
     /// Candidates sampled by the `d-choices` policy.
@@ -48,6 +52,37 @@ pub struct FtlConfig {
     /// Which free block a unit opens next (a simple wear-leveling hook).
     #[serde(default)]
     pub free_block_order: FreeBlockOrder,
+    /// What a read of a page that holds no data (never written, or trimmed) does.
+    #[serde(default)]
+    pub unmapped_reads: UnmappedReads,
+}
+
+/// The translation layers a run can use (`ftl.kind`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LayerKind {
+    /// The device-side page-mapped FTL (`[ftl]` keys).
+    #[default]
+    Page,
+    /// An open-channel device under the pblk-like host FTL (`[pblk]` keys;
+    /// `ftl.gc_policy` and the free-block keys do not apply).
+    OpenChannel,
+}
+
+/// What a read of a page holding no data does. Real devices return zeros
+/// (or a deterministic pattern) from the controller without touching the
+/// flash, so such reads cost nothing in the timing model and are counted
+/// apart (`unmapped_reads`, `unmapped_read_pages`) rather than as device
+/// throughput.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UnmappedReads {
+    /// Answered with zeros by the controller, counted apart.
+    #[default]
+    Zeros,
+    /// The run stops with an error naming the page: for workloads that must
+    /// read only what they wrote (a replay on a device aged wrongly shows up).
+    Error,
 }
 
 fn default_d_choices() -> u32 {
@@ -63,11 +98,13 @@ fn default_streams() -> u32 {
 impl Default for FtlConfig {
     fn default() -> Self {
         Self {
+            kind: LayerKind::default(),
             gc_policy: VictimPolicy::default(),
             d_choices: default_d_choices(),
             gc_threshold_blocks: default_gc_threshold(),
             streams: default_streams(),
             free_block_order: FreeBlockOrder::default(),
+            unmapped_reads: UnmappedReads::default(),
         }
     }
 }
@@ -159,14 +196,20 @@ pub enum FtlError {
     OutOfSpace { unit: u32 },
     #[error("flash rule violated: {0}")]
     Device(#[from] DeviceError),
+    #[error("host-level FTL: {0}")]
+    HostFtl(#[from] crate::host::pblk::PblkError),
     #[error("partition {partition} needs more than the {blocks} blocks admission control reserved for it")]
     PartitionFull { partition: u32, blocks: u32 },
     #[error("task {task} belongs to no partition: admission control did not admit it")]
     UnadmittedTask { task: u64 },
+    #[error(
+        "read of logical page {lpn}, which holds no data (never written or trimmed; ftl.unmapped_reads = \"error\")"
+    )]
+    UnmappedRead { lpn: u64 },
 }
 
 /// A flash operation the FTL performed, recorded for the timing model when
-/// recording is on (see [`PageFtl::set_recording`]).
+/// recording is on (see [`TranslationLayer::set_recording`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlashOp {
     pub kind: FlashOpKind,
@@ -208,7 +251,7 @@ pub struct PageFtl {
     counters: Counters,
     rng: Xoshiro256PlusPlus,
     /// Flash operations since the last drain, when recording is on.
-    recorded: Option<Vec<FlashOp>>,
+    recorder: Recorder,
     /// Per-block RBER parameters for `FreeBlockOrder::LowestRber`.
     wear: Option<WearModel>,
 }
@@ -239,7 +282,7 @@ impl PageFtl {
             next_unit: 0,
             counters: Counters::new(config.streams as usize),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            recorded: None,
+            recorder: Recorder::default(),
             wear: None,
         })
     }
@@ -261,33 +304,14 @@ impl PageFtl {
         &self.flash
     }
 
-    /// Turns recording of flash operations on or off (off by default: the
-    /// counting mode pays nothing for it).
-    pub fn set_recording(&mut self, on: bool) {
-        self.recorded = on.then(Vec::new);
-    }
-
-    /// The flash operations performed since the last drain, in order.
+    /// The flash operations recorded since the last drain, moved out.
     pub fn drain_recorded(&mut self) -> impl Iterator<Item = FlashOp> + '_ {
-        self.recorded.iter_mut().flat_map(|ops| ops.drain(..))
+        self.recorder.drain()
     }
 
-    /// The flash operations recorded since the last [`Self::clear_recorded`],
-    /// in order (the timing model reads them in place).
-    pub fn recorded(&self) -> &[FlashOp] {
-        self.recorded.as_deref().unwrap_or_default()
-    }
-
-    pub fn clear_recorded(&mut self) {
-        if let Some(ops) = &mut self.recorded {
-            ops.clear();
-        }
-    }
-
+    #[inline]
     fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
-        if let Some(ops) = &mut self.recorded {
-            ops.push(FlashOp { kind, unit, gc });
-        }
+        self.recorder.record(kind, unit, gc);
     }
 
     /// Free blocks of `unit` (the timing model's cleaning watermarks compare
@@ -342,6 +366,9 @@ impl PageFtl {
         self.check_lpn(lpn)?;
         let ppn = self.l2p[lpn.index()];
         if ppn == NONE {
+            if self.config.unmapped_reads == UnmappedReads::Error {
+                return Err(FtlError::UnmappedRead { lpn: u64::from(lpn.0) });
+            }
             self.counters.unmapped_reads += 1;
             return Ok(None);
         }
@@ -539,5 +566,84 @@ impl PageFtl {
         self.state[victim.index()] = BlockState::Free;
         self.free[unit.index()].push_back(victim.0);
         Ok(())
+    }
+}
+
+impl TranslationLayer for PageFtl {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.flash.erase_counts()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        PageFtl::memory_bytes(self)
+    }
+
+    #[inline]
+    fn count_request(&mut self) {
+        PageFtl::count_request(self);
+    }
+
+    #[inline]
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError> {
+        PageFtl::write(self, lpn, stream).map(drop)
+    }
+
+    #[inline]
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        PageFtl::read(self, lpn).map(drop)
+    }
+
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        PageFtl::trim(self, first, pages)
+    }
+
+    /// Nothing is buffered above the flash: every write is programmed at once.
+    fn flush(&mut self) -> Result<(), FtlError> {
+        Ok(())
+    }
+
+    #[inline]
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.lookup(lpn).is_some()
+    }
+
+    fn free_blocks(&self, unit: UnitId) -> u32 {
+        PageFtl::free_blocks(self, unit)
+    }
+
+    fn collect_one(&mut self, unit: UnitId) -> Result<bool, FtlError> {
+        PageFtl::collect_one(self, unit)
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.recorder.set(on);
+    }
+
+    #[inline]
+    fn recorded(&self) -> &[FlashOp] {
+        self.recorder.ops()
+    }
+
+    #[inline]
+    fn clear_recorded(&mut self) {
+        self.recorder.clear();
+    }
+
+    #[inline]
+    fn prefetch_mapping(&self, lpn: Lpn) {
+        PageFtl::prefetch_mapping(self, lpn);
+    }
+
+    #[inline]
+    fn prefetch_old_page(&self, lpn: Lpn) {
+        PageFtl::prefetch_old_page(self, lpn);
     }
 }

@@ -16,7 +16,8 @@
 
 use crate::device::wear::{take_free_block, Hotness, WearLeveling, WearModel};
 use crate::device::{FlashArray, Geometry};
-use crate::ftl::shared::{check_lpn, read_mapped, OpRecorder};
+use crate::ftl::shared::{check_lpn, read_mapped};
+use crate::ftl::Recorder;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
@@ -92,7 +93,7 @@ pub struct TelomereFtl {
     now: SimNs,
     counters: Counters,
     expired_reads: u64,
-    recorded: OpRecorder,
+    recorded: Recorder,
 }
 
 impl TelomereFtl {
@@ -166,7 +167,7 @@ impl TelomereFtl {
             now: SimNs(0),
             counters: Counters::new(1),
             expired_reads: 0,
-            recorded: OpRecorder::default(),
+            recorded: Recorder::default(),
         })
     }
 

@@ -14,7 +14,8 @@
 //! 1 TB drive), see [`WaoGcConfig::utilization_bound`].
 
 use crate::device::{FlashArray, Geometry};
-use crate::ftl::shared::{check_lpn, read_mapped, OpRecorder};
+use crate::ftl::shared::{check_lpn, read_mapped};
+use crate::ftl::Recorder;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
@@ -93,7 +94,7 @@ pub struct WaoGcFtl {
     next_unit: u32,
     counters: Counters,
     steps: StepStats,
-    recorded: OpRecorder,
+    recorded: Recorder,
 }
 
 impl WaoGcFtl {
@@ -117,7 +118,7 @@ impl WaoGcFtl {
             next_unit: 0,
             counters: Counters::new(1),
             steps: StepStats::default(),
-            recorded: OpRecorder::default(),
+            recorded: Recorder::default(),
         }
     }
 

@@ -36,10 +36,10 @@ pub struct WriteFlags {
 
 /// What the host knows about one write request.
 #[derive(Clone, Copy, Debug)]
-pub struct WriteInfo<'a> {
+pub struct WriteInfo {
     pub sectors: SectorRange,
-    /// The issuing task's `comm` (empty when the trace does not know it).
-    pub process: &'a str,
+    /// Issued by the journal thread (`jbd2/...`; the trace source decides).
+    pub journal_thread: bool,
     pub flags: WriteFlags,
 }
 
@@ -47,8 +47,8 @@ pub struct WriteInfo<'a> {
 /// every write, whichever rule classified it.
 #[derive(Clone, Debug)]
 pub enum Rule {
-    /// The process name starts with this prefix (`jbd2/` for ext4's journal thread).
-    Process { prefix: String },
+    /// Issued by the file system's journal thread (ext4's `jbd2/...`).
+    JournalThread,
     /// The write overlaps one of these sector ranges (the journal's extents).
     Range { ranges: Vec<SectorRange> },
     /// The request carries `REQ_META`.
@@ -97,9 +97,9 @@ impl HotTracker {
 }
 
 impl Rule {
-    fn matches(&self, write: &WriteInfo<'_>) -> bool {
+    fn matches(&self, write: &WriteInfo) -> bool {
         match self {
-            Rule::Process { prefix } => write.process.starts_with(prefix.as_str()),
+            Rule::JournalThread => write.journal_thread,
             Rule::Range { ranges } => ranges.iter().any(|range| range.start < write.sectors.end && write.sectors.start < range.end),
             Rule::MetaFlag => write.flags.meta,
             Rule::Hot(tracker) => tracker.is_hot(write.sectors),
@@ -145,11 +145,10 @@ impl Classifier {
     /// A preset policy for a file system whose journal lies in `journal`.
     pub fn from_kind(kind: ClassifierKind, journal: &[SectorRange], hot: Option<HotTracker>) -> Result<Self, ClassifyError> {
         let journal_rules = |classifier: Self| {
-            classifier
-                .rule("journal", Rule::Process { prefix: "jbd2/".to_owned() })?
-                .rule("journal", Rule::Range { ranges: journal.to_vec() })
+            classifier.rule("journal", Rule::JournalThread)?.rule("journal", Rule::Range { ranges: journal.to_vec() })
         };
         match kind {
+            ClassifierKind::None => Ok(Self::default()),
             ClassifierKind::Journal => journal_rules(Self::default()),
             ClassifierKind::JournalMetadata => journal_rules(Self::default())?.rule("metadata", Rule::MetaFlag),
             ClassifierKind::JournalHotCold => match hot {
@@ -168,7 +167,7 @@ impl Classifier {
     }
 
     /// The class of `write`; stateful rules then learn from it.
-    pub fn classify(&mut self, write: &WriteInfo<'_>) -> ClassId {
+    pub fn classify(&mut self, write: &WriteInfo) -> ClassId {
         let class = self.rules.iter().find(|(rule, _)| rule.matches(write)).map_or(ClassId(0), |(_, class)| *class);
         for (rule, _) in &mut self.rules {
             if let Rule::Hot(tracker) = rule {
@@ -179,12 +178,14 @@ impl Classifier {
     }
 }
 
-/// The preset policies a configuration names (`pblk.classifier`).
+/// The preset policies a configuration names (`host.classifier`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClassifierKind {
-    /// Journal (jbd2 process or journal extents) vs data: the paper's scheme.
+    /// No classification: every write keeps the stream its source gave.
     #[default]
+    None,
+    /// Journal (jbd2 process or journal extents) vs data: the paper's scheme.
     Journal,
     /// Journal, metadata (`REQ_META`), data.
     JournalMetadata,
@@ -196,8 +197,9 @@ pub enum ClassifierKind {
 mod tests {
     use super::*;
 
-    fn write(start: u64, process: &str, meta: bool) -> WriteInfo<'_> {
-        WriteInfo { sectors: SectorRange::new(start, 8), process, flags: WriteFlags { meta, ..WriteFlags::default() } }
+    fn write(start: u64, process: &str, meta: bool) -> WriteInfo {
+        let flags = WriteFlags { meta, ..WriteFlags::default() };
+        WriteInfo { sectors: SectorRange::new(start, 8), journal_thread: process.starts_with("jbd2/"), flags }
     }
 
     #[test]

@@ -164,10 +164,14 @@ impl DiscardScheduler {
 
     /// The file system wrote `range`: waiting sectors in it are reallocated
     /// and must not be discarded any more.
+    #[inline]
     pub fn write(&mut self, range: SectorRange) {
-        if self.waiting.is_empty() || range.sectors() == 0 {
-            return;
+        if !self.waiting.is_empty() && range.sectors() > 0 {
+            self.cancel_waiting(range);
         }
+    }
+
+    fn cancel_waiting(&mut self, range: SectorRange) {
         for (start, waiting) in self.overlapping(range) {
             self.waiting.remove(&start);
             let kept_before = (start < range.start).then_some(SectorRange { start, end: range.start });

@@ -27,17 +27,17 @@
 //! allocates nothing.
 
 use crate::device::Geometry;
-use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, PageFtl};
+use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, TranslationLayer};
 use crate::host::Op;
 use crate::metrics::WafSeries;
 use crate::sim::{Phase, Progress};
 use crate::timing::config::{Arrival, FlushPolicy, Interface, TimingConfig};
+use crate::timing::map_cache::MapCache;
+use crate::timing::queue::{Event, EventQueue};
 use crate::timing::source::{RequestSource, TimedRequest};
 use crate::timing::stats::{Stats, TimedReport};
 use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, StreamId, UnitId};
-use crate::timing::map_cache::MapCache;
-use crate::timing::queue::{Event, EventQueue};
 use std::collections::VecDeque;
 
 /// Job index of background GC operations, which nobody waits for.
@@ -149,7 +149,11 @@ enum Queue {
 enum JobKind {
     Request(u32),
     /// Buffered pages reached the flash; their buffer room is free again.
-    Flush { pages: u32 },
+    /// `seq` orders these jobs for the flush barrier.
+    Flush {
+        pages: u32,
+        seq: u64,
+    },
 }
 
 /// A group of flash operations that something waits for. `open_ops` starts at
@@ -168,6 +172,8 @@ struct InFlight {
     timed: TimedRequest,
     arrival_ns: u64,
     queue: u32,
+    /// Pages of a read that held no data (answered without flash).
+    unmapped_pages: u32,
 }
 
 /// A fixed-size table with reused slots.
@@ -216,7 +222,7 @@ struct HostQueue {
 }
 
 /// The timed device: dies, channels, host queues and the write buffer, in
-/// front of a [`PageFtl`] that it drives.
+/// front of a [`TranslationLayer`] that it drives.
 #[derive(Debug)]
 pub struct Engine {
     geometry: Geometry,
@@ -241,6 +247,8 @@ pub struct Engine {
     /// Writes waiting for buffer room, in arrival order (request slots).
     buffer_waiting: VecDeque<u32>,
     stripes_complete: Vec<StripeFill>,
+    /// Which buffer flush jobs are still under way, from the oldest open one.
+    flushes: FlushBarrier,
     /// Requests taken from the source ahead of time, so their mapping entries
     /// are in cache when they are dispatched.
     ahead: VecDeque<TimedRequest>,
@@ -256,6 +264,58 @@ pub struct Engine {
     /// background GC starts.
     draining: bool,
     stats: Stats,
+}
+
+/// The buffer flush jobs under way, for flush requests: a flush completes
+/// once every flush job opened before it has finished (jobs finish out of
+/// order). Sequence numbers are consecutive, so a window of done flags from
+/// the oldest open job suffices.
+#[derive(Debug, Default)]
+struct FlushBarrier {
+    next_seq: u64,
+    /// Done flags of jobs `oldest..next_seq`.
+    oldest: u64,
+    done: VecDeque<bool>,
+    /// Flush requests' jobs waiting for every flush job below their barrier.
+    waiters: VecDeque<(u64, u32)>,
+}
+
+impl FlushBarrier {
+    fn open(&mut self) -> u64 {
+        self.done.push_back(false);
+        self.next_seq += 1;
+        self.next_seq - 1
+    }
+
+    /// The barrier a flush arriving now waits for, if any job is still open.
+    fn barrier(&self) -> Option<u64> {
+        (!self.done.is_empty()).then_some(self.next_seq)
+    }
+
+    fn wait(&mut self, barrier: u64, job: u32) {
+        self.waiters.push_back((barrier, job));
+    }
+
+    /// Job `seq` finished.
+    fn done(&mut self, seq: u64) {
+        // `seq` lies in the window: it was opened and is not yet done.
+        #[allow(clippy::cast_possible_truncation)]
+        let index = (seq - self.oldest) as usize;
+        self.done[index] = true;
+        while self.done.front() == Some(&true) {
+            self.done.pop_front();
+            self.oldest += 1;
+        }
+    }
+
+    /// The next waiting job whose barrier has passed (barriers come in order).
+    fn pop_passed(&mut self) -> Option<u32> {
+        let &(barrier, job) = self.waiters.front()?;
+        (barrier <= self.oldest).then(|| {
+            self.waiters.pop_front();
+            job
+        })
+    }
 }
 
 /// Requests fetched ahead of dispatch; the FTL prefetches the L2P entry of
@@ -298,6 +358,7 @@ impl Engine {
             buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
+            flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
             map_cache: MapCache::new(config.discard_map_cache_pages, config.discard_map_entries(geometry.page_size)),
             map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
@@ -311,9 +372,9 @@ impl Engine {
     /// Runs `requests` requests from `source` (fewer if it runs dry) and
     /// returns what was measured. Closed loop keeps every queue full; open
     /// loop issues each request at its arrival time.
-    pub fn run(
+    pub fn run<T: TranslationLayer>(
         self,
-        ftl: &mut PageFtl,
+        ftl: &mut T,
         source: &mut dyn RequestSource,
         requests: u64,
         observer: &mut dyn FnMut(Progress),
@@ -323,9 +384,9 @@ impl Engine {
 
     /// Like [`Self::run`], observing `waf` at every completed host request
     /// (WAF over time, as counting mode records it).
-    pub fn run_with_waf(
+    pub fn run_with_waf<T: TranslationLayer>(
         mut self,
-        ftl: &mut PageFtl,
+        ftl: &mut T,
         source: &mut dyn RequestSource,
         requests: u64,
         observer: &mut dyn FnMut(Progress),
@@ -339,9 +400,9 @@ impl Engine {
         Ok(self.stats.report(self.geometry.dies()))
     }
 
-    fn run_loop(
+    fn run_loop<T: TranslationLayer>(
         &mut self,
-        ftl: &mut PageFtl,
+        ftl: &mut T,
         source: &mut dyn RequestSource,
         requests: u64,
         observer: &mut dyn FnMut(Progress),
@@ -356,7 +417,9 @@ impl Engine {
                 for queue in 0..self.config.queues {
                     for _ in 0..self.config.queue_depth {
                         if issued < requests {
-                            let Some(timed) = self.next_request(ftl, source) else { break };
+                            let Some(timed) = self.next_request(ftl, source) else {
+                                break;
+                            };
                             issued += 1;
                             self.arrive(ftl, timed, queue)?;
                         }
@@ -379,12 +442,16 @@ impl Engine {
                 next_arrival = if issued < requests { self.next_request(ftl, source) } else { None };
                 continue;
             }
-            let Some(event) = self.events.pop() else { break };
+            let Some(event) = self.events.pop() else {
+                break;
+            };
             let (time, kind, index) = unpack(event);
             self.now_ns = time;
             match kind {
                 EventKind::JobDone => {
-                    let Some(queue) = self.job_done(ftl, index)? else { continue };
+                    let Some(queue) = self.job_done(ftl, index)? else {
+                        continue;
+                    };
                     if let Some(series) = waf.as_deref_mut() {
                         series.observe(ftl.counters());
                     }
@@ -417,7 +484,7 @@ impl Engine {
 
     // ----- host interface -----
 
-    fn next_request(&mut self, ftl: &PageFtl, source: &mut dyn RequestSource) -> Option<TimedRequest> {
+    fn next_request<T: TranslationLayer>(&mut self, ftl: &T, source: &mut dyn RequestSource) -> Option<TimedRequest> {
         while self.ahead.len() <= LOOKAHEAD && !self.source_dry {
             let Some(timed) = source.next_request() else {
                 self.source_dry = true;
@@ -432,7 +499,12 @@ impl Engine {
         self.ahead.pop_front()
     }
 
-    fn arrive(&mut self, ftl: &mut PageFtl, mut timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
+    fn arrive<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        mut timed: TimedRequest,
+        queue: u32,
+    ) -> Result<(), FtlError> {
         if self.config.arrival == Arrival::Closed {
             timed.arrival.0 = self.now_ns;
         }
@@ -443,10 +515,12 @@ impl Engine {
     /// Fetches waiting requests of `queue` into the device while its depth
     /// allows. On SATA a DISCARD waits for the device to drain and blocks
     /// everything behind it.
-    fn dispatch(&mut self, ftl: &mut PageFtl, queue: u32) -> Result<(), FtlError> {
+    fn dispatch<T: TranslationLayer>(&mut self, ftl: &mut T, queue: u32) -> Result<(), FtlError> {
         loop {
             let host_queue = &self.queues[queue as usize];
-            let Some(head) = host_queue.waiting.front() else { return Ok(()) };
+            let Some(head) = host_queue.waiting.front() else {
+                return Ok(());
+            };
             if host_queue.outstanding >= self.config.queue_depth {
                 return Ok(());
             }
@@ -455,12 +529,19 @@ impl Engine {
             {
                 return Ok(());
             }
-            let Some(timed) = self.queues[queue as usize].waiting.pop_front() else { return Ok(()) };
+            let Some(timed) = self.queues[queue as usize].waiting.pop_front() else {
+                return Ok(());
+            };
             self.start_request(ftl, timed, queue)?;
         }
     }
 
-    fn start_request(&mut self, ftl: &mut PageFtl, timed: TimedRequest, queue: u32) -> Result<(), FtlError> {
+    fn start_request<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        timed: TimedRequest,
+        queue: u32,
+    ) -> Result<(), FtlError> {
         self.queues[queue as usize].outstanding += 1;
         self.outstanding += 1;
         if timed.priority {
@@ -468,14 +549,33 @@ impl Engine {
         }
         ftl.count_request();
         let arrival_ns = timed.arrival.0.min(self.now_ns);
-        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue });
+        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue, unmapped_pages: 0 });
         let request = timed.request;
         match request.op {
             Op::Read => {
                 let job = self.new_job(JobKind::Request(slot));
+                let unmapped_before = ftl.counters().unmapped_reads;
                 for lpn in request.start.0..request.start.0 + request.pages {
                     ftl.read(Lpn(lpn))?;
                     self.enqueue_recorded(ftl, job);
+                }
+                let unmapped = ftl.counters().unmapped_reads - unmapped_before;
+                self.stats.unmapped_read_pages += unmapped;
+                // At most `request.pages`, a u32.
+                #[allow(clippy::cast_possible_truncation)]
+                let unmapped = unmapped as u32;
+                self.requests.get_mut(slot).unmapped_pages = unmapped;
+                self.release(job);
+            }
+            Op::Flush => {
+                // The layer's own buffer (pblk) is programmed now; what the
+                // device buffer acknowledged before must reach flash too.
+                let job = self.new_job(JobKind::Request(slot));
+                ftl.flush()?;
+                self.enqueue_recorded(ftl, job);
+                if let Some(barrier) = self.flushes.barrier() {
+                    self.jobs.get_mut(job).open_ops += 1;
+                    self.flushes.wait(barrier, job);
                 }
                 self.release(job);
             }
@@ -513,17 +613,22 @@ impl Engine {
     }
 
     /// A job finished. Returns the host queue of the request it completed.
-    fn job_done(&mut self, ftl: &mut PageFtl, job: u32) -> Result<Option<u32>, FtlError> {
+    fn job_done<T: TranslationLayer>(&mut self, ftl: &mut T, job: u32) -> Result<Option<u32>, FtlError> {
         match self.jobs.remove(job).kind {
-            JobKind::Flush { pages } => {
+            JobKind::Flush { pages, seq } => {
                 self.buffer.flushed(pages);
+                self.flushes.done(seq);
+                while let Some(waiting) = self.flushes.pop_passed() {
+                    self.finish_op(waiting, self.now_ns);
+                }
                 self.admit_buffered(ftl)?;
                 Ok(None)
             }
             JobKind::Request(slot) => {
                 let done = self.requests.remove(slot);
                 let request = done.timed.request;
-                self.stats.complete(request.op, request.pages, done.timed.priority, done.arrival_ns, self.now_ns);
+                let flash_pages = request.pages - done.unmapped_pages;
+                self.stats.complete(request.op, flash_pages, done.timed.priority, done.arrival_ns, self.now_ns);
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
                 if request.op == Op::Trim {
@@ -549,7 +654,7 @@ impl Engine {
     /// Admits waiting writes, in order, while the buffer has room. An
     /// admitted write completes at once; its pages go to the flash as the
     /// flush policy says.
-    fn admit_buffered(&mut self, ftl: &mut PageFtl) -> Result<(), FtlError> {
+    fn admit_buffered<T: TranslationLayer>(&mut self, ftl: &mut T) -> Result<(), FtlError> {
         while let Some(&slot) = self.buffer_waiting.front() {
             let request = self.requests.get(slot).timed.request;
             if !self.buffer.fits(request.pages) {
@@ -571,7 +676,7 @@ impl Engine {
                 self.stripes_complete = complete;
             } else {
                 self.buffer.admit_flushing(request.pages);
-                let job = self.new_job(JobKind::Flush { pages: request.pages });
+                let job = self.new_flush_job(request.pages);
                 self.write_range(ftl, request.start.0, request.pages, request.stream, job)?;
                 self.release(job);
             }
@@ -579,8 +684,13 @@ impl Engine {
         Ok(())
     }
 
-    fn flush_stripe(&mut self, ftl: &mut PageFtl, fill: &StripeFill, stream: StreamId) -> Result<(), FtlError> {
-        let job = self.new_job(JobKind::Flush { pages: fill.pages });
+    fn flush_stripe<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        fill: &StripeFill,
+        stream: StreamId,
+    ) -> Result<(), FtlError> {
+        let job = self.new_flush_job(fill.pages);
         let first = fill.stripe * self.config.stripe_pages;
         self.write_stripe(ftl, first, &|page| fill.contains(page - first), stream, job)?;
         self.release(job);
@@ -588,7 +698,14 @@ impl Engine {
     }
 
     /// Writes `pages` pages from `start`, stripe by stripe.
-    fn write_range(&mut self, ftl: &mut PageFtl, start: u32, pages: u32, stream: StreamId, job: u32) -> Result<(), FtlError> {
+    fn write_range<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        start: u32,
+        pages: u32,
+        stream: StreamId,
+        job: u32,
+    ) -> Result<(), FtlError> {
         let stripe_pages = self.config.stripe_pages;
         if stripe_pages == 1 {
             for lpn in start..start + pages {
@@ -609,9 +726,9 @@ impl Engine {
     /// Writes one stripe (mapping unit) starting at page `first`: the pages
     /// `written` selects come from the host; the stripe's other mapped pages
     /// are read and rewritten with them (read-modify-write, slide 12).
-    fn write_stripe(
+    fn write_stripe<T: TranslationLayer>(
         &mut self,
-        ftl: &mut PageFtl,
+        ftl: &mut T,
         first: u32,
         written: &dyn Fn(u32) -> bool,
         stream: StreamId,
@@ -619,7 +736,7 @@ impl Engine {
     ) -> Result<(), FtlError> {
         let end = (first + self.config.stripe_pages).min(self.geometry.logical_pages);
         for page in first..end {
-            if !written(page) && ftl.lookup(Lpn(page)).is_some() {
+            if !written(page) && ftl.is_mapped(Lpn(page)) {
                 ftl.read(Lpn(page))?;
                 self.stats.rmw_pages_read += 1;
                 self.enqueue_recorded(ftl, job);
@@ -627,7 +744,7 @@ impl Engine {
         }
         for page in first..end {
             let host = written(page);
-            if host || ftl.lookup(Lpn(page)).is_some() {
+            if host || ftl.is_mapped(Lpn(page)) {
                 ftl.write(Lpn(page), stream)?;
                 if !host {
                     self.stats.rmw_pages_rewritten += 1;
@@ -642,6 +759,11 @@ impl Engine {
 
     fn new_job(&mut self, kind: JobKind) -> u32 {
         self.jobs.insert(Job { kind, open_ops: 1, done_ns: self.now_ns })
+    }
+
+    fn new_flush_job(&mut self, pages: u32) -> u32 {
+        let seq = self.flushes.open();
+        self.new_job(JobKind::Flush { pages, seq })
     }
 
     /// Drops the creator's hold on a job.
@@ -667,7 +789,7 @@ impl Engine {
 
     /// Queues the flash operations the FTL just performed at their dies.
     /// Host requests wait for every operation, inline GC included.
-    fn enqueue_recorded(&mut self, ftl: &mut PageFtl, job: u32) {
+    fn enqueue_recorded<T: TranslationLayer>(&mut self, ftl: &mut T, job: u32) {
         self.host_epoch += 1;
         let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
@@ -704,7 +826,7 @@ impl Engine {
 
     /// The die is ready: host operations first, then background GC when
     /// cleaning is allowed.
-    fn start_next(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
+    fn start_next<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
         if !self.dies[die as usize].host_ops.is_empty() {
             self.start_command(die, Queue::Host);
             return Ok(());
@@ -724,7 +846,7 @@ impl Engine {
     /// One background GC step on the first unit of `die` below the low
     /// watermark: the FTL reclaims a victim now, the die pays for it as its
     /// idle time allows.
-    fn plan_background_gc(&mut self, ftl: &mut PageFtl, die: u32) -> Result<(), FtlError> {
+    fn plan_background_gc<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
         if self.draining || self.dies[die as usize].futile_gc_epoch == Some(self.host_epoch) {
             return Ok(());
         }
@@ -747,7 +869,7 @@ impl Engine {
         Ok(())
     }
 
-    fn wake_idle_dies(&mut self, ftl: &mut PageFtl) -> Result<(), FtlError> {
+    fn wake_idle_dies<T: TranslationLayer>(&mut self, ftl: &mut T) -> Result<(), FtlError> {
         for die in 0..self.geometry.dies() {
             if !self.dies[die as usize].busy {
                 self.start_next(ftl, die)?;
@@ -771,7 +893,9 @@ impl Engine {
         entry.command.start(first);
         while entry.command.len < planes.min(MULTI_PLANE_MAX) {
             match ops.front() {
-                Some(next) if next.kind == first.kind && entry.command.ops().iter().all(|op| op.plane != next.plane) => {
+                Some(next)
+                    if next.kind == first.kind && entry.command.ops().iter().all(|op| op.plane != next.plane) =>
+                {
                     entry.command.push(*next);
                     ops.pop_front();
                 }

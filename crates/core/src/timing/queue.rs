@@ -41,6 +41,7 @@ impl EventQueue {
     }
 
     /// Schedules `event`; its time must not precede the last popped time.
+    #[inline]
     pub fn push(&mut self, event: Event) {
         debug_assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
         match self.bucket(event.time_ns.max(self.last_ns)) {
@@ -64,6 +65,7 @@ impl EventQueue {
     }
 
     /// Removes the earliest event.
+    #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         if self.current.is_empty() {
             self.advance()?;

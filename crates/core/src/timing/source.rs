@@ -69,7 +69,7 @@ impl Arrivals {
     }
 
     /// Arrival time and priority of the next request.
-    fn next(&mut self) -> (SimNs, bool) {
+    pub(crate) fn next(&mut self) -> (SimNs, bool) {
         if self.burst_left > 0 {
             self.burst_left -= 1;
             self.now_ns += self.burst_gap_ns;

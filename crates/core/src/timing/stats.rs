@@ -55,6 +55,7 @@ pub struct LatencyReport {
     pub read: Option<LatencySummary>,
     pub write: Option<LatencySummary>,
     pub trim: Option<LatencySummary>,
+    pub flush: Option<LatencySummary>,
     pub priority: Option<LatencySummary>,
     pub normal: Option<LatencySummary>,
 }
@@ -87,6 +88,10 @@ pub struct TimedReport {
     /// Mapping pages DISCARDs missed in the cached mapping table
     /// (`timing.discard_map_cache_pages`; 0 when the whole map is in RAM).
     pub discard_map_misses: u64,
+    /// Pages read that held no data (never written or trimmed): answered
+    /// with zeros by the controller, no flash read, and not counted in
+    /// `read_mb_s` (`ftl.unmapped_reads`).
+    pub unmapped_read_pages: u64,
     pub throughput_series: Vec<ThroughputPoint>,
 }
 
@@ -95,7 +100,7 @@ pub struct TimedReport {
 pub struct Stats {
     page_size: u64,
     all: Histogram<u64>,
-    by_op: [Histogram<u64>; 3],
+    by_op: [Histogram<u64>; 4],
     priority: Histogram<u64>,
     normal: Histogram<u64>,
     pages_read: u64,
@@ -106,6 +111,7 @@ pub struct Stats {
     pub rmw_pages_rewritten: u64,
     pub stripes_merged: u64,
     pub discard_map_misses: u64,
+    pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
     series: Series,
     last_completion_ns: u64,
@@ -123,6 +129,7 @@ fn op_index(op: Op) -> usize {
         Op::Read => 0,
         Op::Write => 1,
         Op::Trim => 2,
+        Op::Flush => 3,
     }
 }
 
@@ -131,7 +138,7 @@ impl Stats {
         Self {
             page_size: u64::from(page_size),
             all: histogram(),
-            by_op: [histogram(), histogram(), histogram()],
+            by_op: [histogram(), histogram(), histogram(), histogram()],
             priority: histogram(),
             normal: histogram(),
             pages_read: 0,
@@ -142,6 +149,7 @@ impl Stats {
             rmw_pages_rewritten: 0,
             stripes_merged: 0,
             discard_map_misses: 0,
+            unmapped_read_pages: 0,
             host_pages_written: 0,
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
@@ -149,7 +157,8 @@ impl Stats {
         }
     }
 
-    /// Records a request that arrived at `arrival_ns` and completed at `done_ns`.
+    /// Records a request that arrived at `arrival_ns` and completed at
+    /// `done_ns`; `pages` are the pages it moved to or from flash.
     pub fn complete(&mut self, op: Op, pages: u32, priority: bool, arrival_ns: u64, done_ns: u64) {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
         self.all.saturating_record(latency);
@@ -159,7 +168,7 @@ impl Stats {
         match op {
             Op::Read => self.pages_read += pages,
             Op::Write => self.pages_written += pages,
-            Op::Trim => {}
+            Op::Trim | Op::Flush => {}
         }
         self.series.complete(done_ns, op, pages * self.page_size);
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
@@ -205,6 +214,7 @@ impl Stats {
                 read: LatencySummary::from_histogram(&self.by_op[0]),
                 write: LatencySummary::from_histogram(&self.by_op[1]),
                 trim: LatencySummary::from_histogram(&self.by_op[2]),
+                flush: LatencySummary::from_histogram(&self.by_op[3]),
                 priority: LatencySummary::from_histogram(&self.priority),
                 normal: LatencySummary::from_histogram(&self.normal),
             },
@@ -215,6 +225,7 @@ impl Stats {
             rmw_pages_rewritten: self.rmw_pages_rewritten,
             stripes_merged: self.stripes_merged,
             discard_map_misses: self.discard_map_misses,
+            unmapped_read_pages: self.unmapped_read_pages,
             throughput_series: self.series.points,
         }
     }
@@ -247,7 +258,7 @@ impl Series {
         match op {
             Op::Read => self.read_bytes += bytes,
             Op::Write => self.write_bytes += bytes,
-            Op::Trim => {}
+            Op::Trim | Op::Flush => {}
         }
     }
 

@@ -3,7 +3,8 @@
 use super::*;
 use crate::config::ConfigBuilder;
 use crate::device::Geometry;
-use crate::ftl::PageFtl;
+use crate::ftl::{PageFtl, TranslationLayer};
+use crate::host::pblk::{Pblk, PblkConfig};
 use crate::host::{submit, Op, Request};
 use crate::units::{Lpn, SimNs, StreamId};
 use crate::Config;
@@ -33,7 +34,7 @@ fn config(overrides: &[&str]) -> (Config, Geometry) {
     builder.build().expect("valid configuration")
 }
 
-fn run(config: &Config, geometry: &Geometry, ftl: &mut PageFtl, source: &mut dyn RequestSource, requests: u64) -> TimedReport {
+fn run<T: TranslationLayer>(config: &Config, geometry: &Geometry, ftl: &mut T, source: &mut dyn RequestSource, requests: u64) -> TimedReport {
     Engine::new(geometry, &config.timing, &config.ftl).run(ftl, source, requests, &mut |_| {}).expect("timed run")
 }
 
@@ -41,13 +42,19 @@ fn within(actual: f64, expected: f64, tolerance: f64) -> bool {
     (actual - expected).abs() <= tolerance * expected
 }
 
-#[test]
-fn timing_one_outstanding_read_costs_read_plus_transfer() {
-    let (config, geometry) = config(&["timing.queue_depth=1", "timing.channel_bytes_per_s=400000000"]);
-    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
-    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
+/// The open-channel host FTL over the `small` device, with a buffer that fits.
+fn pblk(geometry: &Geometry) -> Pblk {
+    Pblk::new(geometry, &PblkConfig { write_buffer_pages: 64, ..PblkConfig::default() }, 1).expect("device builds")
+}
+
+/// 64 pages written and made durable, then read one at a time.
+fn one_outstanding_read<T: TranslationLayer>(config: &Config, geometry: &Geometry, layer: &mut T) {
+    for lpn in 0..64 {
+        layer.write(Lpn(lpn), StreamId(0)).expect("write");
+    }
+    layer.flush().expect("flush");
     let reads = (0..64).map(|page| at(0, Op::Read, page, 1)).collect();
-    let report = run(&config, &geometry, &mut ftl, &mut script(reads), 64);
+    let report = run(config, geometry, layer, &mut script(reads), 64);
     let transfer_ns = (4096 * 1_000_000_000u64).div_ceil(400_000_000);
     #[allow(clippy::cast_precision_loss)]
     let expected_us = (config.timing.read_ns + transfer_ns) as f64 / 1e3;
@@ -58,6 +65,13 @@ fn timing_one_outstanding_read_costs_read_plus_transfer() {
     assert!(within(report.simulated_s * 1e6, 64.0 * expected_us, 0.001));
 }
 
+#[test]
+fn timing_one_outstanding_read_costs_read_plus_transfer() {
+    let (config, geometry) = config(&["timing.queue_depth=1", "timing.channel_bytes_per_s=400000000"]);
+    one_outstanding_read(&config, &geometry, &mut PageFtl::new(&geometry, &config.ftl, 1).expect("ftl"));
+    one_outstanding_read(&config, &geometry, &mut pblk(&geometry));
+}
+
 /// Sequential 32 KiB writes at queue depth 64 on a fresh device (no GC).
 fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
     sequential_write_mb_s_with(channel_bytes_per_s, &[])
@@ -66,10 +80,7 @@ fn sequential_write_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
 /// Like [`sequential_write_mb_s`], with more overrides; the die bound
 /// counts planes when multi-plane operations are on.
 fn sequential_write_mb_s_with(channel_bytes_per_s: u64, overrides: &[&str]) -> (f64, f64) {
-    let rate = format!("timing.channel_bytes_per_s={channel_bytes_per_s}");
-    let mut all = vec!["timing.queue_depth=64", rate.as_str()];
-    all.extend_from_slice(overrides);
-    let (config, geometry) = config(&all);
+    let (config, geometry) = sequential_config(channel_bytes_per_s, overrides);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
     let writes = (0..1200).map(|i| at(0, Op::Write, i * 8, 8)).collect();
     let report = run(&config, &geometry, &mut ftl, &mut script(writes), 1200);
@@ -82,13 +93,39 @@ fn sequential_write_mb_s_with(channel_bytes_per_s: u64, overrides: &[&str]) -> (
     }
     assert!(within(interval_start_s, report.simulated_s, 1e-9), "the series ends at the last completion");
     assert!(within(series_requests, 1200.0, 1e-9), "the series accounts for every request: {series_requests}");
+    (report.write_mb_s, write_bound_mb_s(&config, &geometry, channel_bytes_per_s))
+}
+
+fn sequential_config(channel_bytes_per_s: u64, overrides: &[&str]) -> (Config, Geometry) {
+    let rate = format!("timing.channel_bytes_per_s={channel_bytes_per_s}");
+    let mut all = vec!["timing.queue_depth=64", rate.as_str()];
+    all.extend_from_slice(overrides);
+    config(&all)
+}
+
+/// min(channels x bus rate, dies (or planes) x page size / t_program), MB/s.
+fn write_bound_mb_s(config: &Config, geometry: &Geometry, channel_bytes_per_s: u64) -> f64 {
     let page = f64::from(geometry.page_size);
     #[allow(clippy::cast_precision_loss)]
     let parallel = if config.timing.multi_plane { geometry.units() } else { geometry.dies() };
     let dies_bound = f64::from(parallel) * page / (config.timing.program_ns as f64 / 1e9);
     #[allow(clippy::cast_precision_loss)]
     let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
-    (report.write_mb_s, dies_bound.min(channels_bound) / 1e6)
+    dies_bound.min(channels_bound) / 1e6
+}
+
+/// The open-channel layer in the same engine: pblk's programs, padding and
+/// line metadata together keep every die (or channel) busy, so the flash
+/// bandwidth meets the same bound.
+fn open_channel_flash_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
+    let (config, geometry) = sequential_config(channel_bytes_per_s, &[]);
+    let mut layer = pblk(&geometry);
+    let writes = (0..1000).map(|i| at(0, Op::Write, i * 8, 8)).collect();
+    let report = run(&config, &geometry, &mut layer, &mut script(writes), 1000);
+    assert_eq!(layer.stats().gc_lines, 0, "the device must not need GC");
+    #[allow(clippy::cast_precision_loss)]
+    let programmed = layer.counters().flash_pages_programmed as f64 * f64::from(geometry.page_size);
+    (programmed / report.drained_s / 1e6, write_bound_mb_s(&config, &geometry, channel_bytes_per_s))
 }
 
 #[test]
@@ -101,6 +138,34 @@ fn timing_sequential_writes_reach_the_die_bound() {
 fn timing_sequential_writes_reach_the_channel_bound() {
     let (measured, expected) = sequential_write_mb_s(20_000_000);
     assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
+}
+
+#[test]
+fn timing_open_channel_sequential_writes_reach_the_die_and_channel_bounds() {
+    for channel_bytes_per_s in [1_000_000_000, 20_000_000] {
+        let (measured, expected) = open_channel_flash_mb_s(channel_bytes_per_s);
+        assert!(within(measured, expected, 0.02), "{measured:.3} MB/s, closed form {expected:.3} MB/s");
+    }
+}
+
+/// A flush completes only once the writes the device buffer acknowledged
+/// before it are on flash.
+#[test]
+fn timing_a_flush_waits_for_the_buffered_writes_before_it() {
+    let (config, geometry) = config(&["timing.queue_depth=32", "timing.write_buffer_pages=256"]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    let mut requests: Vec<_> = (0..16).map(|i| at(0, Op::Write, i * 8, 8)).collect();
+    requests.push(at(0, Op::Flush, 0, 0));
+    let report = run(&config, &geometry, &mut ftl, &mut script(requests), 17);
+    let write = report.latency.write.expect("writes");
+    let flush = report.latency.flush.expect("flush");
+    // 128 pages on 4 dies: at least 32 programs in a row on one die.
+    #[allow(clippy::cast_precision_loss)]
+    let programs_us = 32.0 * config.timing.program_ns as f64 / 1e3;
+    assert!(write.max_us < programs_us, "buffered writes are acknowledged early: {} us", write.max_us);
+    assert!(flush.max_us >= programs_us, "the flush waits for the programs: {} us < {programs_us} us", flush.max_us);
+    // Latencies are kept to three significant digits.
+    assert!(flush.max_us <= report.drained_s * 1e6 * 1.001, "flush {} us, drained {} s", flush.max_us, report.drained_s);
 }
 
 #[test]

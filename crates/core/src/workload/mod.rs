@@ -1,6 +1,9 @@
-//! Workloads: the synthetic generator and preconditioning settings.
+//! Workloads: request sources (the synthetic generator, any event stream)
+//! and the aging (preconditioning) settings.
 
 pub mod periodic;
+mod source;
 mod synthetic;
 
+pub use source::{EventSource, IterEvents, SourceError, SyntheticEvents};
 pub use synthetic::{AddressDistribution, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};

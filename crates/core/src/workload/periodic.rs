@@ -121,7 +121,7 @@ impl PeriodicSink for PageFtl {
     }
 
     fn set_recording(&mut self, on: bool) {
-        PageFtl::set_recording(self, on);
+        crate::ftl::TranslationLayer::set_recording(self, on);
     }
 
     fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
@@ -438,7 +438,9 @@ impl EdfChips {
         else {
             return;
         };
-        let Some((done_ns, Reverse((_, _, slot, _, host)))) = self.running[chip].take() else { return };
+        let Some((done_ns, Reverse((_, _, slot, _, host)))) = self.running[chip].take() else {
+            return;
+        };
         let bin = usize::try_from(done_ns / self.bin_ns).unwrap_or(usize::MAX);
         let counts = match host {
             1 => Some(&mut self.written),

@@ -184,9 +184,14 @@ impl WorkloadConfig {
 pub struct PreconditionConfig {
     #[serde(default = "yes")]
     pub enabled: bool,
-    /// Write every logical page once, in order, first.
+    /// Write the first `fill_fraction` of the logical space once, in order, first.
     #[serde(default = "yes")]
     pub fill: bool,
+    #[serde(default = "default_fill_fraction")]
+    pub fill_fraction: f64,
+    /// Then overwrite with the workload's own mix until the WAF is steady.
+    #[serde(default = "yes")]
+    pub overwrite: bool,
     /// Steady when the WAF of consecutive windows differs by at most this
     /// relative amount ...
     #[serde(default = "default_tolerance")]
@@ -204,6 +209,9 @@ pub struct PreconditionConfig {
 
 fn yes() -> bool {
     true
+}
+fn default_fill_fraction() -> f64 {
+    1.0
 }
 fn default_tolerance() -> f64 {
     0.01
@@ -223,6 +231,8 @@ impl Default for PreconditionConfig {
         Self {
             enabled: true,
             fill: true,
+            fill_fraction: default_fill_fraction(),
+            overwrite: true,
             steady_tolerance: default_tolerance(),
             steady_windows: default_steady_windows(),
             window_device_fraction: default_window_fraction(),
@@ -247,6 +257,9 @@ impl PreconditionConfig {
         }
         if self.steady_windows == 0 {
             return Err(ConfigError::new("precondition.steady_windows", "must be at least 1"));
+        }
+        if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
+            return Err(ConfigError::new("precondition.fill_fraction", "must be in (0, 1]"));
         }
         Ok(())
     }

@@ -11,7 +11,7 @@ use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
-use crate::ReplayReport;
+use crate::Report as ReplayReport;
 use crate::Watch;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
@@ -30,12 +30,12 @@ fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
 }
 
 fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: None };
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: None, age_with: None };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())
 }
 
 fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed) };
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed), age_with: None };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())?
         .timed
         .context("a timed replay reports time")
@@ -74,8 +74,9 @@ const DELAY_SWEEP_MS: [u64; 8] = [0, 50, 100, 250, 500, 1000, 2000, 5000];
 const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
 
 /// The FEMU device of Section 4.1 (`femu-32g`), fitted to the captured file
-/// system with the same over-provisioning.
-const FEMU: &str = "preset = \"femu-32g\"\n";
+/// system with the same over-provisioning, empty at the start as the paper's
+/// emulated SSD was (the scenario itself fills the file system to 50 %).
+const FEMU: &str = "preset = \"femu-32g\"\n[precondition]\nenabled = false\n";
 
 struct Scenario {
     name: &'static str,
@@ -486,9 +487,12 @@ const POSTMARK_ARGS: [&str; 9] =
     ["postmark", "--engine", "builtin", "--files", "1000", "--min-size", "4096", "--max-size", "262144"];
 
 /// A small device (4 dies, 64-page blocks, 12.5 % spare) fitted to the file
-/// system; the slides' DiskSim SSD module is not described further.
+/// system, empty at the start; the slides' DiskSim SSD module is not
+/// described further.
 const SMALL_SSD: &str = "
 preset = \"small\"
+[precondition]
+enabled = false
 [device]
 channels = 2
 chips_per_channel = 2

@@ -8,11 +8,11 @@
 
 use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
-use crate::replay::replay_open_channel;
+use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
-
-use crate::OpenChannelReport;
-use nandlab_core::timing::LatencySummary;
+use crate::{Observer, Report};
+use nandlab_core::ftl::LayerKind;
+use nandlab_core::timing::{Arrival, LatencySummary};
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};
 use serde::Serialize;
@@ -141,14 +141,14 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
 
 fn replay_setting(trace: &Path, setting: &Setting<'_>, age: bool, args: &ExperimentArgs) -> Result<Row> {
     let config = experiment_config(setting, args.seed)?;
-    Ok(row(setting, &replay_open_channel(trace, config, true, age, &mut args.watch.observer())?))
+    row(setting, &replay_open_channel(trace, config, true, age, &mut args.watch.observer())?)
 }
 
 fn experiment_config(setting: &Setting<'_>, seed: u64) -> Result<Config> {
     let assignments = [
         format!("device.over_provisioning={}", setting.rho),
         format!("pblk.separate={}", setting.separate),
-        format!("pblk.classifier=\"{}\"", setting.classifier),
+        format!("host.classifier=\"{}\"", setting.classifier),
         format!("seed={seed}"),
     ];
     config_from(DEVICE, &assignments)
@@ -186,6 +186,29 @@ fn ensure_trace(job: &Job, mode: &str, traces: &Path, seed: u64) -> Result<PathB
     capture_cached(&spec, traces, "journal")
 }
 
+/// Replays a trace on the open-channel device under the pblk-like host FTL,
+/// through the timing engine at queue depth 1 (each request issued when the
+/// previous one completes, as `fio --ioengine=psync` does). `fit` scales the
+/// device to the traced one; `age` fills it once first (a drive that held
+/// data before and got no DISCARD since).
+fn replay_open_channel(
+    path: &Path,
+    mut config: Config,
+    fit: bool,
+    age: bool,
+    observer: &mut dyn Observer,
+) -> Result<Report> {
+    config.ftl.kind = LayerKind::OpenChannel;
+    config.pblk.validate(&config.validate()?)?;
+    config.timing.queue_depth = 1;
+    config.timing.queues = 1;
+    config.precondition.enabled = age;
+    config.precondition.fill = true;
+    config.precondition.overwrite = false;
+    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with: None };
+    replay(&TraceSource::file(path), config, mode, observer)
+}
+
 /// What one replay varied.
 struct Setting<'a> {
     workload: &'a str,
@@ -196,13 +219,15 @@ struct Setting<'a> {
     separate: bool,
 }
 
-fn row(setting: &Setting<'_>, report: &OpenChannelReport) -> Row {
+fn row(setting: &Setting<'_>, report: &Report) -> Result<Row> {
     let counters = &report.measured.counters;
+    let pblk = &report.open_channel.as_ref().context("an open-channel replay reports its host FTL")?.pblk;
+    let timed = report.timed.as_ref().context("the replay is timed")?;
     let journal = report.classes.iter().position(|class| class == "journal");
-    let journal_pages = journal.and_then(|index| report.pblk.class_pages.get(index)).copied().unwrap_or(0);
+    let journal_pages = journal.and_then(|index| pblk.class_pages.get(index)).copied().unwrap_or(0);
     #[allow(clippy::cast_precision_loss)]
     let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
-    Row {
+    Ok(Row {
         workload: setting.workload.to_owned(),
         data_mode: setting.mode.to_owned(),
         device_state: setting.state.to_owned(),
@@ -213,18 +238,18 @@ fn row(setting: &Setting<'_>, report: &OpenChannelReport) -> Row {
         journal_share: share(journal_pages, counters.host_pages_written),
         flash_pages_programmed: counters.flash_pages_programmed,
         gc_page_copies: counters.gc_page_copies,
-        gc_lines: report.pblk.gc_lines,
+        gc_lines: pblk.gc_lines,
         erases: counters.erases,
-        padded_pages: report.pblk.padded_pages,
-        metadata_pages: report.pblk.metadata_pages,
-        mixed_lines_closed: report.pblk.mixed_lines_closed,
+        padded_pages: pblk.padded_pages,
+        metadata_pages: pblk.metadata_pages,
+        mixed_lines_closed: pblk.mixed_lines_closed,
         waf: report.measured.waf.unwrap_or(0.0),
         gc_waf: 1.0 + share(counters.gc_page_copies, counters.host_pages_written),
-        throughput_mb_s: report.timed.throughput_mb_s,
-        p99_us: p99(report.timed.all.as_ref()),
-        write_p99_us: p99(report.timed.writes.as_ref()),
-        flush_p99_us: p99(report.timed.flushes.as_ref()),
-    }
+        throughput_mb_s: timed.read_mb_s + timed.write_mb_s,
+        p99_us: p99(timed.latency.all.as_ref()),
+        write_p99_us: p99(timed.latency.write.as_ref()),
+        flush_p99_us: p99(timed.latency.flush.as_ref()),
+    })
 }
 
 fn p99(latency: Option<&LatencySummary>) -> f64 {
@@ -440,7 +465,7 @@ mod tests {
     //! test removes its trace and image directory even when it fails.
 
     use super::*;
-    use crate::replay::{host_event, journal_sectors, write_flags, CommitDetector};
+    use crate::replay::{host_event, journal_sectors, CommitDetector};
     use crate::Interrupt;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
@@ -528,6 +553,7 @@ mod tests {
         let mut builder = ConfigBuilder::preset("small").expect("preset exists");
         builder.set(&format!("pblk.separate={separate}")).expect("valid key");
         builder.set("pblk.write_buffer_pages=64").expect("valid key");
+        builder.set("host.classifier=\"journal\"").expect("valid key");
         builder.build().expect("valid configuration").0
     }
 
@@ -550,8 +576,8 @@ mod tests {
             }
             let class = classifier.classify(&WriteInfo {
                 sectors: event.sectors,
-                process: record.process.as_str(),
-                flags: write_flags(&record),
+                journal_thread: event.journal_thread,
+                flags: event.flags,
             });
             let in_journal = header.is_journal(record.start, record.len);
             if record.process.as_str().starts_with("jbd2/") {
@@ -579,13 +605,15 @@ mod tests {
             .expect("replays");
         let separated = replay_open_channel(&scratch.trace, small_config(true), true, false, &mut Interrupt::default())
             .expect("replays");
-        assert!(mixed.pblk.lines_closed > 2 && separated.pblk.lines_closed > 2, "the trace fills lines");
+        let (mixed_lines, separated_lines) =
+            (mixed.open_channel.as_ref().expect("pblk"), separated.open_channel.as_ref().expect("pblk"));
+        assert!(mixed_lines.pblk.lines_closed > 2 && separated_lines.pblk.lines_closed > 2, "the trace fills lines");
         assert!(
-            mixed.pblk.mixed_lines_closed + mixed.mixed_lines_open as u64 > 0,
+            mixed_lines.pblk.mixed_lines_closed + mixed_lines.mixed_lines_open as u64 > 0,
             "without separation journal and data share lines"
         );
-        assert_eq!(separated.pblk.mixed_lines_closed, 0);
-        assert_eq!(separated.mixed_lines_open, 0);
+        assert_eq!(separated_lines.pblk.mixed_lines_closed, 0);
+        assert_eq!(separated_lines.mixed_lines_open, 0);
         assert_eq!(mixed.measured.counters.host_pages_written, separated.measured.counters.host_pages_written);
     }
 }

@@ -44,11 +44,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     );
     let mut simulation = nandlab_core::Simulation::new(&config)?;
     let started = Instant::now();
-    let precondition = simulation.precondition(&mut |_| {})?.clone();
+    let precondition = simulation.precondition(&mut |_| {})?.cloned();
     let precondition_seconds = started.elapsed().as_secs_f64();
     let mut best = f64::MAX;
     let mut best_cpu = f64::MAX;
-    let before = simulation.ftl().counters().clone();
+    let before = simulation.counters().clone();
     for _ in 0..args.repeat.max(1) {
         let started = Instant::now();
         let cpu_started = process_cpu_seconds();
@@ -63,12 +63,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             best_cpu = best_cpu.min(end - start);
         }
     }
-    let measured = simulation.ftl().counters().since(&before);
+    let measured = simulation.counters().since(&before);
     #[allow(clippy::cast_precision_loss)]
     let writes_per_second = args.writes as f64 / best;
     #[allow(clippy::cast_precision_loss)]
-    let bytes_per_page = simulation.ftl().memory_bytes() as f64 / f64::from(geometry.physical_pages());
-    println!("preconditioning            {:>12.2} s ({} host pages, steady: {})", precondition_seconds, precondition.phase.counters.host_pages_written, precondition.steady);
+    let bytes_per_page = simulation.report().memory_bytes_per_physical_page;
+    println!("preconditioning            {:>12.2} s ({} host pages, steady: {})", precondition_seconds, precondition.as_ref().map_or(0, |p| p.phase.counters.host_pages_written), precondition.as_ref().is_some_and(|p| p.steady));
     println!("measured WAF               {:>12.3}", measured.waf().unwrap_or(0.0));
     let label = if args.timing { "timed requests / second" } else { "host page writes / second" };
     println!("{label:<27}{:>12.0}  (best of {}, {} writes each, one thread)", writes_per_second, args.repeat.max(1), args.writes);

@@ -20,6 +20,9 @@ pub struct DhrdArgs {
 enum DhrdCommand {
     /// Serve a DHRD over FUSE as DIR/disk (attach it with losetup) plus DIR/stats, until SIGINT/SIGTERM.
     Serve(nandlab_fuse::ServeArgs),
+    /// Stop the daemon serving DIR: it flushes and closes the device; while a loop device or an
+    /// open file holds DIR/disk it keeps serving until released (or stops at once with --force).
+    Stop(nandlab_fuse::StopArgs),
     /// Benchmark the device in-process: first I/O after start, then random/mixed/sequential workloads.
     Bench(BenchArgs),
     /// The paper's video test: read a file, modify part of it, write it as another file.
@@ -75,6 +78,7 @@ struct VideoArgs {
 pub fn run(args: DhrdArgs) -> anyhow::Result<()> {
     match args.command {
         DhrdCommand::Serve(serve) => nandlab_fuse::serve(&serve).context("dhrd serve"),
+        DhrdCommand::Stop(stop) => nandlab_fuse::stop(&stop).context("dhrd stop"),
         DhrdCommand::Bench(bench) => run_bench(&bench),
         DhrdCommand::Video(video) => run_video(&video),
     }

@@ -1,13 +1,14 @@
 //! `nandlab replay`: a block trace through a DISCARD policy onto the
-//! simulated SSD, in counting mode or through the timing model, or onto the
-//! open-channel device under the pblk-like host FTL (`nandlab-lab` replays).
+//! simulated SSD, in counting mode or through the timing model (the replay
+//! itself is `nandlab_lab::replay`).
 
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
+use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
-use nandlab_lab::{OpenChannelReport, ReplayReport};
+use nandlab_lab::Report;
 use nandlab_trace::Format;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,14 +36,20 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
-    /// open-channel device under the pblk-like host FTL (`[pblk]` keys;
-    /// `--set pblk.separate=true` gives the journal its own lines).
+    /// open-channel device under the pblk-like host FTL (the same as
+    /// `--set ftl.kind=open-channel`; `[pblk]` keys; `--set
+    /// host.classifier=journal --set pblk.separate=true` gives the journal
+    /// its own lines).
     #[arg(long, value_enum, default_value_t = DeviceMode::PageFtl)]
     pub device_mode: DeviceMode,
     /// `on`: simulate time with the `[timing]` model (run time, throughput,
     /// latency percentiles, DISCARD cost). `off`: count operations only (fast).
     #[arg(long, value_enum, default_value_t = Timing::Off)]
     pub timing: Timing,
+    /// Age the device by replaying this trace first (instead of `[precondition]`);
+    /// its counts are reported apart from the measured replay.
+    #[arg(long, value_name = "TRACE")]
+    pub age_with: Option<PathBuf>,
     /// With `--timing on`: `trace` issues each request at its trace timestamp
     /// (open loop); `closed` keeps `timing.queue_depth` requests outstanding,
     /// so the trace runs as fast as the device allows.
@@ -82,12 +89,6 @@ impl From<DiscardArg> for DiscardPolicy {
 }
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    if args.device_mode == DeviceMode::OpenChannel {
-        if args.timing == Timing::On {
-            anyhow::bail!("--timing on is for the page-FTL device; the open-channel mode has its own pblk timing");
-        }
-        return replay_open_channel(&args);
-    }
     if args.timing == Timing::Off && args.arrival != ArrivalArg::Trace {
         anyhow::bail!("--arrival needs --timing on");
     }
@@ -96,8 +97,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         ArrivalArg::Trace => Arrival::Open,
         ArrivalArg::Closed => Arrival::Closed,
     });
-    let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
-    let config = args.config.build()?.0;
+    let mode =
+        ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed, age_with: args.age_with.as_deref() };
+    let mut config = args.config.build()?.0;
+    if args.device_mode == DeviceMode::OpenChannel {
+        config.ftl.kind = LayerKind::OpenChannel;
+    }
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     let mut progress = ProgressReporter::new();
     let report = replay(&source, config, mode, &mut |update| {
@@ -117,20 +122,38 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
+fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    let trace = &report.trace;
+    let trace = &report.host;
     let measured = &report.measured.counters;
     let discard = &report.discard;
     writeln!(out, "nandlab {} — replay of {}, seed {}", report.nandlab_version, path.display(), report.seed)?;
-    writeln!(
-        out,
-        "device     {} logical, ρ = {:.4}, gc {:?}, discard {:?}",
-        bytes(report.device.logical_bytes),
-        report.device.over_provisioning,
-        report.config.ftl.gc_policy,
-        report.config.discard.policy
-    )?;
+    match &report.open_channel {
+        None => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            report.config.ftl.gc_policy,
+            report.config.discard.policy
+        )?,
+        Some(open_channel) => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
+             lines of {} pages) under pblk, separation {}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            open_channel.geometry.groups,
+            open_channel.geometry.pus_per_group,
+            open_channel.geometry.chunks_per_pu,
+            open_channel.geometry.pages_per_chunk,
+            open_channel.geometry.ws_min_pages,
+            open_channel.line_layout.line_pages,
+            if report.config.pblk.separate { "on" } else { "off" },
+            report.config.discard.policy
+        )?,
+    }
+
     #[allow(clippy::cast_precision_loss)]
     let seconds = trace.last_ns.unwrap_or(0).saturating_sub(trace.first_ns.unwrap_or(0)) as f64 / 1e9;
     writeln!(
@@ -138,6 +161,18 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
         "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
         trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
     )?;
+    match &report.precondition {
+        Some(aging) => writeln!(
+            out,
+            "aging      {:?}: {} host pages written, {} GC copies, WAF {} (steady: {}; not counted below)",
+            aging.kind,
+            aging.phase.counters.host_pages_written,
+            aging.phase.counters.gc_page_copies,
+            aging.phase.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")),
+            aging.steady
+        )?,
+        None => writeln!(out, "aging      none: the replay starts on an empty device")?,
+    }
     let rows = [
         ("DISCARD received", discard.received_commands),
         ("DISCARD issued", discard.issued_commands),
@@ -147,6 +182,8 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
         ("sectors cancelled", discard.cancelled_sectors),
         ("host pages written", measured.host_pages_written),
         ("host pages trimmed", measured.host_pages_trimmed),
+        ("host pages read", measured.host_pages_read),
+        ("reads of unwritten pages", measured.unmapped_reads),
         ("flash pages programmed", measured.flash_pages_programmed),
         ("GC page copies", measured.gc_page_copies),
         ("erases", measured.erases),
@@ -154,65 +191,21 @@ fn print_summary(path: &Path, report: &ReplayReport) -> anyhow::Result<()> {
     for (label, value) in rows {
         writeln!(out, "  {label:<24}{value:>16}")?;
     }
+    for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
+        writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
+    }
+    if let Some(open_channel) = &report.open_channel {
+        let pblk = &open_channel.pblk;
+        let rows = [
+            ("GC lines", pblk.gc_lines),
+            ("padding pages", pblk.padded_pages),
+            ("line metadata pages", pblk.metadata_pages),
+            ("mixed lines closed", pblk.mixed_lines_closed),
+        ];
+        for (label, value) in rows {
+            writeln!(out, "  {label:<24}{value:>16}")?;
+        }
+    }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
     Ok(())
-}
-
-/// `nandlab replay --device-mode open-channel`: one trace, summary on stdout.
-fn replay_open_channel(args: &ReplayArgs) -> anyhow::Result<()> {
-    if args.format.is_some() || args.device.is_some() {
-        anyhow::bail!("--device-mode open-channel reads native traces of one device: drop --format and --device (convert first with `nandlab trace convert`)");
-    }
-    let (mut config, _) = args.config.build()?;
-    if let Some(policy) = args.discard {
-        config.discard.policy = policy.into();
-    }
-    let mut progress = ProgressReporter::new();
-    let report = nandlab_lab::replay::replay_open_channel(&args.trace, config, args.fit, false, &mut |update| {
-        progress.update(update);
-        Ok(())
-    });
-    progress.finish();
-    let report = report?;
-    print_open_channel_summary(&args.trace, &report);
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
-    }
-    Ok(())
-}
-
-fn print_open_channel_summary(trace: &Path, report: &OpenChannelReport) {
-    let counters = &report.measured.counters;
-    println!("nandlab {} — open-channel replay of {}, seed {}", report.nandlab_version, trace.display(), report.seed);
-    println!(
-        "device     {} groups x {} PUs x {} chunks of {} pages, ws_min {}; lines of {} pages; ρ = {:.4}; separation {}",
-        report.open_channel.groups,
-        report.open_channel.pus_per_group,
-        report.open_channel.chunks_per_pu,
-        report.open_channel.pages_per_chunk,
-        report.open_channel.ws_min_pages,
-        report.line_layout.line_pages,
-        report.device.over_provisioning,
-        if report.config.pblk.separate { "on" } else { "off" },
-    );
-    for (class, pages) in report.classes.iter().zip(&report.pblk.class_pages) {
-        println!("  {:<24}{pages:>16}", format!("host pages: {class}"));
-    }
-    let rows = [
-        ("host pages written", counters.host_pages_written),
-        ("flash pages programmed", counters.flash_pages_programmed),
-        ("GC page copies", counters.gc_page_copies),
-        ("GC lines", report.pblk.gc_lines),
-        ("padding pages", report.pblk.padded_pages),
-        ("line metadata pages", report.pblk.metadata_pages),
-        ("mixed lines closed", report.pblk.mixed_lines_closed),
-        ("chunk resets", counters.erases),
-    ];
-    for (label, value) in rows {
-        println!("  {label:<24}{value:>16}");
-    }
-    println!("  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")));
-    println!("  {:<24}{:>16.1}", "throughput MB/s (QD1)", report.timed.throughput_mb_s);
-    println!("  {:<24}{:>16.1}", "p99 latency us", report.timed.all.as_ref().map_or(0.0, |latency| latency.p99_us));
 }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod daemon;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -62,10 +64,7 @@ pub fn which(tool: &str) -> Option<PathBuf> {
 /// Runs a command, panicking with its output if it fails; returns stdout.
 pub fn run(program: &str, args: &[&str]) -> String {
     let tool = which(program).unwrap_or_else(|| PathBuf::from(program));
-    let output = Command::new(&tool)
-        .args(args)
-        .output()
-        .unwrap_or_else(|err| panic!("spawn {program}: {err}"));
+    let output = Command::new(&tool).args(args).output().unwrap_or_else(|err| panic!("spawn {program}: {err}"));
     assert!(
         output.status.success(),
         "{program} {args:?} failed ({}): {}{}",

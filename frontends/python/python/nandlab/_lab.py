@@ -28,6 +28,7 @@ def replay(
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
     device: Optional[str] = None,
     open_channel: bool = False,
+    age_with: "Optional[str | os.PathLike[str]]" = None,
     progress: bool = True,
 ) -> dict:
     """Replay a block trace on the simulated SSD; return the report as a dict.
@@ -43,11 +44,15 @@ def replay(
     ``format`` names the trace format (detected when omitted), ``device``
     picks one device of a multi-device trace, ``open_channel=True`` replays on
     the open-channel device under the pblk-like host FTL
-    (``--device-mode open-channel``).
+    (``--device-mode open-channel``, i.e. ``ftl.kind = "open-channel"``).
+    The device is aged first as the configuration's ``[precondition]`` says,
+    or by replaying the trace ``age_with`` (``--age-with``); the report's
+    ``precondition`` section says which aging ran and what it cost.
 
     The replay runs without the GIL. ``progress=True`` shows a tqdm bar of
     requests read when tqdm is installed. Ctrl-C stops the replay within a
-    fraction of a second and raises ``KeyboardInterrupt``. Raises
+    fraction of a second and raises ``KeyboardInterrupt`` (a synthetic aging
+    phase runs to its end first). Raises
     ``ConfigError`` (bad key or device too small for the trace),
     ``TraceError`` (the message names file and line), ``OSError`` (the file
     cannot be read) or ``SimulationError``.
@@ -65,6 +70,7 @@ def replay(
             format=format,
             device=device,
             open_channel=bool(open_channel),
+            age_with=None if age_with is None else os.fspath(age_with),
             progress=update,
         )
     return json.loads(report)

@@ -42,6 +42,7 @@ def replay_json(
     format: Optional[str] = ...,
     device: Optional[str] = ...,
     open_channel: bool = ...,
+    age_with: Optional[str] = ...,
     progress: Optional[Callable[[int], None]] = ...,
 ) -> str:
     """The report of ``nandlab replay --json`` as JSON text; ``progress(done)`` is called at most every 50 ms."""

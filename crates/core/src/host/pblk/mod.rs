@@ -19,22 +19,19 @@
 //! opened and fewer than `gc_free_lines` lines are free.
 
 mod line;
-pub mod replay;
-mod timing;
 
 pub use line::{LineLayout, LineState, LineVictim};
 
 use crate::config::ConfigError;
 use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelError, OpenChannelGeometry};
 use crate::device::Geometry;
-use crate::host::classify::{ClassId, ClassifierKind, CLASSES_MAX};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
+use crate::host::classify::{ClassId, CLASSES_MAX};
 use crate::metrics::Counters;
-use crate::timing::TimingConfig;
-use crate::units::{Lpn, UnitId};
+use crate::units::{Lpn, StreamId, UnitId};
 use line::{Line, NONE};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use timing::PuClock;
 
 /// L2P entries with this bit set point into the write buffer.
 const BUFFERED: u32 = 1 << 31;
@@ -54,15 +51,10 @@ pub struct PblkConfig {
     pub gc_free_lines: u32,
     #[serde(default)]
     pub victim: LineVictim,
-    /// Each class gets its own open line (journal separation).
+    /// Each class of the classifier stage (`host.classifier`) gets its own
+    /// open line (journal separation).
     #[serde(default)]
     pub separate: bool,
-    #[serde(default)]
-    pub classifier: ClassifierKind,
-    /// `journal-hot-cold`: a page is hot once written this many times
-    /// (counts halve every `logical pages` writes).
-    #[serde(default = "default_hot_min_writes")]
-    pub hot_min_writes: u8,
 }
 
 fn default_ws_min() -> u32 {
@@ -74,9 +66,6 @@ fn default_buffer() -> u32 {
 fn default_gc_free_lines() -> u32 {
     4
 }
-fn default_hot_min_writes() -> u8 {
-    4
-}
 
 impl Default for PblkConfig {
     fn default() -> Self {
@@ -86,8 +75,6 @@ impl Default for PblkConfig {
             gc_free_lines: default_gc_free_lines(),
             victim: LineVictim::default(),
             separate: false,
-            classifier: ClassifierKind::default(),
-            hot_min_writes: default_hot_min_writes(),
         }
     }
 }
@@ -153,6 +140,26 @@ pub struct PblkStats {
     pub class_gc_copies: Vec<u64>,
 }
 
+impl PblkStats {
+    /// Counts accumulated since `earlier`, a snapshot of the same stats.
+    #[must_use]
+    pub fn since(&self, earlier: &Self) -> Self {
+        let minus = |now: &[u64], then: &[u64]| {
+            now.iter().zip(then.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a - b).collect()
+        };
+        Self {
+            gc_lines: self.gc_lines - earlier.gc_lines,
+            padded_pages: self.padded_pages - earlier.padded_pages,
+            metadata_pages: self.metadata_pages - earlier.metadata_pages,
+            stale_buffered_pages: self.stale_buffered_pages - earlier.stale_buffered_pages,
+            lines_closed: self.lines_closed - earlier.lines_closed,
+            mixed_lines_closed: self.mixed_lines_closed - earlier.mixed_lines_closed,
+            class_pages: minus(&self.class_pages, &earlier.class_pages),
+            class_gc_copies: minus(&self.class_gc_copies, &earlier.class_gc_copies),
+        }
+    }
+}
+
 /// A buffered page: its logical page and class.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -191,7 +198,9 @@ impl WriteBuffer {
     fn take(&mut self, queue: usize, pages: u32, into: &mut Vec<(u32, Entry)>) {
         into.clear();
         for _ in 0..pages {
-            let Some(slot) = self.queues[queue].pop_front() else { break };
+            let Some(slot) = self.queues[queue].pop_front() else {
+                break;
+            };
             into.push((slot, self.slots[slot as usize]));
             self.free.push(slot);
             self.pending -= 1;
@@ -216,14 +225,16 @@ pub struct Pblk {
     unit: Vec<(u32, Entry)>,
     counters: Counters,
     stats: PblkStats,
-    clock: PuClock,
-    now_ns: u64,
+    /// Device commands for the timing engine: a ws_min-page write is
+    /// `ws_min` programs on its PU, a chunk reset an erase.
+    recorder: Recorder,
+    geometry: Geometry,
     in_gc: bool,
 }
 
 impl Pblk {
     /// `classes`: how many classes the classifier in front of it names.
-    pub fn new(geometry: &Geometry, config: &PblkConfig, timing: &TimingConfig, classes: usize) -> Result<Self, PblkError> {
+    pub fn new(geometry: &Geometry, config: &PblkConfig, classes: usize) -> Result<Self, PblkError> {
         let device = OpenChannelDevice::new(geometry, config.ws_min_pages)?;
         let exposed: OpenChannelGeometry = *device.geometry();
         let layout = LineLayout::new(exposed.pus(), exposed.pages_per_chunk, exposed.ws_min_pages, exposed.page_bytes);
@@ -239,12 +250,21 @@ impl Pblk {
             open: vec![None; queues],
             l2p: vec![NONE; geometry.logical_pages as usize],
             labels: vec![ClassId(0); geometry.logical_pages as usize],
-            buffer: WriteBuffer { slots: Vec::new(), free: Vec::new(), queues: vec![VecDeque::new(); queues], pending: 0 },
+            buffer: WriteBuffer {
+                slots: Vec::new(),
+                free: Vec::new(),
+                queues: vec![VecDeque::new(); queues],
+                pending: 0,
+            },
             unit: Vec::with_capacity(exposed.ws_min_pages as usize),
             counters: Counters::new(classes),
-            stats: PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() },
-            clock: PuClock::new(timing, exposed.page_bytes, exposed.groups, exposed.pus()),
-            now_ns: 0,
+            stats: PblkStats {
+                class_pages: vec![0; classes],
+                class_gc_copies: vec![0; classes],
+                ..PblkStats::default()
+            },
+            recorder: Recorder::default(),
+            geometry: *geometry,
             in_gc: false,
             device,
         })
@@ -275,22 +295,12 @@ impl Pblk {
         self.lines.iter().filter(|line| line.is_mixed()).count()
     }
 
-    /// Simulated host time; device operations issued from now on start no earlier.
-    pub fn set_now(&mut self, now_ns: u64) {
-        self.now_ns = now_ns;
-    }
-
-    /// When `pages` more pages fit in the write buffer.
-    pub fn buffer_room_at(&mut self, pages: u32) -> u64 {
-        let capacity = u64::from(self.config.write_buffer_pages);
-        self.clock.buffer_room(self.now_ns, pages, self.buffer.pending, capacity)
-    }
-
     /// Starts counting afresh (after preconditioning), keeping all state.
     pub fn reset_counters(&mut self) {
         let classes = self.stats.class_pages.len();
         self.counters = Counters::new(classes);
-        self.stats = PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() };
+        self.stats =
+            PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() };
     }
 
     pub fn count_request(&mut self) {
@@ -311,17 +321,17 @@ impl Pblk {
         self.drain(queue, false)
     }
 
-    /// Reads one page; returns when its data is available.
-    pub fn read(&mut self, lpn: Lpn) -> Result<u64, PblkError> {
+    /// Reads one page: from flash, or from the write buffer while it waits there.
+    pub fn read(&mut self, lpn: Lpn) -> Result<(), PblkError> {
         self.check(lpn)?;
-        self.counters.host_pages_read += 1;
         let entry = self.l2p[lpn.index()];
         if entry == NONE {
             self.counters.unmapped_reads += 1;
-            return Ok(self.now_ns);
+            return Ok(());
         }
+        self.counters.host_pages_read += 1;
         if entry & BUFFERED != 0 {
-            return Ok(self.now_ns);
+            return Ok(());
         }
         self.read_flash(entry)
     }
@@ -336,13 +346,12 @@ impl Pblk {
         Ok(())
     }
 
-    /// Pads and programs every partial unit; returns when all programs issued
-    /// so far have completed.
-    pub fn flush(&mut self) -> Result<u64, PblkError> {
+    /// Pads and programs every partial unit.
+    pub fn flush(&mut self) -> Result<(), PblkError> {
         for queue in 0..self.buffer.queues.len() {
             self.drain(queue, true)?;
         }
-        Ok(self.clock.drained().max(self.now_ns))
+        Ok(())
     }
 
     fn check(&self, lpn: Lpn) -> Result<(), PblkError> {
@@ -369,12 +378,13 @@ impl Pblk {
         }
     }
 
-    fn read_flash(&mut self, address: u32) -> Result<u64, PblkError> {
+    fn read_flash(&mut self, address: u32) -> Result<(), PblkError> {
         let (line, index) = (address / self.layout.line_pages, address % self.layout.line_pages);
         let (pu, page) = self.layout.locate(index);
         self.device.read(ChunkAddr { pu, chunk: line }, page)?;
         self.counters.flash_pages_read += 1;
-        Ok(self.clock.read(pu, self.now_ns))
+        self.recorder.record(FlashOpKind::Read, pu, self.in_gc);
+        Ok(())
     }
 
     /// Programs whole units of `queue`; with `pad`, a partial last unit too.
@@ -399,7 +409,7 @@ impl Pblk {
         let line_id = self.open_line(queue)?;
         let ws_min = self.layout.ws_min;
         let start = self.lines[line_id as usize].next;
-        self.program(line_id, start, u32::try_from(unit.len()).unwrap_or(ws_min))?;
+        self.program(line_id, start)?;
         self.stats.padded_pages += u64::from(ws_min) - unit.len() as u64;
         let base = line_id * self.layout.line_pages;
         let line = &mut self.lines[line_id as usize];
@@ -420,14 +430,15 @@ impl Pblk {
         Ok(())
     }
 
-    /// Programs the unit at line-relative `index`; `buffered` of its pages
-    /// leave the write buffer.
-    fn program(&mut self, line: u32, index: u32, buffered: u32) -> Result<(), PblkError> {
+    /// Programs the `ws_min` pages at line-relative `index`.
+    fn program(&mut self, line: u32, index: u32) -> Result<(), PblkError> {
         let ws_min = self.layout.ws_min;
         let (pu, page) = self.layout.locate(index);
         self.device.write(ChunkAddr { pu, chunk: line }, page, ws_min)?;
         self.counters.flash_pages_programmed += u64::from(ws_min);
-        self.clock.program(pu, ws_min, buffered, self.now_ns);
+        for _ in 0..ws_min {
+            self.recorder.record(FlashOpKind::Program, pu, self.in_gc);
+        }
         Ok(())
     }
 
@@ -458,7 +469,7 @@ impl Pblk {
         line.next = layout.smeta_pages;
         line.p2l.fill(NONE);
         for index in (0..layout.smeta_pages).step_by(layout.ws_min as usize) {
-            self.program(line_id, index, 0)?;
+            self.program(line_id, index)?;
         }
         self.stats.metadata_pages += u64::from(layout.smeta_pages);
         self.open[queue] = Some(line_id);
@@ -469,7 +480,7 @@ impl Pblk {
     fn close_line(&mut self, line_id: u32) -> Result<(), PblkError> {
         let layout = self.layout;
         for index in (layout.data_end()..layout.line_pages).step_by(layout.ws_min as usize) {
-            self.program(line_id, index, 0)?;
+            self.program(line_id, index)?;
         }
         self.stats.metadata_pages += u64::from(layout.emeta_pages);
         let line = &mut self.lines[line_id as usize];
@@ -525,7 +536,7 @@ impl Pblk {
     fn reset_line(&mut self, line_id: u32) -> Result<(), PblkError> {
         for pu in 0..self.layout.pus {
             self.device.reset(ChunkAddr { pu: UnitId(pu), chunk: line_id })?;
-            self.clock.erase(UnitId(pu), self.now_ns);
+            self.recorder.record(FlashOpKind::Erase, UnitId(pu), true);
             self.counters.erases += 1;
         }
         let line = &mut self.lines[line_id as usize];
@@ -533,6 +544,82 @@ impl Pblk {
         line.labels = 0;
         self.free_lines.push_back(line_id);
         Ok(())
+    }
+}
+
+impl TranslationLayer for Pblk {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.device.reset_counts()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        let line_maps: usize = self.lines.iter().map(|line| line.p2l.capacity() * 4).sum();
+        self.l2p.capacity() * 4 + self.labels.capacity() + line_maps + self.buffer.slots.capacity() * 8
+    }
+
+    fn count_request(&mut self) {
+        Pblk::count_request(self);
+    }
+
+    /// The stream is the classifier's class.
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError> {
+        let classes = self.stats.class_pages.len();
+        if stream.index() >= classes {
+            // At most CLASSES_MAX classes.
+            #[allow(clippy::cast_possible_truncation)]
+            return Err(FtlError::UnknownStream { stream: stream.0, streams: classes as u32 });
+        }
+        Ok(Pblk::write(self, lpn, ClassId(stream.0))?)
+    }
+
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        Ok(Pblk::read(self, lpn)?)
+    }
+
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        Ok(Pblk::trim(self, first, pages)?)
+    }
+
+    fn flush(&mut self) -> Result<(), FtlError> {
+        Ok(Pblk::flush(self)?)
+    }
+
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn.index()).is_some_and(|&entry| entry != NONE)
+    }
+
+    /// Every PU holds one chunk of each line: its free chunks are the free lines.
+    fn free_blocks(&self, _unit: UnitId) -> u32 {
+        // At most `blocks_per_plane` lines.
+        #[allow(clippy::cast_possible_truncation)]
+        let free = self.free_lines.len() as u32;
+        free
+    }
+
+    /// pblk collects when it opens a line (its GC thread keeps pace with
+    /// the writer), not in device idle time.
+    fn collect_one(&mut self, _unit: UnitId) -> Result<bool, FtlError> {
+        Ok(false)
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        self.recorder.set(on);
+    }
+
+    fn recorded(&self) -> &[FlashOp] {
+        self.recorder.ops()
+    }
+
+    fn clear_recorded(&mut self) {
+        self.recorder.clear();
     }
 }
 

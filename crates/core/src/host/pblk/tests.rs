@@ -9,10 +9,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 const JOURNAL: ClassId = ClassId(1);
 
 fn pblk(separate: bool) -> Pblk {
-    let (config, geometry) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("valid preset");
+    let (_, geometry) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("valid preset");
     let pblk_config = PblkConfig { separate, write_buffer_pages: 64, ..PblkConfig::default() };
     pblk_config.validate(&geometry).expect("valid pblk section");
-    Pblk::new(&geometry, &pblk_config, &config.timing, 2).expect("device builds")
+    Pblk::new(&geometry, &pblk_config, 2).expect("device builds")
 }
 
 /// A journal-like workload: a small circular log rewritten over and over

@@ -1,23 +1,28 @@
-//! Replays of hand-written event sequences: the order in which the DISCARD
-//! stage's trims and the trace's writes reach the FTL.
+//! Replays of hand-written event sequences through the driver: the order in
+//! which the DISCARD stage's trims and the trace's writes reach the FTL,
+//! counting against timed, and aging before a replay.
 
 use super::*;
 use crate::config::ConfigBuilder;
 use crate::host::discard::DiscardPolicy;
+use crate::host::event::{HostEvent, HostOp};
+use crate::workload::IterEvents;
 
 const MS: u64 = 1_000_000;
 /// 4 KiB pages: 8 sectors each.
 const PAGE: u64 = 8;
 
 fn config(policy: DiscardPolicy) -> Config {
-    let (mut config, _) = ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("the small preset is valid");
+    let (mut config, _) =
+        ConfigBuilder::preset("small").and_then(ConfigBuilder::build).expect("the small preset is valid");
     config.discard.policy = policy;
     config.discard.delay_ms = 10;
+    config.precondition.enabled = false;
     config
 }
 
 fn event(time_ms: u64, op: HostOp, first_page: u64, pages: u64) -> HostEvent {
-    HostEvent { time: SimNs(time_ms * MS), op, sectors: SectorRange::new(first_page * PAGE, pages * PAGE), journal_commit: false, stream: StreamId(0) }
+    HostEvent::new(SimNs(time_ms * MS), op, SectorRange::new(first_page * PAGE, pages * PAGE))
 }
 
 fn commit(time_ms: u64) -> HostEvent {
@@ -41,12 +46,15 @@ fn delete_and_reallocate() -> Vec<HostEvent> {
     ]
 }
 
-fn replay(policy: DiscardPolicy, events: &[HostEvent]) -> ReplayReport {
-    let mut replayer = Replayer::new(&config(policy)).expect("valid config");
-    for event in events {
-        replayer.apply(event).expect("the events fit the device");
-    }
-    replayer.finish().expect("finishes")
+fn replay_with(config: &Config, events: &[HostEvent]) -> Report {
+    let mut simulation = Simulation::new(config).expect("valid config");
+    simulation.precondition(&mut |_| {}).expect("ages");
+    simulation.replay(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("the events fit the device");
+    simulation.report()
+}
+
+fn replay(policy: DiscardPolicy, events: &[HostEvent]) -> Report {
+    replay_with(&config(policy), events)
 }
 
 #[test]
@@ -88,16 +96,18 @@ fn a_range_due_at_a_write_is_trimmed_before_the_write() {
 
 #[test]
 fn a_request_beyond_the_device_names_its_position() {
-    let mut replayer = Replayer::new(&config(DiscardPolicy::Online)).expect("valid config");
-    let beyond = u64::from(replayer.geometry().logical_pages);
-    replayer.apply(&event(0, HostOp::Write, 0, 1)).expect("fits");
-    let error = replayer.apply(&event(0, HostOp::Write, beyond - 1, 2)).expect_err("out of range");
-    assert!(error.to_string().contains("trace request #2"), "{error}");
+    let mut simulation = Simulation::new(&config(DiscardPolicy::Online)).expect("valid config");
+    let beyond = u64::from(simulation.geometry().logical_pages);
+    let events = [event(0, HostOp::Write, 0, 1), event(0, HostOp::Write, beyond - 1, 2)];
+    let error = simulation.replay(&mut IterEvents(events.into_iter()), &mut |_| {}).expect_err("out of range");
+    assert!(error.to_string().contains("host request #2"), "{error}");
 }
 
-fn replay_timed(config: &Config, events: &[HostEvent]) -> ReplayReport {
-    let replayer = Replayer::new(config).expect("valid config");
-    replayer.run_timed(&mut events.iter().copied(), &mut |_| {}).expect("replays")
+fn replay_timed(config: &Config, events: &[HostEvent]) -> Report {
+    let mut simulation = Simulation::new(config).expect("valid config");
+    simulation.precondition(&mut |_| {}).expect("ages");
+    simulation.replay_timed(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("replays");
+    simulation.report()
 }
 
 #[test]
@@ -112,8 +122,11 @@ fn a_timed_replay_reaches_the_ftl_with_what_counting_mode_does() {
         assert_eq!(counted_ftl.unmapped_reads, timed_ftl.unmapped_reads, "{policy:?}");
         assert_eq!(counted.discard, timed.discard, "{policy:?}");
         let report = timed.timed.expect("a timed replay reports time");
-        let requests = 3 + 1 + timed.discard.issued_commands;
-        assert_eq!(report.requests, requests, "{policy:?}: writes, the read and the trims issued");
+        let requests = 3 + 1 + 4 + timed.discard.issued_commands;
+        assert_eq!(
+            report.requests, requests,
+            "{policy:?}: writes, the read, the commits' flushes and the trims issued"
+        );
     }
 }
 
@@ -126,13 +139,18 @@ fn an_open_loop_replay_runs_in_trace_time_and_a_closed_loop_one_at_device_speed(
     let open_report = replay_timed(&open, &events).timed.expect("timed");
     assert!(open_report.simulated_s >= 0.190, "the last write arrives at 190 ms: {}", open_report.simulated_s);
     // The same trace with absolute timestamps an hour in runs from its first event.
-    let shifted: Vec<HostEvent> = events.iter().map(|e| HostEvent { time: SimNs(e.time.0 + 3_600 * 1_000 * MS), ..*e }).collect();
+    let shifted: Vec<HostEvent> =
+        events.iter().map(|e| HostEvent { time: SimNs(e.time.0 + 3_600 * 1_000 * MS), ..*e }).collect();
     let shifted_report = replay_timed(&open, &shifted).timed.expect("timed");
     assert_eq!(shifted_report.simulated_s, open_report.simulated_s);
     let mut closed = config(DiscardPolicy::Off);
     closed.timing.arrival = crate::timing::Arrival::Closed;
     let closed_report = replay_timed(&closed, &events).timed.expect("timed");
-    assert!(closed_report.simulated_s < 0.010, "160 page programs on 4 dies take milliseconds: {}", closed_report.simulated_s);
+    assert!(
+        closed_report.simulated_s < 0.010,
+        "160 page programs on 4 dies take milliseconds: {}",
+        closed_report.simulated_s
+    );
 }
 
 /// Regression: with every page of a unit valid and the unit below the low
@@ -144,7 +162,7 @@ fn a_timed_replay_of_a_full_device_without_discards_ends() {
     // 64 blocks per plane, 51 of them logical: filling the device leaves
     // every unit far below a low watermark of 40 free blocks.
     config.timing.gc_low_blocks = Some(40);
-    let logical_pages = u64::from(Replayer::new(&config).expect("valid").geometry().logical_pages);
+    let logical_pages = u64::from(Simulation::new(&config).expect("valid").geometry().logical_pages);
     let events: Vec<HostEvent> = (0..logical_pages / 64).map(|i| event(0, HostOp::Write, 64 * i, 64)).collect();
     let report = replay_timed(&config, &events);
     assert_eq!(report.measured.counters.host_pages_written, (logical_pages / 64) * 64);

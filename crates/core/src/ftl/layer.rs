@@ -1,0 +1,104 @@
+//! The translation-layer boundary: what the driver and the timing engine ask
+//! of whatever maps logical pages onto flash — the device-side page-mapped
+//! FTL ([`super::PageFtl`]) or the host-level FTL over an open-channel device
+//! ([`crate::host::pblk::Pblk`]).
+
+use crate::device::Geometry;
+use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::metrics::Counters;
+use crate::units::{Lpn, StreamId, UnitId};
+
+/// A translation layer: logical pages in, flash operations out.
+///
+/// Contract:
+/// - Every call updates the mapping at once (the call *is* the decision) and,
+///   while recording is on, appends the flash operations it caused — host
+///   operations and any garbage collection it ran inline — to
+///   [`Self::recorded`], in the order the flash must perform them. The timing
+///   engine decides *when* they happen; counting mode ignores them.
+/// - The layer enforces nothing about time, and never reads the clock.
+/// - `write` takes a placement hint (the stream the host stages chose); a
+///   layer may ignore it but must refuse a stream it was not configured for.
+/// - `read` of a page that holds no data (never written, or trimmed) performs
+///   no flash operation and counts it in [`Counters::unmapped_reads`].
+/// - `flush` makes every write accepted so far durable on flash (a layer with
+///   a host-side buffer programs it, padded as its device requires); the
+///   device-side FTL has nothing buffered and does nothing.
+/// - `collect_one` performs at most one background GC step in `unit` and says
+///   whether it reclaimed a block; a layer without background GC declines.
+/// - Counters only grow; the flash underneath refuses any violation of the
+///   flash rules with an error, so a layer cannot break them silently.
+pub trait TranslationLayer {
+    fn geometry(&self) -> &Geometry;
+    fn counters(&self) -> &Counters;
+    /// Erase count of every block (chunk) of the flash underneath.
+    fn erase_counts(&self) -> &[u32];
+    /// Heap bytes the layer and its flash model hold.
+    fn memory_bytes(&self) -> usize;
+
+    /// Counts one host request of any kind, for per-request statistics.
+    fn count_request(&mut self);
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError>;
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError>;
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError>;
+    fn flush(&mut self) -> Result<(), FtlError>;
+    /// Whether `lpn` holds data (for read-modify-write of mapping units).
+    fn is_mapped(&self, lpn: Lpn) -> bool;
+
+    /// Free blocks in `unit`, which the engine's cleaning watermarks compare against.
+    fn free_blocks(&self, unit: UnitId) -> u32;
+    fn collect_one(&mut self, unit: UnitId) -> Result<bool, FtlError>;
+
+    /// Turns recording of flash operations on or off (off: counting mode pays nothing).
+    fn set_recording(&mut self, on: bool);
+    /// The flash operations recorded since the last [`Self::clear_recorded`], in order.
+    fn recorded(&self) -> &[FlashOp];
+    fn clear_recorded(&mut self);
+
+    /// Hint: `lpn` will be accessed soon (fetch its mapping entry into cache).
+    #[inline]
+    fn prefetch_mapping(&self, _lpn: Lpn) {}
+    /// Hint: `lpn` will be overwritten soon (fetch the entry of its old page).
+    #[inline]
+    fn prefetch_old_page(&self, _lpn: Lpn) {}
+}
+
+/// Keeps a layer's recorded flash operations: `None` while recording is off.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    ops: Option<Vec<FlashOp>>,
+}
+
+impl Recorder {
+    pub fn set(&mut self, on: bool) {
+        self.ops = on.then(Vec::new);
+    }
+
+    #[inline]
+    pub fn record(&mut self, kind: FlashOpKind, unit: UnitId, gc: bool) {
+        if let Some(ops) = &mut self.ops {
+            ops.push(FlashOp { kind, unit, gc });
+        }
+    }
+
+    pub fn ops(&self) -> &[FlashOp] {
+        self.ops.as_deref().unwrap_or_default()
+    }
+
+    pub fn clear(&mut self) {
+        if let Some(ops) = &mut self.ops {
+            ops.clear();
+        }
+    }
+
+    /// Moves the recorded operations out (recording stays as it is).
+    pub fn drain(&mut self) -> impl Iterator<Item = FlashOp> + '_ {
+        self.ops.iter_mut().flat_map(|ops| ops.drain(..))
+    }
+
+    pub fn drain_into(&mut self, into: &mut Vec<FlashOp>) {
+        if let Some(ops) = &mut self.ops {
+            into.append(ops);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Request sources: where the host events of a run come from — the
+//! synthetic workload, a block trace (read by a front end), or any iterator
+//! of events. Sources never see the device.
+
+use crate::device::Geometry;
+use crate::host::discard::SectorRange;
+use crate::host::event::{HostEvent, HostOp};
+use crate::host::{Op, Request};
+use crate::timing::Arrivals;
+use crate::units::SimNs;
+use crate::workload::Synthetic;
+
+/// Why a source could not produce its next event (a trace line that does
+/// not parse, an I/O error); the message names where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(pub String);
+
+/// A stream of host events.
+///
+/// Contract: events come in the order the host issued them, with times that
+/// do not decrease (a timed run takes an earlier time as "now"); `Ok(None)`
+/// ends the stream, and the source is not asked again; an error ends the
+/// run and is reported as the source gave it. A source is deterministic: the
+/// same construction (seed included) yields the same events.
+pub trait EventSource {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError>;
+
+    /// Events the source will yield, when known (for progress).
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The synthetic workload as host events: `requests` requests of the
+/// configured mix (or writes only, for aging), arriving as `arrivals` says.
+#[derive(Debug)]
+pub struct SyntheticEvents<'a> {
+    workload: &'a mut Synthetic,
+    arrivals: Option<Arrivals>,
+    writes_only: bool,
+    sectors_per_page: u64,
+    remaining: u64,
+    total: u64,
+}
+
+impl<'a> SyntheticEvents<'a> {
+    /// `arrivals`: `None` issues every request at time 0 (counting mode, closed loop).
+    pub fn new(workload: &'a mut Synthetic, geometry: &Geometry, requests: u64, arrivals: Option<Arrivals>) -> Self {
+        Self {
+            workload,
+            arrivals,
+            writes_only: false,
+            sectors_per_page: u64::from(geometry.sectors_per_page()),
+            remaining: requests,
+            total: requests,
+        }
+    }
+
+    /// Writes of the workload's address pattern only.
+    #[must_use]
+    pub fn writes_only(mut self) -> Self {
+        self.writes_only = true;
+        self
+    }
+
+    fn event(&self, request: Request, time: SimNs, priority: bool) -> HostEvent {
+        let op = match request.op {
+            Op::Read => HostOp::Read,
+            Op::Write => HostOp::Write,
+            Op::Trim => HostOp::Discard,
+            Op::Flush => HostOp::Flush,
+        };
+        let start = u64::from(request.start.0) * self.sectors_per_page;
+        let sectors = SectorRange::new(start, u64::from(request.pages) * self.sectors_per_page);
+        HostEvent { priority, stream: request.stream, ..HostEvent::new(time, op, sectors) }
+    }
+}
+
+impl EventSource for SyntheticEvents<'_> {
+    #[inline]
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        self.remaining -= 1;
+        let request = if self.writes_only { self.workload.next_write() } else { self.workload.next_request() };
+        let (time, priority) = self.arrivals.as_mut().map_or((SimNs(0), false), Arrivals::next);
+        Ok(Some(self.event(request, time, priority)))
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.total)
+    }
+}
+
+/// Any iterator of events (tests, front ends that build events in memory).
+#[derive(Debug)]
+pub struct IterEvents<I>(pub I);
+
+impl<I: Iterator<Item = HostEvent>> EventSource for IterEvents<I> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        Ok(self.0.next())
+    }
+}

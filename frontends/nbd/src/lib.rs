@@ -1,0 +1,14 @@
+//! nandlab-nbd: the DHRD exported over the NBD protocol (the newstyle fixed handshake of
+//! <https://github.com/NetworkBlockDevice/nbd/blob/master/doc/proto.md>, written from that
+//! specification), so QEMU, qemu-img, nbdcopy or a kernel NBD client can use a DHRD without FUSE.
+//! Loopback TCP or a Unix socket only: NBD has no authentication. See docs/dhrd.md.
+
+mod address;
+mod connection;
+mod error;
+mod protocol;
+mod server;
+
+pub use address::NbdAddress;
+pub use error::NbdError;
+pub use server::{NbdServer, EXPORT_NAME};

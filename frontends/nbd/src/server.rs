@@ -1,0 +1,242 @@
+//! The listening export: an accept thread and one thread per client; knows its clients so a stop
+//! can wait for them (they hold the disk like a loop device does) or, when forced, disconnect them.
+
+use std::collections::HashMap;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use nandlab_dhrd::Device;
+
+use crate::address::NbdAddress;
+use crate::connection::Connection;
+use crate::error::{io as io_error, NbdError};
+
+/// The one export's name; clients may also ask for the default export ("").
+pub const EXPORT_NAME: &str = "dhrd";
+/// How often the accept loop checks whether it should stop.
+const ACCEPT_POLL: Duration = Duration::from_millis(50);
+
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
+            Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
+        })
+    }
+
+    fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(stream) => stream.shutdown(Shutdown::Both),
+            Stream::Unix(stream) => stream.shutdown(Shutdown::Both),
+        };
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(stream) => stream.read(buf),
+            Stream::Unix(stream) => stream.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(stream) => stream.write(buf),
+            Stream::Unix(stream) => stream.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(stream) => stream.flush(),
+            Stream::Unix(stream) => stream.flush(),
+        }
+    }
+}
+
+/// Connected clients: a description and a handle to disconnect each.
+type Clients = Arc<Mutex<HashMap<u64, (String, Stream)>>>;
+/// Every client thread, joined at shutdown so no request is still running on the device after it.
+type ClientThreads = Arc<Mutex<Vec<JoinHandle<()>>>>;
+
+/// A running NBD export of one device.
+pub struct NbdServer {
+    address: NbdAddress,
+    stop: Arc<AtomicBool>,
+    clients: Clients,
+    threads: ClientThreads,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+impl NbdServer {
+    /// Listens on `address` (a Unix socket is created mode 0600: whoever can connect can write the
+    /// disk) and serves `device` to every client until `shut_down`.
+    pub fn start(device: Arc<Device>, address: &NbdAddress) -> Result<NbdServer, NbdError> {
+        let listener = match address {
+            NbdAddress::Tcp(socket) => Listener::Tcp(TcpListener::bind(socket).map_err(io_error("bind TCP"))?),
+            NbdAddress::Unix(path) => {
+                let listener = UnixListener::bind(path).map_err(io_error("bind Unix socket"))?;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(io_error("chmod 0600 the Unix socket"))?;
+                Listener::Unix(listener, path.clone())
+            }
+        };
+        let bound = match &listener {
+            Listener::Tcp(tcp) => {
+                tcp.set_nonblocking(true).map_err(io_error("set the listener non-blocking"))?;
+                NbdAddress::Tcp(tcp.local_addr().map_err(io_error("read the bound address"))?)
+            }
+            Listener::Unix(unix, _) => {
+                unix.set_nonblocking(true).map_err(io_error("set the listener non-blocking"))?;
+                address.clone()
+            }
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let clients: Clients = Arc::default();
+        let threads: ClientThreads = Arc::default();
+        let acceptor = {
+            let (stop, clients, threads) = (Arc::clone(&stop), Arc::clone(&clients), Arc::clone(&threads));
+            thread::Builder::new()
+                .name("dhrd-nbd-accept".into())
+                .spawn(move || accept_loop(&listener, &device, &stop, &clients, &threads))
+                .map_err(io_error("spawn the accept thread"))?
+        };
+        Ok(NbdServer { address: bound, stop, clients, threads, acceptor: Some(acceptor) })
+    }
+
+    /// Where the export listens (with the port the system chose for port 0).
+    #[must_use]
+    pub fn address(&self) -> &NbdAddress {
+        &self.address
+    }
+
+    /// One description per connected client (e.g. `NBD client 127.0.0.1:51234`).
+    #[must_use]
+    pub fn clients(&self) -> Vec<String> {
+        let clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut names: Vec<String> = clients.values().map(|(name, _)| name.clone()).collect();
+        names.sort();
+        names
+    }
+
+    /// Stops accepting, disconnects every client and waits for their threads (a request in flight
+    /// completes or fails; none runs afterwards).
+    pub fn shut_down(mut self) {
+        self.stop_inner();
+    }
+
+    fn stop_inner(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+        for (_, stream) in self.clients.lock().unwrap_or_else(PoisonError::into_inner).values() {
+            stream.shutdown();
+        }
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for NbdServer {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+fn accept_loop(
+    listener: &Listener,
+    device: &Arc<Device>,
+    stop: &AtomicBool,
+    clients: &Clients,
+    threads: &ClientThreads,
+) {
+    let next_id = AtomicU64::new(0);
+    while !stop.load(Ordering::Acquire) {
+        let accepted = match listener {
+            Listener::Tcp(tcp) => {
+                tcp.accept().map(|(stream, peer)| (Stream::Tcp(stream), format!("NBD client {peer}")))
+            }
+            Listener::Unix(unix, path) => {
+                unix.accept().map(|(stream, _)| (Stream::Unix(stream), format!("NBD client on {}", path.display())))
+            }
+        };
+        match accepted {
+            Ok((stream, name)) => {
+                let id = next_id.fetch_add(1, Ordering::Relaxed);
+                match spawn_client(id, name, stream, device, clients) {
+                    Ok(thread) => {
+                        let mut threads = threads.lock().unwrap_or_else(PoisonError::into_inner);
+                        threads.retain(|thread| !thread.is_finished());
+                        threads.push(thread);
+                    }
+                    Err(err) => eprintln!("dhrd: {err}"),
+                }
+            }
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_POLL),
+            Err(err) => {
+                eprintln!("dhrd: NBD accept failed: {err}");
+                thread::sleep(ACCEPT_POLL);
+            }
+        }
+    }
+    if let Listener::Unix(_, path) = listener {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+fn spawn_client(
+    id: u64,
+    name: String,
+    stream: Stream,
+    device: &Arc<Device>,
+    clients: &Clients,
+) -> Result<JoinHandle<()>, NbdError> {
+    // Accepted sockets may inherit non-blocking mode; a client thread blocks.
+    match &stream {
+        Stream::Tcp(tcp) => {
+            tcp.set_nonblocking(false).map_err(io_error("set the client socket blocking"))?;
+            let _ = tcp.set_nodelay(true);
+        }
+        Stream::Unix(unix) => unix.set_nonblocking(false).map_err(io_error("set the client socket blocking"))?,
+    }
+    let handle = stream.try_clone().map_err(io_error("clone the client socket"))?;
+    let writer = stream.try_clone().map_err(io_error("clone the client socket"))?;
+    clients.lock().unwrap_or_else(PoisonError::into_inner).insert(id, (name.clone(), handle));
+    let (device, clients) = (Arc::clone(device), Arc::clone(clients));
+    let spawned = thread::Builder::new().name("dhrd-nbd-client".into()).spawn(move || {
+        let connection = Connection {
+            reader: BufReader::with_capacity(1 << 20, stream),
+            writer: BufWriter::with_capacity(1 << 20, writer),
+            device: &device,
+            export_name: EXPORT_NAME,
+        };
+        if let Err(err) = connection.run() {
+            eprintln!("dhrd: {name}: {err}");
+        }
+        clients.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    });
+    spawned.map_err(io_error("spawn a client thread"))
+}
