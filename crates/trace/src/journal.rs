@@ -353,7 +353,13 @@ impl fmt::Display for JournalReport {
                     format!("inferred from jbd2's log, which wrapped {} times", self.wraps)
                 }
             };
-            writeln!(f, "journal region  sectors {}..{} ({} sectors), {origin}", range.start.0, range.end().0, range.len)?;
+            writeln!(
+                f,
+                "journal region  sectors {}..{} ({} sectors), {origin}",
+                range.start.0,
+                range.end().0,
+                range.len
+            )?;
         }
         writeln!(f, "journal commits {} ({} journal writes)", self.commits, self.journal_writes)
     }
@@ -412,7 +418,8 @@ mod tests {
 
     #[test]
     fn a_fua_device_commit_is_one_commit_and_data_flushes_are_none() {
-        let header = TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 1000 }], ..TraceHeader::default() };
+        let header =
+            TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 1000 }], ..TraceHeader::default() };
         let mut tracker = JournalTracker::new(&header);
         let commit_block = request(Op::Write, Flags::SYNC.with(Flags::FUA), 1008, 8, "jbd2/sda1-8");
         let events: Vec<bool> = [

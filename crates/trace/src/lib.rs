@@ -189,8 +189,10 @@ fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path
         Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Msr, device), format.name())),
         Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Umass, device), format.name())),
         Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
-        Format::MqSim => Box::new(text::TextReader::new(input, path_buf, SimulatorParser::new(SimulatorDialect::MqSim, device), format.name())),
-        Format::DiskSim => Box::new(text::TextReader::new(input, path_buf, SimulatorParser::new(SimulatorDialect::DiskSim, device), format.name())),
+        Format::MqSim | Format::DiskSim => {
+            let dialect = if format == Format::MqSim { SimulatorDialect::MqSim } else { SimulatorDialect::DiskSim };
+            Box::new(text::TextReader::new(input, path_buf, SimulatorParser::new(dialect, device), format.name()))
+        }
     })
 }
 

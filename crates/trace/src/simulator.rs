@@ -62,11 +62,16 @@ impl LineParser for SimulatorParser {
         parse_u64(device, "the device number")?;
         let start = parse_u64(next_field(&mut columns, "the start sector")?, "the start sector")?;
         let size = parse_u64(next_field(&mut columns, "the size in sectors")?, "the size in sectors")?;
-        let len = u32::try_from(size).map_err(|_| format!("size of {size} sectors is longer than a block request can be"))?;
+        let len =
+            u32::try_from(size).map_err(|_| format!("size of {size} sectors is longer than a block request can be"))?;
         start.checked_add(size).ok_or_else(|| format!("start sector {start} + size {size} overflows"))?;
         let op = match self.dialect {
-            SimulatorDialect::MqSim => parse_mqsim_type(next_field(&mut columns, "the request type (0 write, 1 read)")?)?,
-            SimulatorDialect::DiskSim => parse_disksim_flags(next_field(&mut columns, "the flags (hex, bit 0 = read)")?)?,
+            SimulatorDialect::MqSim => {
+                parse_mqsim_type(next_field(&mut columns, "the request type (0 write, 1 read)")?)?
+            }
+            SimulatorDialect::DiskSim => {
+                parse_disksim_flags(next_field(&mut columns, "the flags (hex, bit 0 = read)")?)?
+            }
         };
         if let Some(extra) = columns.next() {
             return Err(format!("unexpected 6th column `{}`: lines have 5", show(extra)));
@@ -110,9 +115,9 @@ fn parse_disksim_flags(field: &[u8]) -> Result<Op, String> {
 /// as seconds is a thousand times the nanoseconds, and the first six
 /// fraction digits (all a nanosecond resolves) survive the division.
 fn parse_milliseconds_ns(field: &[u8]) -> Result<u64, String> {
-    parse_seconds_ns(field, "the arrival time").map(|thousand_times| thousand_times / 1_000).map_err(|_| {
-        format!("expected the arrival time (decimal milliseconds below 2^64 ps), found `{}`", show(field))
-    })
+    parse_seconds_ns(field, "the arrival time")
+        .map(|thousand_times| thousand_times / 1_000)
+        .map_err(|_| format!("expected the arrival time (decimal milliseconds below 2^64 ps), found `{}`", show(field)))
 }
 
 /// Writes an MQSim or DiskSim ASCII trace of device 0. Times start at the
@@ -204,7 +209,10 @@ mod tests {
     #[test]
     fn disksim_lines_parse() {
         let read = parse(SimulatorDialect::DiskSim, "12.500001 0 2048 8 1").expect("valid").expect("record");
-        assert_eq!((read.timestamp, read.op, read.start, read.len), (TimestampNs(12_500_001), Op::Read, Sector(2048), SectorCount(8)));
+        assert_eq!(
+            (read.timestamp, read.op, read.start, read.len),
+            (TimestampNs(12_500_001), Op::Read, Sector(2048), SectorCount(8))
+        );
         let write = parse(SimulatorDialect::DiskSim, "0.000000 1 7 16 0x8").expect("valid").expect("record");
         assert_eq!(write.op, Op::Write);
         let read_with_hints = parse(SimulatorDialect::DiskSim, "3 0 7 16 ff").expect("valid").expect("record");
@@ -238,7 +246,9 @@ mod tests {
 
     #[test]
     fn writers_keep_nanoseconds_and_leave_out_what_they_cannot_say() {
-        for (dialect, expected) in [(SimulatorDialect::MqSim, "12500001 0 64 8 1\n"), (SimulatorDialect::DiskSim, "12.500001 0 64 8 1\n")] {
+        for (dialect, expected) in
+            [(SimulatorDialect::MqSim, "12500001 0 64 8 1\n"), (SimulatorDialect::DiskSim, "12.500001 0 64 8 1\n")]
+        {
             let mut output = Vec::new();
             let mut writer = Box::new(SimulatorWriter::new(&mut output, PathBuf::from("t"), dialect));
             let read = Record {

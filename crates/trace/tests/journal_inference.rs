@@ -25,7 +25,8 @@ fn journal_extents_in_sectors(debugfs_stat: &str, block_bytes: u64) -> Vec<Secto
         let physical = extent.split_once("):").expect("(logical):physical").1;
         let (first, last) = physical.split_once('-').unwrap_or((physical, physical));
         let (first, last): (u64, u64) = (first.trim().parse().unwrap(), last.trim().parse().unwrap());
-        let range = SectorRange { start: Sector(first * sectors_per_block), len: (last - first + 1) * sectors_per_block };
+        let range =
+            SectorRange { start: Sector(first * sectors_per_block), len: (last - first + 1) * sectors_per_block };
         match ranges.last_mut() {
             Some(previous) if previous.end() == range.start => previous.len += range.len,
             _ => ranges.push(range),
@@ -84,7 +85,11 @@ fn the_stored_raw_capture_yields_the_journal_debugfs_reports_and_its_commits() {
     assert!(inferred.commits <= inferred.flushes, "a commit needs a flush on a loop device");
     assert_eq!(inferred.one_pass_commits, inferred.commits);
     let sandwiched = flush_bounded_journal_writes(&data("ext4-loop-discard-fsync.tracefs.gz"), &truth);
-    assert!(inferred.commits <= sandwiched && inferred.commits * 100 >= sandwiched * 99, "{} vs {sandwiched}", inferred.commits);
+    assert!(
+        inferred.commits <= sandwiched && inferred.commits * 100 >= sandwiched * 99,
+        "{} vs {sandwiched}",
+        inferred.commits
+    );
 }
 
 /// An independent count for a loop device: journal writes (by the true
@@ -93,7 +98,8 @@ fn the_stored_raw_capture_yields_the_journal_debugfs_reports_and_its_commits() {
 fn flush_bounded_journal_writes(path: &Path, journal: &[SectorRange]) -> u64 {
     let records: Vec<Record> = open(path, None, &ReadOptions::default()).unwrap().map(Result::unwrap).collect();
     let in_journal = |r: &Record| r.op == Op::Write && journal.iter().any(|range| range.overlaps(r.start, r.len));
-    let count = records.windows(3).filter(|w| w[0].op == Op::Flush && in_journal(&w[1]) && w[2].op == Op::Flush).count();
+    let count =
+        records.windows(3).filter(|w| w[0].op == Op::Flush && in_journal(&w[1]) && w[2].op == Op::Flush).count();
     count as u64
 }
 
@@ -142,7 +148,9 @@ fn run(program: &str, args: &[&str]) -> Result<String, String> {
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|status| status.lines().find(|line| line.starts_with("Uid:")).map(|line| line.split_whitespace().nth(1) == Some("0")))
+        .and_then(|status| {
+            status.lines().find(|line| line.starts_with("Uid:")).map(|line| line.split_whitespace().nth(1) == Some("0"))
+        })
         .unwrap_or(false)
 }
 
@@ -187,7 +195,9 @@ fn capture_raw(rig: &mut Rig) -> Result<(PathBuf, Vec<SectorRange>), String> {
     let instance = Path::new(TRACEFS).join(format!("instances/nandlab-journal-test-{}", std::process::id()));
     std::fs::create_dir(&instance).map_err(|error| format!("{}: {error}", instance.display()))?;
     rig.instance = Some(instance.clone());
-    let write = |file: &str, value: String| std::fs::write(instance.join(file), value).map_err(|error| format!("{file}: {error}"));
+    let write = |file: &str, value: String| {
+        std::fs::write(instance.join(file), value).map_err(|error| format!("{file}: {error}"))
+    };
     write("buffer_size_kb", "32768".into())?;
     write("events/block/block_rq_issue/filter", format!("dev == {}", (major << 20) | minor))?;
     write("events/block/block_rq_issue/enable", "1".into())?;
