@@ -25,17 +25,26 @@
 //! exactly and nothing is inferred.
 //!
 //! **Commits.** A commit is made durable by the request patterns real stacks
-//! produce, seen in issue order:
-//! * a write into the journal with PREFLUSH or FUA (a device with FUA);
-//! * a flush right after a write into the journal (the last write before it
-//!   was a journal write), whoever issued it — on a loop device the commit's
-//!   preflush and the post-flush that emulates FUA both come from `kworker`.
+//! produce, seen in issue order (reads ignored):
+//! * a write into the journal with PREFLUSH or FUA (a device with FUA: the
+//!   block layer issues the preflush, then the commit block `WFS`);
+//! * a flush right after a write into the journal, whoever issued it — on a
+//!   loop device (no FUA) the commit shows as flush, commit block, flush,
+//!   all from a `kworker`.
 //!
-//! One commit shows up as up to three of these (`FF`, commit block, `FF` on
-//! a loop device; `FF`, `WFS` on a FUA device), so a flush or FUA write that
-//! follows a counted commit with at most its one commit-block write in
-//! between belongs to that commit. A commit is reported at the first request
-//! of its pattern.
+//! One commit shows up as several of these, so they are folded: a journal
+//! write between two flushes (a "sandwich") is a commit block and the
+//! second flush its commit, unless the first flush itself closed a counted
+//! sandwich (then the write is the next transaction's log or a journal
+//! superblock update). A flush after journal writes that closes no sandwich
+//! is pending: it is the commit unless a sandwich or a FUA journal write
+//! follows at once, and it is counted at the next request otherwise (e.g.
+//! `journal_async_commit`: log and commit block, then one flush). A commit
+//! is thus reported at the request that completes its pattern. A journal
+//! superblock update that follows a commit (flush, superblock, flush, then
+//! the next log) counts as one commit too; requests of other processes
+//! slipped between a commit's flush and its commit block make one commit
+//! count twice.
 
 use crate::error::TraceError;
 use crate::header::{SectorRange, TraceHeader};
@@ -198,12 +207,22 @@ enum Region {
     Incremental,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Nothing,
+    JournalWrite,
+    OtherWrite,
+    Flush,
+}
+
 /// What one record was, as far as the journal is concerned.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JournalEvent {
     /// A write into the journal region.
     pub journal_write: bool,
-    /// The record shows a journal commit (the first request of its pattern).
+    /// The record completes a commit pattern: the flush after a commit
+    /// block, a FUA journal write, or the request after a lone flush that
+    /// followed journal writes.
     pub commit: bool,
 }
 
@@ -214,10 +233,18 @@ pub struct JournalEvent {
 pub struct JournalTracker {
     region: Region,
     estimator: RegionEstimator,
-    last_write_was_journal: bool,
-    /// A counted commit whose post-flush or FUA commit block may follow.
-    commit_open: bool,
-    journal_writes_since_commit: u64,
+    /// The last two writes or flushes, latest first.
+    recent: [Seen; 2],
+    /// A flush right after journal writes that was not itself the end of a
+    /// flush-journal write-flush sandwich: a commit, unless a sandwich or a
+    /// FUA journal write follows and is that commit.
+    pending: bool,
+    /// The pending commit's possible commit block has been seen.
+    pending_block_seen: bool,
+    /// The latest flush closed a counted sandwich: a journal write after
+    /// it is the next transaction's log or a journal superblock update, not
+    /// a commit block, whatever flush follows.
+    last_flush_closed_commit: bool,
     commits: u64,
     journal_writes: u64,
 }
@@ -248,9 +275,10 @@ impl JournalTracker {
         JournalTracker {
             region,
             estimator: RegionEstimator::new(),
-            last_write_was_journal: false,
-            commit_open: false,
-            journal_writes_since_commit: 0,
+            recent: [Seen::Nothing; 2],
+            pending: false,
+            pending_block_seen: false,
+            last_flush_closed_commit: false,
             commits: 0,
             journal_writes: 0,
         }
@@ -267,49 +295,43 @@ impl JournalTracker {
         if matches!(self.region, Region::Fixed(..)) {
             self.estimator.observe(record);
         }
-        match record.op {
-            Op::Write => self.observe_write(record),
-            Op::Flush => self.observe_flush(),
-            Op::Read | Op::Discard => JournalEvent::default(),
-        }
-    }
-
-    fn observe_write(&mut self, record: &Record) -> JournalEvent {
-        let journal_write = self.is_journal(record) && record.len.0 > 0;
-        self.last_write_was_journal = journal_write;
-        if !journal_write {
-            return JournalEvent::default();
-        }
-        self.journal_writes += 1;
-        let mut commit = false;
-        if is_forced(record.flags) {
-            let completes_open_commit = self.commit_open && self.journal_writes_since_commit == 0;
-            commit = !completes_open_commit;
-            self.count_commit(commit);
-            self.commit_open = false;
-        }
-        self.journal_writes_since_commit += 1;
+        let seen = match record.op {
+            Op::Read => return JournalEvent::default(),
+            Op::Write if record.len.0 > 0 && self.is_journal(record) => Seen::JournalWrite,
+            Op::Write | Op::Discard => Seen::OtherWrite,
+            Op::Flush => Seen::Flush,
+        };
+        let journal_write = seen == Seen::JournalWrite;
+        self.journal_writes += u64::from(journal_write);
+        let commit = self.commit_shown_by(seen, is_forced(record.flags));
+        self.commits += u64::from(commit);
+        self.recent = [seen, self.recent[0]];
         JournalEvent { journal_write, commit }
     }
 
-    fn observe_flush(&mut self) -> JournalEvent {
-        let after_journal_write = std::mem::replace(&mut self.last_write_was_journal, false);
-        if !after_journal_write {
-            return JournalEvent::default();
-        }
-        if self.commit_open && self.journal_writes_since_commit <= 1 {
-            self.commit_open = false;
-            return JournalEvent::default();
-        }
-        self.count_commit(true);
-        self.commit_open = true;
-        JournalEvent { journal_write: false, commit: true }
-    }
-
-    fn count_commit(&mut self, new_commit: bool) {
-        if new_commit {
-            self.commits += 1;
-            self.journal_writes_since_commit = 0;
+    fn commit_shown_by(&mut self, seen: Seen, forced: bool) -> bool {
+        match seen {
+            Seen::JournalWrite if forced => {
+                self.pending = false;
+                true
+            }
+            Seen::JournalWrite if self.pending && !self.pending_block_seen => {
+                self.pending_block_seen = true;
+                false
+            }
+            Seen::Flush => {
+                let after_journal_write = self.recent[0] == Seen::JournalWrite;
+                let closes_sandwich =
+                    after_journal_write && self.recent[1] == Seen::Flush && !self.last_flush_closed_commit;
+                self.last_flush_closed_commit = closes_sandwich;
+                if closes_sandwich {
+                    self.pending = false;
+                    return true;
+                }
+                self.pending_block_seen = false;
+                std::mem::replace(&mut self.pending, after_journal_write)
+            }
+            _ => std::mem::replace(&mut self.pending, false),
         }
     }
 
@@ -323,7 +345,7 @@ impl JournalTracker {
             regions,
             source,
             wraps: self.estimator.wraps(),
-            commits: self.commits,
+            commits: self.commits + u64::from(self.pending),
             journal_writes: self.journal_writes,
         }
     }
@@ -417,6 +439,19 @@ mod tests {
     }
 
     #[test]
+    fn a_journal_superblock_update_does_not_swallow_the_next_commit() {
+        let mut tracker = JournalTracker::with_region(vec![SectorRange { start: Sector(1000), len: 1000 }]);
+        let mut records: Vec<Record> = loop_device_transaction(1008, 56).into();
+        records.extend([sync_write(1000, 8, "jbd2/loop0-8"), flush("kworker/1:2H")]);
+        records.extend(loop_device_transaction(1072, 56));
+        records.extend(loop_device_transaction(1136, 8));
+        let commits: Vec<usize> =
+            records.iter().enumerate().filter(|(_, record)| tracker.observe(record).commit).map(|(at, _)| at).collect();
+        assert_eq!(commits, [3, 7, 11]);
+        assert_eq!(tracker.report().commits, 4, "three transactions and the superblock update, still pending");
+    }
+
+    #[test]
     fn a_fua_device_commit_is_one_commit_and_data_flushes_are_none() {
         let header =
             TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 1000 }], ..TraceHeader::default() };
@@ -433,7 +468,7 @@ mod tests {
         .iter()
         .map(|record| tracker.observe(record).commit)
         .collect();
-        assert_eq!(events, [false, true, false, false, false, true]);
+        assert_eq!(events, [false, false, true, false, false, true]);
         assert_eq!(tracker.report().source, RegionSource::Header);
     }
 
