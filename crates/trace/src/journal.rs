@@ -49,8 +49,10 @@
 use crate::error::TraceError;
 use crate::header::{SectorRange, TraceHeader};
 use crate::record::{Flags, Op, Record, Sector};
+use crate::{Format, ReadOptions};
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::Path;
 
 /// The most log ranges the estimator keeps; ext4 journals are one or a few
 /// extents, so only scattered jbd2 data writes ever reach this.
@@ -264,6 +266,18 @@ impl JournalTracker {
         } else {
             JournalTracker::build(Region::Fixed(header.journal.clone(), RegionSource::Header))
         }
+    }
+
+    /// For a trace file, ready for the streaming pass: the header's journal
+    /// extents when it has them, else the region of a first pass over the
+    /// file ([`infer_region`]).
+    pub fn for_file(path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<JournalTracker, TraceError> {
+        let reader = crate::open(path, format, options)?;
+        if !reader.header().journal.is_empty() {
+            return Ok(JournalTracker::new(reader.header()));
+        }
+        let (region, _wraps) = infer_region(reader)?;
+        Ok(JournalTracker::with_region(region))
     }
 
     /// With a region found by a first pass ([`infer_region`]).

@@ -48,7 +48,8 @@ struct Inferred {
 /// region then a streaming pass for commits, and a single pass.
 fn infer(path: &Path) -> Inferred {
     let (region, wraps) = infer_region(open(path, None, &ReadOptions::default()).unwrap()).unwrap();
-    let mut tracker = JournalTracker::with_region(region.clone());
+    let mut tracker = JournalTracker::for_file(path, None, &ReadOptions::default()).unwrap();
+    assert_eq!(tracker.report().regions, region);
     let reader = open(path, None, &ReadOptions::default()).unwrap();
     let mut summary = TraceSummary::new(reader.header());
     let mut flushes = 0;
@@ -251,5 +252,12 @@ fn a_fresh_raw_capture_of_ext4_on_a_loop_device_yields_its_journal_and_commits()
     assert!(inferred.commits >= 100, "{} commits", inferred.commits);
     let (commit_blocks, superblock_updates) = commit_blocks_and_superblock_updates(&raw, &truth);
     eprintln!("{commit_blocks} commit blocks, {superblock_updates} superblock updates");
-    assert!((commit_blocks..=commit_blocks + superblock_updates).contains(&inferred.commits));
+    // A live machine may slip other requests into a commit's pattern or
+    // let jbd2 issue a commit block itself: allow 2 % either way.
+    let slack = superblock_updates + commit_blocks / 50;
+    assert!(
+        inferred.commits.abs_diff(commit_blocks) <= slack,
+        "{} commits, {commit_blocks} commit blocks, {superblock_updates} superblock updates",
+        inferred.commits
+    );
 }
