@@ -2,8 +2,10 @@
 //! nandlab's own compact trace format, and streaming readers (constant
 //! memory, one record at a time) for the formats block traces come in:
 //! tracefs `block_rq_issue` text, blkparse text, SNIA/MSR Cambridge CSV,
-//! UMass/SPC CSV and fio iolog v2/v3. Writers for the native format, fio
-//! iologs and MSR CSV. [`open`] tells formats apart by content.
+//! UMass/SPC CSV, fio iolog v2/v3 and the MQSim and DiskSim ASCII traces.
+//! Writers for the native format, fio iologs, MSR CSV, MQSim and DiskSim.
+//! [`open`] tells formats apart by content. [`journal`] infers where a file
+//! system's journal lies and when it commits from the requests alone.
 //!
 //! The file formats are documented in docs/trace-format.md.
 
@@ -14,8 +16,10 @@ mod csv;
 mod error;
 mod fio;
 mod header;
+pub mod journal;
 mod native;
 mod record;
+mod simulator;
 mod summary;
 mod text;
 mod tracefs;
@@ -28,6 +32,7 @@ pub use crate::native::{NativeReader, NativeWriter};
 pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs};
 pub use crate::summary::{SizeHistogram, TraceSummary};
 
+use crate::simulator::{SimulatorDialect, SimulatorParser, SimulatorWriter};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter};
@@ -78,10 +83,24 @@ pub enum Format {
     FioV2,
     /// fio iolog version 3 (reading accepts either version).
     FioV3,
+    /// MQSim's ASCII trace (`IO_Flow_Trace_Based`).
+    MqSim,
+    /// DiskSim's ASCII trace (`iotrace_ascii_get_ioreq_event`).
+    DiskSim,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [Format::Native, Format::Tracefs, Format::Blkparse, Format::Msr, Format::Umass, Format::FioV2, Format::FioV3];
+    pub const ALL: [Format; 9] = [
+        Format::Native,
+        Format::Tracefs,
+        Format::Blkparse,
+        Format::Msr,
+        Format::Umass,
+        Format::FioV2,
+        Format::FioV3,
+        Format::MqSim,
+        Format::DiskSim,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -92,6 +111,8 @@ impl Format {
             Format::Umass => "umass",
             Format::FioV2 => "fio-v2",
             Format::FioV3 => "fio-v3",
+            Format::MqSim => "mqsim",
+            Format::DiskSim => "disksim",
         }
     }
 
@@ -114,6 +135,8 @@ impl Format {
             "nlt" => Some(Format::Native),
             "csv" => Some(Format::Msr),
             "iolog" => Some(Format::FioV2),
+            "mqsim" => Some(Format::MqSim),
+            "disksim" => Some(Format::DiskSim),
             _ => None,
         }
     }
@@ -129,7 +152,8 @@ impl fmt::Display for Format {
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
     /// Keep only this device's requests: `8,0` (tracefs, blkparse),
-    /// `host,disk` (MSR), the ASU (UMass), the file name (fio). Without it a
+    /// `host,disk` (MSR), the ASU (UMass), the file name (fio), the device
+    /// number (MQSim, DiskSim). Without it a
     /// trace holding two devices is an error.
     pub device: Option<String>,
 }
@@ -165,6 +189,10 @@ fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path
         Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Msr, device), format.name())),
         Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Umass, device), format.name())),
         Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
+        Format::MqSim | Format::DiskSim => {
+            let dialect = if format == Format::MqSim { SimulatorDialect::MqSim } else { SimulatorDialect::DiskSim };
+            Box::new(text::TextReader::new(input, path_buf, SimulatorParser::new(dialect, device), format.name()))
+        }
     })
 }
 
@@ -183,6 +211,8 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
         Format::Msr => Box::new(MsrWriter::new(output, path_buf)),
         Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab")?),
         Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab")?),
+        Format::MqSim => Box::new(SimulatorWriter::new(output, path_buf, SimulatorDialect::MqSim)),
+        Format::DiskSim => Box::new(SimulatorWriter::new(output, path_buf, SimulatorDialect::DiskSim)),
         Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path_buf, format: format.name() }),
     })
 }
@@ -209,6 +239,12 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
     let looks_like = |line: &[u8]| -> Option<Format> {
         if memchr::memmem::find(line, b": block_").is_some() {
             return Some(Format::Tracefs);
+        }
+        if let Some(dialect) = simulator::looks_like(line) {
+            return Some(match dialect {
+                SimulatorDialect::MqSim => Format::MqSim,
+                SimulatorDialect::DiskSim => Format::DiskSim,
+            });
         }
         let columns: Vec<&[u8]> = text::fields(line).collect();
         if columns.len() >= 7 && columns[0].contains(&b',') && columns[3].contains(&b'.') {
@@ -238,7 +274,7 @@ mod tests {
 
     #[test]
     fn formats_are_told_apart_by_content() {
-        let cases: [(&[u8], Format); 8] = [
+        let cases: [(&[u8], Format); 10] = [
             (b"NLTRACE\0\x01\x00", Format::Native),
             (b"fio version 2 iolog\n/dev/sdb add\n", Format::FioV2),
             (b"fio version 3 iolog\n0 /dev/sdb add\n", Format::FioV3),
@@ -247,6 +283,8 @@ mod tests {
             (b"128166372003061629,hm,1,Read,3154132992,32768,155547\n", Format::Msr),
             (b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n", Format::Msr),
             (b"0,20941264,8192,W,0.551706\n", Format::Umass),
+            (b"4911500 0 2359296 16 0\n", Format::MqSim),
+            (b"0.000000 0 2048 8 1\n", Format::DiskSim),
         ];
         for (head, expected) in cases {
             assert_eq!(detect_bytes(head), Ok(expected), "{}", String::from_utf8_lossy(head));

@@ -1,9 +1,11 @@
 //! One-pass statistics of a trace: counts and bytes by operation, request
 //! size distribution, footprint (distinct 4 KiB blocks touched), duration,
-//! flags, the busiest processes and the share of journal writes. What
+//! flags, the busiest processes, the share of journal writes and what
+//! [`crate::journal`] infers about the journal (region, commits). What
 //! `nandlab trace info` prints; memory grows only with the footprint.
 
 use crate::header::TraceHeader;
+use crate::journal::{JournalReport, JournalTracker};
 use crate::record::{Flags, Op, ProcessName, Record};
 use std::collections::HashMap;
 use std::fmt;
@@ -73,6 +75,7 @@ pub struct TraceSummary {
     /// Writes into the header's journal range.
     pub journal_writes: u64,
     processes: HashMap<ProcessName, u64>,
+    journal: JournalTracker,
     written: BlockSet,
     read: BlockSet,
     sector_bytes: u64,
@@ -80,7 +83,11 @@ pub struct TraceSummary {
 
 impl TraceSummary {
     pub fn new(header: &TraceHeader) -> TraceSummary {
-        TraceSummary { sector_bytes: u64::from(header.sector_size_bytes), ..TraceSummary::default() }
+        TraceSummary {
+            sector_bytes: u64::from(header.sector_size_bytes),
+            journal: JournalTracker::new(header),
+            ..TraceSummary::default()
+        }
     }
 
     pub fn add(&mut self, record: &Record, header: &TraceHeader) {
@@ -96,6 +103,7 @@ impl TraceSummary {
         self.last_ns = self.last_ns.max(record.timestamp.0);
         self.max_sector_end = self.max_sector_end.max(record.end().0);
         *self.processes.entry(record.process).or_default() += 1;
+        self.journal.observe(record);
         let (first_block, end_block) = self.blocks(record);
         match record.op {
             Op::Write => {
@@ -120,6 +128,12 @@ impl TraceSummary {
     /// Distinct 4 KiB blocks written / read.
     pub fn footprint_blocks(&self) -> (u64, u64) {
         (self.written.distinct, self.read.distinct)
+    }
+
+    /// The journal region and commits, from the header when it gives the
+    /// journal, else estimated in this one pass (see [`crate::journal`]).
+    pub fn journal(&self) -> JournalReport {
+        self.journal.report()
     }
 
     /// The processes that issued most requests, busiest first.
@@ -154,6 +168,7 @@ impl fmt::Display for TraceSummary {
         writeln!(f, "footprint       {:.1} MiB written, {:.1} MiB read (distinct 4 KiB blocks)", mib(written * FOOTPRINT_BLOCK_BYTES), mib(read * FOOTPRINT_BLOCK_BYTES))?;
         writeln!(f, "flags           sync {}, fua {}, preflush {}, meta {}", self.sync, self.fua, self.preflush, self.meta)?;
         writeln!(f, "journal writes  {}", self.journal_writes)?;
+        write!(f, "{}", self.journal())?;
         writeln!(f, "\n{:<9} {:>12} {:>14}", "operation", "requests", "MiB")?;
         for op in Op::ALL {
             writeln!(f, "{:<9} {:>12} {:>14.1}", op.name(), self.count_by_op[op.index()], mib(self.sectors_by_op[op.index()] * self.sector_bytes))?;
