@@ -124,11 +124,14 @@ pub struct MsrWriter<W: Write> {
     output: W,
     path: PathBuf,
     summary: WriteSummary,
+    sector_bytes: u64,
 }
 
 impl<W: Write> MsrWriter<W> {
-    pub fn new(output: W, path: PathBuf) -> MsrWriter<W> {
-        MsrWriter { output, path, summary: WriteSummary::default() }
+    /// `sector_bytes`: the size of the sectors the records count (the trace
+    /// header's); MSR CSV counts bytes.
+    pub fn new(output: W, path: PathBuf, sector_bytes: u32) -> MsrWriter<W> {
+        MsrWriter { output, path, summary: WriteSummary::default(), sector_bytes: u64::from(sector_bytes) }
     }
 }
 
@@ -142,14 +145,8 @@ impl<W: Write> TraceWrite for MsrWriter<W> {
                 return Ok(());
             }
         };
-        let sector = u64::from(crate::LINUX_SECTOR_BYTES);
-        writeln!(
-            self.output,
-            "{},{MSR_HOST},0,{kind},{},{},0",
-            record.timestamp.0 / MSR_TICK_NS,
-            record.start.0 * sector,
-            u64::from(record.len.0) * sector
-        )
+        let (offset, length) = crate::byte_extent(record, self.sector_bytes).map_err(|message| TraceError::Unrepresentable { path: self.path.clone(), message })?;
+        writeln!(self.output, "{},{MSR_HOST},0,{kind},{offset},{length},0", record.timestamp.0 / MSR_TICK_NS)
         .map_err(|source| TraceError::io(self.path.clone(), source))?;
         self.summary.written += 1;
         Ok(())

@@ -127,16 +127,19 @@ pub struct FioWriter<W: Write> {
     target: String,
     last_timestamp_us: u64,
     summary: WriteSummary,
+    sector_bytes: u64,
 }
 
 impl<W: Write> FioWriter<W> {
-    pub fn new(mut output: W, path: PathBuf, version: FioVersion, target: &str) -> Result<FioWriter<W>, TraceError> {
+    /// `sector_bytes`: the size of the sectors the records count (the trace
+    /// header's); fio iologs count bytes.
+    pub fn new(mut output: W, path: PathBuf, version: FioVersion, target: &str, sector_bytes: u32) -> Result<FioWriter<W>, TraceError> {
         let preamble = match version {
             FioVersion::V2 => format!("{}\n{target} add\n{target} open\n", version.banner()),
             FioVersion::V3 => format!("{}\n0 {target} add\n0 {target} open\n", version.banner()),
         };
         output.write_all(preamble.as_bytes()).map_err(|source| TraceError::io(path.clone(), source))?;
-        Ok(FioWriter { output, path, version, target: target.to_owned(), last_timestamp_us: 0, summary: WriteSummary::default() })
+        Ok(FioWriter { output, path, version, target: target.to_owned(), last_timestamp_us: 0, summary: WriteSummary::default(), sector_bytes: u64::from(sector_bytes) })
     }
 
     fn emit(&mut self, line: std::fmt::Arguments<'_>) -> Result<(), TraceError> {
@@ -157,8 +160,7 @@ impl<W: Write> TraceWrite for FioWriter<W> {
         if self.version == FioVersion::V2 && now_ms > previous_ms {
             self.emit(format_args!("wait {now_ms} 0"))?;
         }
-        let sector = u64::from(crate::LINUX_SECTOR_BYTES);
-        let (offset, length) = (record.start.0 * sector, u64::from(record.len.0) * sector);
+        let (offset, length) = crate::byte_extent(record, self.sector_bytes).map_err(|message| TraceError::Unrepresentable { path: self.path.clone(), message })?;
         match record.op {
             Op::Read => self.emit(format_args!("read {offset} {length}"))?,
             Op::Write => self.emit(format_args!("write {offset} {length}"))?,

@@ -15,6 +15,7 @@ mod error;
 mod fio;
 mod header;
 mod native;
+mod pending;
 mod record;
 mod summary;
 mod text;
@@ -23,9 +24,10 @@ mod tracefs;
 pub use crate::csv::MsrWriter;
 pub use crate::error::TraceError;
 pub use crate::fio::{FioVersion, FioWriter};
-pub use crate::header::{CaptureInfo, SectorRange, TraceHeader};
+pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
-pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs};
+pub use crate::pending::{PendingFile, PendingPath};
+pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX};
 pub use crate::summary::{SizeHistogram, TraceSummary};
 
 use std::fmt;
@@ -173,18 +175,54 @@ pub fn read_from<R: BufRead + Send + 'static>(input: R, name: &Path, format: For
     reader_for(format, input, name, options)
 }
 
-/// Creates a trace file; `header` is kept by formats that have one.
+/// Creates a trace file; `header` is kept by formats that have one. The
+/// file appears under `path` only when [`TraceWrite::finish`] succeeds; until
+/// then (and for good if writing fails) an existing file there is untouched.
 pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite>, TraceError> {
-    let file = File::create(path).map_err(|source| TraceError::io(path, source))?;
-    let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let path_buf = path.to_path_buf();
-    Ok(match format {
+    header.validate().map_err(|message| TraceError::Unrepresentable { path: path_buf.clone(), message: format!("header: {message}") })?;
+    let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
+    let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
+    let sector_bytes = header.sector_size_bytes;
+    let inner: Box<dyn TraceWrite> = match format {
         Format::Native => Box::new(NativeWriter::new(output, path_buf, header)?),
-        Format::Msr => Box::new(MsrWriter::new(output, path_buf)),
-        Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab")?),
-        Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab")?),
-        Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path_buf, format: format.name() }),
-    })
+        Format::Msr => Box::new(MsrWriter::new(output, path_buf, sector_bytes)),
+        Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab", sector_bytes)?),
+        Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab", sector_bytes)?),
+        Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() }),
+    };
+    Ok(Box::new(RenameOnFinish { inner, pending }))
+}
+
+/// A trace writer whose file is renamed into place once it is finished.
+struct RenameOnFinish {
+    inner: Box<dyn TraceWrite>,
+    pending: PendingPath,
+}
+
+impl TraceWrite for RenameOnFinish {
+    fn write(&mut self, record: &Record) -> Result<(), TraceError> {
+        self.inner.write(record)
+    }
+
+    fn finish(self: Box<Self>) -> Result<WriteSummary, TraceError> {
+        let RenameOnFinish { inner, pending } = *self;
+        let summary = inner.finish()?;
+        let target = pending.target().to_path_buf();
+        pending.commit().map_err(|source| TraceError::io(target, source))?;
+        Ok(summary)
+    }
+}
+
+/// A record's offset and length in bytes, for the formats that count bytes.
+fn byte_extent(record: &Record, sector_bytes: u64) -> Result<(u64, u64), String> {
+    let offset = record.start.0.checked_mul(sector_bytes);
+    let length = u64::from(record.len.0).checked_mul(sector_bytes);
+    let end = offset.zip(length).and_then(|(offset, length)| offset.checked_add(length));
+    match (offset, length, end) {
+        (Some(offset), Some(length), Some(_)) => Ok((offset, length)),
+        _ => Err(format!("request at sector {} of {} sectors ends beyond the 64-bit byte address space", record.start.0, record.len.0)),
+    }
 }
 
 /// Tells the format from the first bytes of `input` without consuming them.

@@ -50,10 +50,12 @@ pub struct NativeWriter<W: Write> {
     previous_end: u64,
     scratch: Vec<u8>,
     summary: WriteSummary,
+    sector_bytes: u32,
 }
 
 impl<W: Write> NativeWriter<W> {
     pub fn new(mut output: W, path: PathBuf, header: &TraceHeader) -> Result<NativeWriter<W>, TraceError> {
+        header.validate().map_err(|message| TraceError::Unrepresentable { path: path.clone(), message: format!("header: {message}") })?;
         let json = serde_json::to_vec(header).map_err(|error| TraceError::Unrepresentable { path: path.clone(), message: error.to_string() })?;
         let json_len = u32::try_from(json.len()).ok().filter(|&len| len <= MAX_HEADER_BYTES);
         let json_len = json_len.ok_or_else(|| TraceError::Unrepresentable { path: path.clone(), message: "trace header is larger than 16 MiB".into() })?;
@@ -64,10 +66,24 @@ impl<W: Write> NativeWriter<W> {
         preamble.extend_from_slice(&json_len.to_le_bytes());
         preamble.extend_from_slice(&json);
         output.write_all(&preamble).map_err(|source| TraceError::io(path.clone(), source))?;
-        Ok(NativeWriter { output, path, names: HashMap::new(), previous_timestamp: 0, previous_end: 0, scratch: Vec::with_capacity(64), summary: WriteSummary::default() })
+        Ok(NativeWriter {
+            output,
+            path,
+            names: HashMap::new(),
+            previous_timestamp: 0,
+            previous_end: 0,
+            scratch: Vec::with_capacity(64),
+            summary: WriteSummary::default(),
+            sector_bytes: header.sector_size_bytes,
+        })
     }
 
     fn encode(&mut self, record: &Record) -> Result<(), TraceError> {
+        let unrepresentable = |message: String| TraceError::Unrepresentable { path: self.path.clone(), message };
+        record.check(self.sector_bytes).map_err(unrepresentable)?;
+        if record.timestamp.0 < self.previous_timestamp {
+            return Err(unrepresentable(format!("timestamp {} ns lies before the previous record's; records must be in time order", record.timestamp.0)));
+        }
         let out = &mut self.scratch;
         out.clear();
         let stream_bit = if record.stream.is_some() { STREAM_BIT } else { 0 };
@@ -193,7 +209,8 @@ impl<R: Read> NativeReader<R> {
             let byte = source.byte().map_err(|error| TraceError::io(path.clone(), error))?;
             json.push(byte.ok_or_else(|| corrupt(source.offset(), "file ends inside the header".into()))?);
         }
-        let header = serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
+        let header: TraceHeader = serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
+        header.validate().map_err(|message| corrupt(16, format!("header: {message}")))?;
         Ok(NativeReader { source, path, header, names: Vec::new(), previous_timestamp: 0, previous_end: 0, records: 0, done: false })
     }
 
@@ -264,16 +281,23 @@ impl<R: Read> NativeReader<R> {
         }
         let op = Op::from_index(kind & 0x03).ok_or_else(|| self.corrupt("bad operation"))?;
         let flags = Flags::from_bits((kind >> 2) & 0x0f).ok_or_else(|| self.corrupt("bad flags"))?;
+        // Deltas are modulo 2^64 (see the writer), so wrapping decodes them.
         let timestamp = self.previous_timestamp.wrapping_add(unzigzag(self.varint()?) as u64);
+        if timestamp < self.previous_timestamp {
+            let previous = self.previous_timestamp;
+            return Err(self.corrupt(format!("timestamp {timestamp} ns lies before the previous request's {previous} ns; the trace is not in time order")));
+        }
         let start = self.previous_end.wrapping_add(unzigzag(self.varint()?) as u64);
         let len = self.varint()?;
         let len = u32::try_from(len).map_err(|_| self.corrupt(format!("length {len} does not fit in 32 bits")))?;
         let process = self.process()?;
         let stream = if kind & STREAM_BIT != 0 { Some(StreamTag(self.byte()?)) } else { None };
+        let record = Record { timestamp: TimestampNs(timestamp), op, flags, start: Sector(start), len: SectorCount(len), process, stream };
+        record.check(self.header.sector_size_bytes).map_err(|message| self.corrupt(message))?;
         self.previous_timestamp = timestamp;
-        self.previous_end = start.wrapping_add(u64::from(len));
+        self.previous_end = record.end().0;
         self.records += 1;
-        Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags, start: Sector(start), len: SectorCount(len), process, stream }))
+        Ok(Some(record))
     }
 }
 
@@ -317,8 +341,8 @@ mod tests {
             record(0, Op::Write, Flags::SYNC, 24_578, 2560, "dd", None),
             record(5, Op::Write, Flags::SYNC.with(Flags::META), 229_378, 2, "jbd2/loop0-8", None),
             record(5, Op::Flush, Flags::PREFLUSH, 0, 0, "kworker/0:0H", None),
-            record(3, Op::Read, Flags::NONE, 8, 8, "dd", Some(StreamTag(3))),
-            record(u64::MAX, Op::Discard, Flags::NONE, u64::MAX - 10, 10, "", None),
+            record(7, Op::Read, Flags::NONE, 8, 8, "dd", Some(StreamTag(3))),
+            record(crate::TIMESTAMP_NS_MAX, Op::Discard, Flags::NONE, u64::MAX / 512 - 10, 10, "", None),
         ]
     }
 

@@ -10,6 +10,13 @@ use crate::TraceRead;
 use std::io::BufRead;
 use std::path::PathBuf;
 
+/// Longest line a text trace may have. Real block-trace lines are under 200
+/// bytes; the cap keeps a file without line breaks (or a decompressed run of
+/// zeros) from being read into memory whole.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// How much of a field or line an error message quotes.
+const QUOTE_CHARS: usize = 48;
+
 /// One text format's line grammar.
 pub(crate) trait LineParser {
     /// Parses one line (terminator stripped). `Ok(None)` skips it (comments,
@@ -53,12 +60,47 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
         match record.timestamp.0.checked_sub(origin) {
             Some(relative) => {
                 record.timestamp = TimestampNs(relative);
+                record.check(self.header.sector_size_bytes).map_err(|message| self.malformed(message))?;
                 Ok(record)
             }
             None => Err(self.malformed(format!(
                 "timestamp {} ns lies before the trace's first request ({origin} ns); the trace is not in time order",
                 record.timestamp.0
             ))),
+        }
+    }
+
+    /// Reads one line into `self.line`, at most [`MAX_LINE_BYTES`] of it;
+    /// `Ok(false)` at the end of the input.
+    fn read_line(&mut self) -> Result<bool, TraceError> {
+        self.line.clear();
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    self.done = true;
+                    return Err(TraceError::io(self.path.clone(), source));
+                }
+            };
+            if available.is_empty() {
+                return Ok(!self.line.is_empty());
+            }
+            let (taken, complete) = match memchr::memchr(b'\n', available) {
+                Some(newline) => (newline + 1, true),
+                None => (available.len(), false),
+            };
+            let room = MAX_LINE_BYTES + 1 - self.line.len();
+            self.line.extend_from_slice(&available[..taken.min(room)]);
+            self.input.consume(taken);
+            if self.line.len() > MAX_LINE_BYTES {
+                self.line_number += 1;
+                let message = format!("line is longer than {MAX_LINE_BYTES} bytes: `{}`", show(&self.line));
+                return Err(self.malformed(message));
+            }
+            if complete {
+                return Ok(true);
+            }
         }
     }
 }
@@ -68,14 +110,10 @@ impl<R: BufRead, P: LineParser> Iterator for TextReader<R, P> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done && !self.parser.finished() {
-            self.line.clear();
-            match self.input.read_until(b'\n', &mut self.line) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(source) => {
-                    self.done = true;
-                    return Some(Err(TraceError::io(self.path.clone(), source)));
-                }
+            match self.read_line() {
+                Ok(false) => return None,
+                Ok(true) => {}
+                Err(error) => return Some(Err(error)),
             }
             self.line_number += 1;
             let line = trim_line_end(&self.line);
@@ -103,8 +141,15 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
+/// A field or line as an error message quotes it: at most a few dozen
+/// characters, cut with `…`.
 pub(crate) fn show(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).into_owned()
+    let text = String::from_utf8_lossy(&field[..field.len().min(QUOTE_CHARS * 4)]);
+    let mut shown: String = text.chars().take(QUOTE_CHARS).collect();
+    if shown.len() < field.len() {
+        shown.push('…');
+    }
+    shown
 }
 
 pub(crate) fn parse_u64(field: &[u8], what: &str) -> Result<u64, String> {
