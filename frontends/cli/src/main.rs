@@ -2,6 +2,7 @@
 //! arguments and calls into the library crates, where the work lives.
 
 mod commands;
+mod output;
 
 use clap::{Parser, Subcommand};
 
@@ -58,6 +59,7 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) if output::is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             std::process::ExitCode::FAILURE

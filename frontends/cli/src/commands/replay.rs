@@ -32,7 +32,7 @@ pub struct ReplayArgs {
     /// logical capacity equals the traced device's size from the trace header.
     #[arg(long)]
     pub fit: bool,
-    /// Write the full report as JSON.
+    /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
@@ -109,15 +109,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     });
     let mode = ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed };
     let config = args.config.build()?.0;
+    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
     let report = replay(&args.trace, format, args.device.clone(), config, mode)?;
-    print_summary(&args.trace, &report)?;
-    if let Some(timed) = &report.timed {
-        print_timed_summary(timed)?;
+    if !to_stdout {
+        print_summary(&args.trace, &report)?;
+        report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
-    }
+    json.map(|out| crate::output::write_json(out, &report)).transpose()?;
     Ok(())
 }
 

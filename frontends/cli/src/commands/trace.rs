@@ -98,24 +98,27 @@ fn run_info(args: &InfoArgs) -> anyhow::Result<()> {
     for record in &mut reader {
         summary.add(&record?, &header);
     }
-    println!("trace           {}", args.trace.display());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "trace           {}", args.trace.display())?;
     if let Some(source) = &header.source_format {
-        println!("format          {source}");
+        writeln!(out, "format          {source}")?;
     }
     if let Some(size) = header.device_size_bytes {
-        println!("device size     {:.1} MiB ({} B sectors)", size as f64 / f64::from(1 << 20), header.sector_size_bytes);
+        writeln!(out, "device size     {:.1} MiB ({} B sectors)", size as f64 / f64::from(1 << 20), header.sector_size_bytes)?;
     }
     if let Some(capture) = &header.capture {
-        println!("captured on     {} (kernel {}), mount -o {}, command: {}", capture.file_system, capture.kernel, capture.mount_options, capture.command.join(" "));
+        writeln!(out, "captured on     {} (kernel {}), mount -o {}, command: {}", capture.file_system, capture.kernel, capture.mount_options, capture.command.join(" "))?;
         if capture.events_lost > 0 {
-            println!("WARNING         the kernel dropped {} events during capture: the trace is incomplete", capture.events_lost);
+            writeln!(out, "WARNING         the kernel dropped {} events during capture: the trace is incomplete", capture.events_lost)?;
         }
     }
     for range in &header.journal {
-        println!("journal         sectors {}..{} ({:.1} MiB)", range.start.0, range.end().0, (range.len * u64::from(header.sector_size_bytes)) as f64 / f64::from(1 << 20));
+        // A validated header's journal ranges fit in 64-bit byte addresses.
+        let mib = range.len.saturating_mul(u64::from(header.sector_size_bytes)) as f64 / f64::from(1 << 20);
+        writeln!(out, "journal         sectors {}..{} ({mib:.1} MiB)", range.start.0, range.end().0)?;
     }
-    print!("{summary}");
-    Ok(())
+    write!(out, "{summary}")?;
+    Ok(out.flush()?)
 }
 
 fn run_convert(args: &ConvertArgs) -> anyhow::Result<()> {
@@ -147,7 +150,8 @@ fn run_cat(args: &CatArgs) -> anyhow::Result<()> {
         let record = record?;
         let journal = if record.op == Op::Write && header.is_journal(record.start, record.len) { " journal" } else { "" };
         let stream = record.stream.map(|tag| format!(" stream={}", tag.0)).unwrap_or_default();
-        let written = writeln!(
+        // `nandlab trace cat | head` closes the pipe early: main ends quietly then.
+        writeln!(
             out,
             "{:>14.6} {:<7} {:<4} {:>12} {:>8} {}{journal}{stream}",
             record.timestamp.0 as f64 / 1e9,
@@ -156,19 +160,9 @@ fn run_cat(args: &CatArgs) -> anyhow::Result<()> {
             record.start.0,
             record.len.0,
             if record.process.is_empty() { "-" } else { record.process.as_str() }
-        );
-        if let Err(error) = written {
-            // `nandlab trace cat | head` closes the pipe early: that is not an error.
-            if error.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(());
-            }
-            return Err(error.into());
-        }
+        )?;
     }
-    match out.flush() {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
-        _ => Ok(()),
-    }
+    Ok(out.flush()?)
 }
 
 /// A deterministic request mix shaped like a file-system capture: mostly
@@ -258,7 +252,8 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         writer.finish()?;
         files.push((format, path));
     }
-    println!("{:<8} {:>12} {:>12} {:>14} {:>12}", "format", "requests", "file MiB", "requests/s", "MB/s");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{:<8} {:>12} {:>12} {:>14} {:>12}", "format", "requests", "file MiB", "requests/s", "MB/s")?;
     for (format, path) in &files {
         let bytes = std::fs::metadata(path)?.len();
         let started = Instant::now();
@@ -268,7 +263,7 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             count += 1;
         }
         let seconds = started.elapsed().as_secs_f64();
-        println!("{:<8} {:>12} {:>12.1} {:>14.0} {:>12.1}", format.name(), count, bytes as f64 / f64::from(1 << 20), count as f64 / seconds, bytes as f64 / seconds / 1e6);
+        writeln!(out, "{:<8} {:>12} {:>12.1} {:>14.0} {:>12.1}", format.name(), count, bytes as f64 / f64::from(1 << 20), count as f64 / seconds, bytes as f64 / seconds / 1e6)?;
         std::fs::remove_file(path)?;
     }
     Ok(())
