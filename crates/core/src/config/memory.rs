@@ -76,16 +76,25 @@ pub fn check(estimate: &MemoryEstimate, available_bytes: u64) -> Result<(), Conf
     ))
 }
 
-/// Checks `config` against the memory available now (Linux `MemAvailable`);
-/// where that is unknown, no check is made.
+/// Environment variable that sets the memory a run may plan for, in bytes,
+/// instead of `MemAvailable` (which, in a container, shows the host's memory
+/// rather than the container's limit).
+pub const MEMORY_ENV: &str = "NANDLAB_MEMORY_BYTES";
+
+/// Checks `config` against the memory available now ([`MEMORY_ENV`], else
+/// Linux `MemAvailable`); where that is unknown, no check is made.
 pub fn check_available(config: &Config, geometry: &Geometry) -> Result<(), ConfigError> {
-    match available_bytes() {
+    let configured = match std::env::var(MEMORY_ENV) {
+        Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| ConfigError::new("", format!("{MEMORY_ENV}={text}: expected a number of bytes")))?),
+        Err(_) => None,
+    };
+    match configured.or_else(mem_available_bytes) {
         Some(available) => check(&estimate(config, geometry), available),
         None => Ok(()),
     }
 }
 
-fn available_bytes() -> Option<u64> {
+fn mem_available_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|line| line.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
