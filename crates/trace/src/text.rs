@@ -41,13 +41,14 @@ pub(crate) struct TextReader<R, P> {
     line: Vec<u8>,
     line_number: u64,
     origin_ns: Option<u64>,
+    previous_ns: u64,
     done: bool,
 }
 
 impl<R: BufRead, P: LineParser> TextReader<R, P> {
     pub(crate) fn new(input: R, path: PathBuf, parser: P, source_format: &str) -> Self {
         let header = TraceHeader { source_format: Some(source_format.to_owned()), ..TraceHeader::default() };
-        TextReader { input, path, parser, header, line: Vec::with_capacity(256), line_number: 0, origin_ns: None, done: false }
+        TextReader { input, path, parser, header, line: Vec::with_capacity(256), line_number: 0, origin_ns: None, previous_ns: 0, done: false }
     }
 
     fn malformed(&mut self, message: String) -> TraceError {
@@ -55,8 +56,15 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
         TraceError::Malformed { path: self.path.clone(), line: self.line_number, message }
     }
 
+    /// Makes the timestamp relative to the first record's, refusing one
+    /// earlier than the record before it.
     fn rebase(&mut self, mut record: Record) -> Result<Record, TraceError> {
         let origin = *self.origin_ns.get_or_insert(record.timestamp.0);
+        if record.timestamp.0 < self.previous_ns {
+            let message = format!("timestamp {} ns lies before the previous request's {} ns; the trace is not in time order", record.timestamp.0, self.previous_ns);
+            return Err(self.malformed(message));
+        }
+        self.previous_ns = record.timestamp.0;
         match record.timestamp.0.checked_sub(origin) {
             Some(relative) => {
                 record.timestamp = TimestampNs(relative);
