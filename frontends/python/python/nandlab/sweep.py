@@ -210,6 +210,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         seeds = [int(seed) for seed in args.seeds.split(",")]
     except ValueError:
         parser.error(f"--seeds {args.seeds!r}: expected comma-separated integers")
+    keys = [key for key, _ in args.grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        parser.error(f"--grid {', '.join(repeated)} given more than once: give each key once, with all its values")
+    if args.out and not args.out.endswith(_OUT_SUFFIXES):
+        parser.error(f"--out {args.out}: use a .csv, .parquet or .json file name")
     grid = dict(args.grid)
     print(f"sweep: {len(points(grid, seeds))} points, seeds {seeds}", file=sys.stderr)
     try:
@@ -226,15 +232,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
+_OUT_SUFFIXES = (".csv", ".parquet", ".json")
+
+
 def _write(table, path: str) -> None:
-    if path.endswith(".parquet"):
-        table.to_parquet(path, index=False)
-    elif path.endswith(".csv"):
-        table.to_csv(path, index=False)
-    elif path.endswith(".json"):
-        table.to_json(path, orient="records", indent=1)
-    else:
-        raise SystemExit(f"--out {path}: use a .csv, .parquet or .json file name")
+    """Writes under a temporary name, then renames: a failed write never
+    leaves a truncated table nor destroys the file it would replace."""
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        if path.endswith(".parquet"):
+            table.to_parquet(temporary, index=False)
+        elif path.endswith(".csv"):
+            table.to_csv(temporary, index=False)
+        else:
+            table.to_json(temporary, orient="records", indent=1)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
 
 
 if __name__ == "__main__":
