@@ -202,7 +202,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--grid", action="append", type=_grid_argument, required=True, metavar="KEY=V1,V2", help="a swept key"
     )
     parser.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
-    parser.add_argument("--timing", action="store_true", help="timed simulation (throughput, latency)")
+    parser.add_argument(
+        "--timing", nargs="?", const="on", default="off", choices=["on", "off"],
+        help="on: timed simulation (throughput, latency); a bare --timing means on",
+    )
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
     parser.add_argument("--out", help="write the table: .csv, .parquet or .json")
     args = parser.parse_args(argv)
@@ -219,7 +222,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     grid = dict(args.grid)
     print(f"sweep: {len(points(grid, seeds))} points, seeds {seeds}", file=sys.stderr)
     try:
-        table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing,
+        table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing == "on",
                       scheduler=args.scheduler)
     except (SweepError, ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
