@@ -9,7 +9,10 @@ use nandlab_core::config::{from_sources, ConfigBuilder, Document};
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::replay::{HostEvent, HostOp, Replayer, SECTOR_BYTES};
 use nandlab_core::units::{SimNs, StreamId};
-use nandlab_trace::{Flags, Format, FioVersion, FioWriter, MsrWriter, NativeReader, NativeWriter, Op, ReadOptions, Record, TraceHeader, TraceRead, TraceSummary, TraceWrite};
+use nandlab_trace::{
+    FioVersion, FioWriter, Flags, Format, MsrWriter, NativeReader, NativeWriter, Op, ReadOptions, Record, TraceHeader,
+    TraceRead, TraceSummary, TraceWrite,
+};
 use std::io::Cursor;
 use std::path::Path;
 
@@ -73,7 +76,8 @@ pub fn replay_small(data: &[u8]) {
     let Some((&mode, rest)) = data.split_first() else { return };
     let Some((mut reader, header)) = open(rest) else { return };
     let (mut config, _) = from_sources(Some("small"), None, &[], None).expect("the small preset is valid");
-    config.discard.policy = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD, DiscardPolicy::Periodic][usize::from(mode & 3)];
+    config.discard.policy = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD, DiscardPolicy::Periodic]
+        [usize::from(mode & 3)];
     config.discard.delay_ms = 1;
     config.discard.period_ms = 2;
     let Ok(mut replayer) = Replayer::new(&config) else { return };
@@ -145,7 +149,10 @@ fn writers(header: &TraceHeader) -> Vec<Box<dyn TraceWrite>> {
     vec![
         Box::new(NativeWriter::new(std::io::sink(), "fuzz.nlt".into(), header).expect("a valid header writes")),
         Box::new(MsrWriter::new(std::io::sink(), "fuzz.csv".into(), sector_bytes)),
-        Box::new(FioWriter::new(std::io::sink(), "fuzz.iolog".into(), FioVersion::V3, "/dev/fuzz", sector_bytes).expect("writes")),
+        Box::new(
+            FioWriter::new(std::io::sink(), "fuzz.iolog".into(), FioVersion::V3, "/dev/fuzz", sector_bytes)
+                .expect("writes"),
+        ),
     ]
 }
 

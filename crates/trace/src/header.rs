@@ -95,12 +95,17 @@ impl TraceHeader {
     pub fn validate(&self) -> Result<(), String> {
         let size = self.sector_size_bytes;
         if !(SECTOR_BYTES_MIN..=SECTOR_BYTES_MAX).contains(&size) || !size.is_power_of_two() {
-            return Err(format!("sector_size_bytes {size} is not a power of two between {SECTOR_BYTES_MIN} and {SECTOR_BYTES_MAX}"));
+            return Err(format!(
+                "sector_size_bytes {size} is not a power of two between {SECTOR_BYTES_MIN} and {SECTOR_BYTES_MAX}"
+            ));
         }
         for range in &self.journal {
             let end_bytes = range.start.0.checked_add(range.len).and_then(|end| end.checked_mul(u64::from(size)));
             if end_bytes.is_none() {
-                return Err(format!("journal range {} + {} sectors ends beyond the 64-bit byte address space", range.start.0, range.len));
+                return Err(format!(
+                    "journal range {} + {} sectors ends beyond the 64-bit byte address space",
+                    range.start.0, range.len
+                ));
             }
         }
         Ok(())

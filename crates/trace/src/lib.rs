@@ -27,7 +27,9 @@ pub use crate::fio::{FioVersion, FioWriter};
 pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
 pub use crate::pending::{PendingFile, PendingPath};
-pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX};
+pub use crate::record::{
+    Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX,
+};
 pub use crate::summary::{SizeHistogram, TraceSummary};
 
 use std::fmt;
@@ -83,7 +85,8 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [Format::Native, Format::Tracefs, Format::Blkparse, Format::Msr, Format::Umass, Format::FioV2, Format::FioV3];
+    pub const ALL: [Format; 7] =
+        [Format::Native, Format::Tracefs, Format::Blkparse, Format::Msr, Format::Umass, Format::FioV2, Format::FioV3];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -139,7 +142,11 @@ pub struct ReadOptions {
 /// Opens a trace for streaming; `format: None` detects it from the content.
 /// A gzip-compressed file (as public trace repositories ship them) is
 /// decompressed on the fly, whatever its name.
-pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+pub fn open(
+    path: &Path,
+    format: Option<Format>,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let file = File::open(path).map_err(|source| TraceError::io(path, source))?;
     let mut raw = BufReader::with_capacity(IO_BUFFER_BYTES, file);
     if raw.fill_buf().map_err(|source| TraceError::io(path, source))?.starts_with(&GZIP_MAGIC) {
@@ -149,7 +156,12 @@ pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Resul
     open_buffered(raw, path, format, options)
 }
 
-fn open_buffered<R: BufRead + Send + 'static>(mut input: R, path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+fn open_buffered<R: BufRead + Send + 'static>(
+    mut input: R,
+    path: &Path,
+    format: Option<Format>,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let format = match format {
         Some(format) => format,
         None => detect(path, &mut input)?,
@@ -157,21 +169,47 @@ fn open_buffered<R: BufRead + Send + 'static>(mut input: R, path: &Path, format:
     reader_for(format, input, path, options)
 }
 
-fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+fn reader_for<R: BufRead + Send + 'static>(
+    format: Format,
+    input: R,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let device = options.device.as_deref();
     let path_buf = path.to_path_buf();
     Ok(match format {
         Format::Native => Box::new(NativeReader::new(input, path_buf)?),
-        Format::Tracefs => Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name())),
-        Format::Blkparse => Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name())),
-        Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Msr, device), format.name())),
-        Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Umass, device), format.name())),
-        Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
+        Format::Tracefs => {
+            Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name()))
+        }
+        Format::Blkparse => {
+            Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name()))
+        }
+        Format::Msr => Box::new(text::TextReader::new(
+            input,
+            path_buf,
+            csv::CsvParser::new(csv::CsvDialect::Msr, device),
+            format.name(),
+        )),
+        Format::Umass => Box::new(text::TextReader::new(
+            input,
+            path_buf,
+            csv::CsvParser::new(csv::CsvDialect::Umass, device),
+            format.name(),
+        )),
+        Format::FioV2 | Format::FioV3 => {
+            Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio"))
+        }
     })
 }
 
 /// Reads records from any buffered source (a pipe, a test string).
-pub fn read_from<R: BufRead + Send + 'static>(input: R, name: &Path, format: Format, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+pub fn read_from<R: BufRead + Send + 'static>(
+    input: R,
+    name: &Path,
+    format: Format,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     reader_for(format, input, name, options)
 }
 
@@ -180,7 +218,10 @@ pub fn read_from<R: BufRead + Send + 'static>(input: R, name: &Path, format: For
 /// then (and for good if writing fails) an existing file there is untouched.
 pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite>, TraceError> {
     let path_buf = path.to_path_buf();
-    header.validate().map_err(|message| TraceError::Unrepresentable { path: path_buf.clone(), message: format!("header: {message}") })?;
+    header.validate().map_err(|message| TraceError::Unrepresentable {
+        path: path_buf.clone(),
+        message: format!("header: {message}"),
+    })?;
     let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
     let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let sector_bytes = header.sector_size_bytes;
@@ -189,7 +230,9 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
         Format::Msr => Box::new(MsrWriter::new(output, path_buf, sector_bytes)),
         Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab", sector_bytes)?),
         Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab", sector_bytes)?),
-        Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() }),
+        Format::Tracefs | Format::Blkparse | Format::Umass => {
+            return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() })
+        }
     };
     Ok(Box::new(RenameOnFinish { inner, pending }))
 }
@@ -221,7 +264,10 @@ fn byte_extent(record: &Record, sector_bytes: u64) -> Result<(u64, u64), String>
     let end = offset.zip(length).and_then(|(offset, length)| offset.checked_add(length));
     match (offset, length, end) {
         (Some(offset), Some(length), Some(_)) => Ok((offset, length)),
-        _ => Err(format!("request at sector {} of {} sectors ends beyond the 64-bit byte address space", record.start.0, record.len.0)),
+        _ => Err(format!(
+            "request at sector {} of {} sectors ends beyond the 64-bit byte address space",
+            record.start.0, record.len.0
+        )),
     }
 }
 
@@ -235,7 +281,12 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
     if head.starts_with(native::MAGIC) {
         return Ok(Format::Native);
     }
-    let mut lines = head.split(|&byte| byte == b'\n').map(<[u8]>::trim_ascii).filter(|line| !line.is_empty()).take(DETECT_LINES).peekable();
+    let mut lines = head
+        .split(|&byte| byte == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|line| !line.is_empty())
+        .take(DETECT_LINES)
+        .peekable();
     let first = *lines.peek().ok_or("the file is empty")?;
     if first.starts_with(b"fio version 2 iolog") {
         return Ok(Format::FioV2);
@@ -254,7 +305,11 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
         }
         let cells: Vec<&[u8]> = line.split(|&byte| byte == b',').map(<[u8]>::trim_ascii).collect();
         match cells.get(3) {
-            Some(kind) if cells.len() == 7 && (kind.eq_ignore_ascii_case(b"read") || kind.eq_ignore_ascii_case(b"write")) => Some(Format::Msr),
+            Some(kind)
+                if cells.len() == 7 && (kind.eq_ignore_ascii_case(b"read") || kind.eq_ignore_ascii_case(b"write")) =>
+            {
+                Some(Format::Msr)
+            }
             Some(kind) if cells.len() >= 5 && matches!(*kind, b"r" | b"R" | b"w" | b"W") => Some(Format::Umass),
             _ => None,
         }
@@ -280,10 +335,16 @@ mod tests {
             (b"NLTRACE\0\x01\x00", Format::Native),
             (b"fio version 2 iolog\n/dev/sdb add\n", Format::FioV2),
             (b"fio version 3 iolog\n0 /dev/sdb add\n", Format::FioV3),
-            (b"# tracer: nop\n#\n dd-1 [001] ..... 1.0: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [dd]\n", Format::Tracefs),
+            (
+                b"# tracer: nop\n#\n dd-1 [001] ..... 1.0: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [dd]\n",
+                Format::Tracefs,
+            ),
             (b"  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n", Format::Blkparse),
             (b"128166372003061629,hm,1,Read,3154132992,32768,155547\n", Format::Msr),
-            (b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n", Format::Msr),
+            (
+                b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n",
+                Format::Msr,
+            ),
             (b"0,20941264,8192,W,0.551706\n", Format::Umass),
         ];
         for (head, expected) in cases {

@@ -55,10 +55,17 @@ pub struct NativeWriter<W: Write> {
 
 impl<W: Write> NativeWriter<W> {
     pub fn new(mut output: W, path: PathBuf, header: &TraceHeader) -> Result<NativeWriter<W>, TraceError> {
-        header.validate().map_err(|message| TraceError::Unrepresentable { path: path.clone(), message: format!("header: {message}") })?;
-        let json = serde_json::to_vec(header).map_err(|error| TraceError::Unrepresentable { path: path.clone(), message: error.to_string() })?;
+        header.validate().map_err(|message| TraceError::Unrepresentable {
+            path: path.clone(),
+            message: format!("header: {message}"),
+        })?;
+        let json = serde_json::to_vec(header)
+            .map_err(|error| TraceError::Unrepresentable { path: path.clone(), message: error.to_string() })?;
         let json_len = u32::try_from(json.len()).ok().filter(|&len| len <= MAX_HEADER_BYTES);
-        let json_len = json_len.ok_or_else(|| TraceError::Unrepresentable { path: path.clone(), message: "trace header is larger than 16 MiB".into() })?;
+        let json_len = json_len.ok_or_else(|| TraceError::Unrepresentable {
+            path: path.clone(),
+            message: "trace header is larger than 16 MiB".into(),
+        })?;
         let mut preamble = Vec::with_capacity(16 + json.len());
         preamble.extend_from_slice(MAGIC);
         preamble.extend_from_slice(&VERSION.to_le_bytes());
@@ -82,7 +89,10 @@ impl<W: Write> NativeWriter<W> {
         let unrepresentable = |message: String| TraceError::Unrepresentable { path: self.path.clone(), message };
         record.check(self.sector_bytes).map_err(unrepresentable)?;
         if record.timestamp.0 < self.previous_timestamp {
-            return Err(unrepresentable(format!("timestamp {} ns lies before the previous record's; records must be in time order", record.timestamp.0)));
+            return Err(unrepresentable(format!(
+                "timestamp {} ns lies before the previous record's; records must be in time order",
+                record.timestamp.0
+            )));
         }
         let out = &mut self.scratch;
         out.clear();
@@ -95,7 +105,10 @@ impl<W: Write> NativeWriter<W> {
             Some(&index) => put_varint(out, index),
             None => {
                 if self.names.len() >= MAX_PROCESS_NAMES {
-                    return Err(TraceError::Unrepresentable { path: self.path.clone(), message: format!("more than {MAX_PROCESS_NAMES} distinct process names") });
+                    return Err(TraceError::Unrepresentable {
+                        path: self.path.clone(),
+                        message: format!("more than {MAX_PROCESS_NAMES} distinct process names"),
+                    });
                 }
                 put_varint(out, NEW_NAME);
                 put_varint(out, record.process.as_str().len() as u64);
@@ -123,7 +136,10 @@ impl<W: Write> TraceWrite for NativeWriter<W> {
     fn finish(mut self: Box<Self>) -> Result<WriteSummary, TraceError> {
         let mut trailer = vec![END_MARKER];
         put_varint(&mut trailer, self.summary.written);
-        self.output.write_all(&trailer).and_then(|()| self.output.flush()).map_err(|source| TraceError::io(self.path.clone(), source))?;
+        self.output
+            .write_all(&trailer)
+            .and_then(|()| self.output.flush())
+            .map_err(|source| TraceError::io(self.path.clone(), source))?;
         Ok(self.summary)
     }
 }
@@ -187,10 +203,13 @@ impl<R: Read> NativeReader<R> {
         let mut source = ByteSource::new(input);
         let mut preamble = [0u8; 16];
         for (index, slot) in preamble.iter_mut().enumerate() {
-            *slot = source
-                .byte()
-                .map_err(|error| TraceError::io(path.clone(), error))?
-                .ok_or_else(|| TraceError::Corrupt { path: path.clone(), offset: index as u64, message: "file ends inside the 16-byte preamble".into() })?;
+            *slot = source.byte().map_err(|error| TraceError::io(path.clone(), error))?.ok_or_else(|| {
+                TraceError::Corrupt {
+                    path: path.clone(),
+                    offset: index as u64,
+                    message: "file ends inside the 16-byte preamble".into(),
+                }
+            })?;
         }
         let corrupt = |offset: u64, message: String| TraceError::Corrupt { path: path.clone(), offset, message };
         if &preamble[..8] != MAGIC {
@@ -209,9 +228,19 @@ impl<R: Read> NativeReader<R> {
             let byte = source.byte().map_err(|error| TraceError::io(path.clone(), error))?;
             json.push(byte.ok_or_else(|| corrupt(source.offset(), "file ends inside the header".into()))?);
         }
-        let header: TraceHeader = serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
+        let header: TraceHeader =
+            serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
         header.validate().map_err(|message| corrupt(16, format!("header: {message}")))?;
-        Ok(NativeReader { source, path, header, names: Vec::new(), previous_timestamp: 0, previous_end: 0, records: 0, done: false })
+        Ok(NativeReader {
+            source,
+            path,
+            header,
+            names: Vec::new(),
+            previous_timestamp: 0,
+            previous_end: 0,
+            records: 0,
+            done: false,
+        })
     }
 
     fn corrupt(&self, message: impl Into<String>) -> TraceError {
@@ -221,7 +250,10 @@ impl<R: Read> NativeReader<R> {
     fn byte(&mut self) -> Result<u8, TraceError> {
         match self.source.byte() {
             Ok(Some(byte)) => Ok(byte),
-            Ok(None) => Err(self.corrupt(format!("file ends after {} records without the end marker: the trace is truncated", self.records))),
+            Ok(None) => Err(self.corrupt(format!(
+                "file ends after {} records without the end marker: the trace is truncated",
+                self.records
+            ))),
             Err(error) => Err(TraceError::io(self.path.clone(), error)),
         }
     }
@@ -242,7 +274,11 @@ impl<R: Read> NativeReader<R> {
         let reference = self.varint()?;
         if reference != NEW_NAME {
             let index = usize::try_from(reference - 1).unwrap_or(usize::MAX);
-            return self.names.get(index).copied().ok_or_else(|| self.corrupt(format!("process name #{reference} was never defined")));
+            return self
+                .names
+                .get(index)
+                .copied()
+                .ok_or_else(|| self.corrupt(format!("process name #{reference} was never defined")));
         }
         let len = self.varint()?;
         if len > ProcessName::CAPACITY as u64 || self.names.len() >= MAX_PROCESS_NAMES {
@@ -252,7 +288,8 @@ impl<R: Read> NativeReader<R> {
         for slot in bytes.iter_mut().take(len as usize) {
             *slot = self.byte()?;
         }
-        let name = std::str::from_utf8(&bytes[..len as usize]).map_err(|_| self.corrupt("process name is not UTF-8"))?;
+        let name =
+            std::str::from_utf8(&bytes[..len as usize]).map_err(|_| self.corrupt("process name is not UTF-8"))?;
         let name = ProcessName::new(name);
         self.names.push(name);
         Ok(name)
@@ -292,7 +329,15 @@ impl<R: Read> NativeReader<R> {
         let len = u32::try_from(len).map_err(|_| self.corrupt(format!("length {len} does not fit in 32 bits")))?;
         let process = self.process()?;
         let stream = if kind & STREAM_BIT != 0 { Some(StreamTag(self.byte()?)) } else { None };
-        let record = Record { timestamp: TimestampNs(timestamp), op, flags, start: Sector(start), len: SectorCount(len), process, stream };
+        let record = Record {
+            timestamp: TimestampNs(timestamp),
+            op,
+            flags,
+            start: Sector(start),
+            len: SectorCount(len),
+            process,
+            stream,
+        };
         record.check(self.header.sector_size_bytes).map_err(|message| self.corrupt(message))?;
         self.previous_timestamp = timestamp;
         self.previous_end = record.end().0;
@@ -358,7 +403,11 @@ mod tests {
 
     #[test]
     fn records_and_header_survive_a_round_trip() {
-        let header = TraceHeader { journal: vec![SectorRange { start: Sector(229_376), len: 32_768 }], device_size_bytes: Some(1 << 30), ..TraceHeader::default() };
+        let header = TraceHeader {
+            journal: vec![SectorRange { start: Sector(229_376), len: 32_768 }],
+            device_size_bytes: Some(1 << 30),
+            ..TraceHeader::default()
+        };
         let records = sample_records();
         let bytes = encode_finished(&records, &header);
         let reader = NativeReader::new(bytes.as_slice(), "mem".into()).expect("valid preamble");
@@ -371,16 +420,25 @@ mod tests {
     fn truncation_and_corruption_are_errors() {
         let bytes = encode_finished(&sample_records(), &TraceHeader::default());
         let truncated = &bytes[..bytes.len() - 2];
-        let result: Result<Vec<Record>, TraceError> = NativeReader::new(truncated, "t.nlt".into()).expect("preamble intact").collect();
+        let result: Result<Vec<Record>, TraceError> =
+            NativeReader::new(truncated, "t.nlt".into()).expect("preamble intact").collect();
         let message = result.unwrap_err().to_string();
         assert!(message.starts_with("t.nlt: byte") && message.contains("truncated"), "{message}");
 
         let mut bad_magic = bytes.clone();
         bad_magic[0] = b'X';
-        assert!(NativeReader::new(bad_magic.as_slice(), "t.nlt".into()).err().expect("refused").to_string().contains("magic"));
+        assert!(NativeReader::new(bad_magic.as_slice(), "t.nlt".into())
+            .err()
+            .expect("refused")
+            .to_string()
+            .contains("magic"));
 
         let mut future = bytes;
         future[8] = 9;
-        assert!(NativeReader::new(future.as_slice(), "t.nlt".into()).err().expect("refused").to_string().contains("version 9"));
+        assert!(NativeReader::new(future.as_slice(), "t.nlt".into())
+            .err()
+            .expect("refused")
+            .to_string()
+            .contains("version 9"));
     }
 }

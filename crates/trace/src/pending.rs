@@ -19,7 +19,9 @@ pub struct PendingPath {
 impl PendingPath {
     /// Creates the temporary file (mode 0644 less umask, never an existing one).
     pub fn create(target: &Path) -> std::io::Result<(PendingPath, File)> {
-        let name = target.file_name().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
+        let name = target
+            .file_name()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"))?;
         let mut temp_name = std::ffi::OsString::from(".");
         temp_name.push(name);
         temp_name.push(format!(".{}.tmp", std::process::id()));

@@ -201,7 +201,8 @@ impl Record {
     /// rescaling to smaller sectors cannot wrap) and its timestamp is at most
     /// [`TIMESTAMP_NS_MAX`]; only a flush has no sectors.
     pub fn check(&self, sector_bytes: u32) -> Result<(), String> {
-        let end_bytes = self.start.0.checked_add(u64::from(self.len.0)).and_then(|end| end.checked_mul(u64::from(sector_bytes)));
+        let end_bytes =
+            self.start.0.checked_add(u64::from(self.len.0)).and_then(|end| end.checked_mul(u64::from(sector_bytes)));
         if end_bytes.is_none() {
             return Err(format!(
                 "request at sector {} of {} sectors ends beyond the 64-bit byte address space",
@@ -212,7 +213,10 @@ impl Record {
             return Err(format!("a {} of 0 sectors: only flushes are empty", self.op.name()));
         }
         if self.timestamp.0 > TIMESTAMP_NS_MAX {
-            return Err(format!("timestamp {} ns is later than the supported {TIMESTAMP_NS_MAX} ns (146 years)", self.timestamp.0));
+            return Err(format!(
+                "timestamp {} ns is later than the supported {TIMESTAMP_NS_MAX} ns (146 years)",
+                self.timestamp.0
+            ));
         }
         Ok(())
     }

@@ -98,7 +98,12 @@ impl TraceSummary {
         self.count_by_op[op] += 1;
         self.sectors_by_op[op] = self.sectors_by_op[op].saturating_add(u64::from(record.len.0));
         self.sizes_by_op[op].add(record.len.0);
-        for (flag, counter) in [(Flags::SYNC, &mut self.sync), (Flags::FUA, &mut self.fua), (Flags::PREFLUSH, &mut self.preflush), (Flags::META, &mut self.meta)] {
+        for (flag, counter) in [
+            (Flags::SYNC, &mut self.sync),
+            (Flags::FUA, &mut self.fua),
+            (Flags::PREFLUSH, &mut self.preflush),
+            (Flags::META, &mut self.meta),
+        ] {
             *counter += u64::from(record.flags.contains(flag));
         }
         self.first_ns.get_or_insert(record.timestamp.0);
@@ -158,20 +163,47 @@ impl fmt::Display for TraceSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "requests        {}", self.records)?;
         writeln!(f, "duration        {:.3} s", self.duration_ns() as f64 / 1e9)?;
-        writeln!(f, "address span    {:.1} MiB (highest sector end {})", mib(self.max_sector_end.saturating_mul(self.sector_bytes)), self.max_sector_end)?;
+        writeln!(
+            f,
+            "address span    {:.1} MiB (highest sector end {})",
+            mib(self.max_sector_end.saturating_mul(self.sector_bytes)),
+            self.max_sector_end
+        )?;
         let (written, read) = self.footprint_blocks();
-        writeln!(f, "footprint       {:.1} MiB written, {:.1} MiB read (distinct 4 KiB blocks)", mib(written.saturating_mul(FOOTPRINT_BLOCK_BYTES)), mib(read.saturating_mul(FOOTPRINT_BLOCK_BYTES)))?;
-        writeln!(f, "flags           sync {}, fua {}, preflush {}, meta {}", self.sync, self.fua, self.preflush, self.meta)?;
+        writeln!(
+            f,
+            "footprint       {:.1} MiB written, {:.1} MiB read (distinct 4 KiB blocks)",
+            mib(written.saturating_mul(FOOTPRINT_BLOCK_BYTES)),
+            mib(read.saturating_mul(FOOTPRINT_BLOCK_BYTES))
+        )?;
+        writeln!(
+            f,
+            "flags           sync {}, fua {}, preflush {}, meta {}",
+            self.sync, self.fua, self.preflush, self.meta
+        )?;
         writeln!(f, "journal writes  {}", self.journal_writes)?;
         writeln!(f, "\n{:<9} {:>12} {:>14}", "operation", "requests", "MiB")?;
         for op in Op::ALL {
-            writeln!(f, "{:<9} {:>12} {:>14.1}", op.name(), self.count_by_op[op.index()], mib(self.sectors_by_op[op.index()].saturating_mul(self.sector_bytes)))?;
+            writeln!(
+                f,
+                "{:<9} {:>12} {:>14.1}",
+                op.name(),
+                self.count_by_op[op.index()],
+                mib(self.sectors_by_op[op.index()].saturating_mul(self.sector_bytes))
+            )?;
         }
         writeln!(f, "\nrequest size (from)      read      write    discard")?;
         for bucket in 0..SIZE_BUCKETS {
             let row = [Op::Read, Op::Write, Op::Discard].map(|op| self.sizes_by_op[op.index()].counts[bucket]);
             if row.iter().any(|&count| count > 0) {
-                writeln!(f, "{:>19} {:>9} {:>10} {:>10}", size_label(bucket, self.sector_bytes), row[0], row[1], row[2])?;
+                writeln!(
+                    f,
+                    "{:>19} {:>9} {:>10} {:>10}",
+                    size_label(bucket, self.sector_bytes),
+                    row[0],
+                    row[1],
+                    row[2]
+                )?;
             }
         }
         writeln!(f, "\nbusiest processes")?;
@@ -190,18 +222,27 @@ mod tests {
     use crate::record::{Sector, SectorCount, TimestampNs};
 
     fn record(timestamp: u64, op: Op, start: u64, len: u32, process: &str) -> Record {
-        Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start: Sector(start), len: SectorCount(len), process: ProcessName::new(process), stream: None }
+        Record {
+            timestamp: TimestampNs(timestamp),
+            op,
+            flags: Flags::NONE,
+            start: Sector(start),
+            len: SectorCount(len),
+            process: ProcessName::new(process),
+            stream: None,
+        }
     }
 
     #[test]
     fn counts_footprint_and_journal_share_add_up() {
-        let header = TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 100 }], ..TraceHeader::default() };
+        let header =
+            TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 100 }], ..TraceHeader::default() };
         let mut summary = TraceSummary::new(&header);
         for r in [
-            record(10, Op::Write, 0, 16, "dd"),     // blocks 0, 1
-            record(20, Op::Write, 8, 16, "dd"),     // blocks 1, 2
+            record(10, Op::Write, 0, 16, "dd"), // blocks 0, 1
+            record(20, Op::Write, 8, 16, "dd"), // blocks 1, 2
             record(30, Op::Write, 1000, 8, "jbd2/loop0-8"),
-            record(40, Op::Read, 3, 2, "cat"),      // block 0
+            record(40, Op::Read, 3, 2, "cat"), // block 0
             record(50, Op::Discard, 0, 4096, "kworker/1:1H"),
             record(60, Op::Flush, 0, 0, "kworker/1:1H"),
         ] {

@@ -48,7 +48,17 @@ pub(crate) struct TextReader<R, P> {
 impl<R: BufRead, P: LineParser> TextReader<R, P> {
     pub(crate) fn new(input: R, path: PathBuf, parser: P, source_format: &str) -> Self {
         let header = TraceHeader { source_format: Some(source_format.to_owned()), ..TraceHeader::default() };
-        TextReader { input, path, parser, header, line: Vec::with_capacity(256), line_number: 0, origin_ns: None, previous_ns: 0, done: false }
+        TextReader {
+            input,
+            path,
+            parser,
+            header,
+            line: Vec::with_capacity(256),
+            line_number: 0,
+            origin_ns: None,
+            previous_ns: 0,
+            done: false,
+        }
     }
 
     fn malformed(&mut self, message: String) -> TraceError {
@@ -61,7 +71,10 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
     fn rebase(&mut self, mut record: Record) -> Result<Record, TraceError> {
         let origin = *self.origin_ns.get_or_insert(record.timestamp.0);
         if record.timestamp.0 < self.previous_ns {
-            let message = format!("timestamp {} ns lies before the previous request's {} ns; the trace is not in time order", record.timestamp.0, self.previous_ns);
+            let message = format!(
+                "timestamp {} ns lies before the previous request's {} ns; the trace is not in time order",
+                record.timestamp.0, self.previous_ns
+            );
             return Err(self.malformed(message));
         }
         self.previous_ns = record.timestamp.0;
@@ -199,7 +212,10 @@ pub(crate) fn parse_seconds_ns(field: &[u8], what: &str) -> Result<u64, String> 
     if fraction.iter().skip(9).any(|byte| !byte.is_ascii_digit()) || (whole.is_empty() && fraction.is_empty()) {
         return Err(bad());
     }
-    seconds.checked_mul(1_000_000_000).and_then(|ns| ns.checked_add(nanos)).ok_or_else(|| format!("{what} `{}` is too large", show(field)))
+    seconds
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(nanos))
+        .ok_or_else(|| format!("{what} `{}` is too large", show(field)))
 }
 
 /// Decodes the block layer's `rwbs` string (`blk_fill_rwbs`): an optional
@@ -247,7 +263,8 @@ pub(crate) fn byte_range_to_sectors(offset: u64, bytes: u64) -> Result<(Sector, 
     let end = offset.checked_add(bytes).ok_or_else(|| format!("offset {offset} + size {bytes} overflows"))?;
     let start = offset / sector;
     let len = end.div_ceil(sector) - start;
-    let len = u32::try_from(len).map_err(|_| format!("request of {bytes} bytes is longer than a block request can be"))?;
+    let len =
+        u32::try_from(len).map_err(|_| format!("request of {bytes} bytes is longer than a block request can be"))?;
     Ok((Sector(start), SectorCount(len)))
 }
 
@@ -308,7 +325,10 @@ mod tests {
         assert_eq!(parse_rwbs(b"FF", zero), Ok((Op::Flush, Flags::PREFLUSH)));
         assert_eq!(parse_rwbs(b"FN", zero), Ok((Op::Flush, Flags::PREFLUSH)));
         assert_eq!(parse_rwbs(b"FWS", zero), Ok((Op::Flush, Flags::PREFLUSH.with(Flags::SYNC))));
-        assert_eq!(parse_rwbs(b"FWFSM", one), Ok((Op::Write, Flags::PREFLUSH.with(Flags::FUA).with(Flags::SYNC).with(Flags::META))));
+        assert_eq!(
+            parse_rwbs(b"FWFSM", one),
+            Ok((Op::Write, Flags::PREFLUSH.with(Flags::FUA).with(Flags::SYNC).with(Flags::META)))
+        );
         assert_eq!(parse_rwbs(b"RAM", one), Ok((Op::Read, Flags::META)));
         assert_eq!(parse_rwbs(b"DE", one), Ok((Op::Discard, Flags::NONE)));
         assert!(parse_rwbs(b"N", zero).is_err());

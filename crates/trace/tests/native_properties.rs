@@ -3,21 +3,33 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nandlab_trace::{Flags, NativeReader, NativeWriter, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TraceHeader, TraceWrite, TIMESTAMP_NS_MAX};
+use nandlab_trace::{
+    Flags, NativeReader, NativeWriter, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs,
+    TraceHeader, TraceWrite, TIMESTAMP_NS_MAX,
+};
 use proptest::prelude::*;
 
 fn record_strategy() -> impl Strategy<Value = Record> {
     // Any record a reader may yield: its end in bytes fits in 64 bits.
     let start_max = u64::MAX / 512 - u64::from(u32::MAX);
-    (0..=TIMESTAMP_NS_MAX, 0u8..4, 0u8..16, 0..=start_max, any::<u32>(), "[a-z0-9/:-]{0,20}", proptest::option::of(any::<u8>())).prop_map(|(timestamp, op, flags, start, len, name, stream)| Record {
-        timestamp: TimestampNs(timestamp),
-        op: Op::from_index(op).unwrap(),
-        flags: Flags::from_bits(flags).unwrap(),
-        start: Sector(start),
-        len: SectorCount(len),
-        process: ProcessName::new(&name),
-        stream: stream.map(StreamTag),
-    })
+    (
+        0..=TIMESTAMP_NS_MAX,
+        0u8..4,
+        0u8..16,
+        0..=start_max,
+        any::<u32>(),
+        "[a-z0-9/:-]{0,20}",
+        proptest::option::of(any::<u8>()),
+    )
+        .prop_map(|(timestamp, op, flags, start, len, name, stream)| Record {
+            timestamp: TimestampNs(timestamp),
+            op: Op::from_index(op).unwrap(),
+            flags: Flags::from_bits(flags).unwrap(),
+            start: Sector(start),
+            len: SectorCount(len),
+            process: ProcessName::new(&name),
+            stream: stream.map(StreamTag),
+        })
 }
 
 /// Records in time order, as every trace has them.

@@ -4,7 +4,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nandlab_trace::{Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceError, TraceHeader, TraceSummary};
+use nandlab_trace::{
+    Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceError, TraceHeader,
+    TraceSummary,
+};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -41,7 +44,8 @@ fn write_record(time_delta: i64, start_delta: i64, len: u64) -> Vec<u8> {
 }
 
 fn read_all(bytes: Vec<u8>, format: Format) -> Result<Vec<Record>, TraceError> {
-    let mut reader = nandlab_trace::read_from(std::io::Cursor::new(bytes), Path::new("t.nlt"), format, &ReadOptions::default())?;
+    let mut reader =
+        nandlab_trace::read_from(std::io::Cursor::new(bytes), Path::new("t.nlt"), format, &ReadOptions::default())?;
     (&mut reader).collect()
 }
 
@@ -86,7 +90,13 @@ fn native_60_byte_file_with_huge_request_is_summarised_at_once() {
     body.extend([0xff, 1]);
     let bytes = native(r#"{"sector_size_bytes":65536}"#, &body);
     let started = Instant::now();
-    let mut reader = nandlab_trace::read_from(std::io::Cursor::new(bytes), Path::new("t.nlt"), Format::Native, &ReadOptions::default()).unwrap();
+    let mut reader = nandlab_trace::read_from(
+        std::io::Cursor::new(bytes),
+        Path::new("t.nlt"),
+        Format::Native,
+        &ReadOptions::default(),
+    )
+    .unwrap();
     let header = reader.header().clone();
     let mut summary = TraceSummary::new(&header);
     for record in &mut reader {
@@ -132,8 +142,18 @@ fn a_gzip_bomb_of_zeros_is_refused_in_constant_memory() {
 fn convert_to_msr_and_fio_honours_4096_byte_sectors() {
     let folder = tempdir("scale");
     let header = TraceHeader { sector_size_bytes: 4096, ..TraceHeader::default() };
-    let record = Record { timestamp: TimestampNs(0), op: Op::Write, flags: Flags::NONE, start: Sector(10), len: SectorCount(2), process: ProcessName::default(), stream: None };
-    for (name, format, expected) in [("t.csv", Format::Msr, ",Write,40960,8192,"), ("t.iolog", Format::FioV2, "write 40960 8192")] {
+    let record = Record {
+        timestamp: TimestampNs(0),
+        op: Op::Write,
+        flags: Flags::NONE,
+        start: Sector(10),
+        len: SectorCount(2),
+        process: ProcessName::default(),
+        stream: None,
+    };
+    for (name, format, expected) in
+        [("t.csv", Format::Msr, ",Write,40960,8192,"), ("t.iolog", Format::FioV2, "write 40960 8192")]
+    {
         let path = folder.join(name);
         let mut writer = nandlab_trace::create(&path, format, &header).unwrap();
         writer.write(&record).unwrap();

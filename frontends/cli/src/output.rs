@@ -77,5 +77,7 @@ pub fn write_json<T: serde::Serialize>(mut output: Output, value: &T) -> anyhow:
 /// Is `error` a write to a closed pipe (`nandlab … | head`)? Then the reader
 /// has all it wanted, and the command ends quietly.
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -77,7 +77,8 @@ impl Generator {
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(target);
-    let mut paths: Vec<_> = std::fs::read_dir(&folder).expect("seed corpus").map(|entry| entry.unwrap().path()).collect();
+    let mut paths: Vec<_> =
+        std::fs::read_dir(&folder).expect("seed corpus").map(|entry| entry.unwrap().path()).collect();
     paths.sort();
     let seeds: Vec<Vec<u8>> = paths.iter().map(|path| std::fs::read(path).unwrap()).collect();
     assert!(!seeds.is_empty(), "{} holds no seeds", folder.display());

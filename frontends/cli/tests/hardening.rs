@@ -70,7 +70,8 @@ fn write_record(start: u64, len: u64) -> Vec<u8> {
 #[test]
 fn write_at_sector_2_64_minus_1_is_refused_not_written_as_0_pages() {
     let folder = Folder::new("wrap");
-    let trace = folder.file("t.blk", format!("  8,0    3        1     0.000000000   697  D   W {} + 8 [dd]\n", u64::MAX).as_bytes());
+    let trace = folder
+        .file("t.blk", format!("  8,0    3        1     0.000000000   697  D   W {} + 8 [dd]\n", u64::MAX).as_bytes());
     refused(&["replay", &trace, "--preset", "small"], "t.blk:1:");
 }
 
@@ -155,13 +156,24 @@ fn config_keys_that_wrapped_or_exhausted_memory_are_refused_naming_the_key() {
     ] {
         refused(&["run", "--preset", "small", "--timing", "on", "--set", assignment], &format!("`{key}`"));
     }
-    refused(&["run", "--preset", "small", "--set", "ftl.gc_policy=\"d-choices\"", "--set", "ftl.d_choices=4294967295"], "`ftl.d_choices`");
+    refused(
+        &["run", "--preset", "small", "--set", "ftl.gc_policy=\"d-choices\"", "--set", "ftl.d_choices=4294967295"],
+        "`ftl.d_choices`",
+    );
 }
 
 #[test]
 fn a_geometry_needing_33_gb_is_refused_before_allocating() {
     let output = Command::new(env!("CARGO_BIN_EXE_nandlab"))
-        .args(["run", "--preset", "small", "--set", "device.blocks_per_plane=8000000", "--set", "device.pages_per_block=128"])
+        .args([
+            "run",
+            "--preset",
+            "small",
+            "--set",
+            "device.blocks_per_plane=8000000",
+            "--set",
+            "device.pages_per_block=128",
+        ])
         .env("NANDLAB_MEMORY_BYTES", (24u64 << 30).to_string())
         .output()
         .unwrap();
@@ -201,6 +213,9 @@ fn capture_checks_out_before_the_workload_runs() {
     let folder = Folder::new("capture");
     let marker = folder.0.join("ran");
     let out = folder.0.join("missing/dir/t.nlt");
-    refused(&["capture", "--out", out.to_str().unwrap(), "--", "touch", marker.to_str().unwrap()], "cannot write there");
+    refused(
+        &["capture", "--out", out.to_str().unwrap(), "--", "touch", marker.to_str().unwrap()],
+        "cannot write there",
+    );
     assert!(!marker.exists(), "the workload did not run");
 }

@@ -85,7 +85,11 @@ pub const MEMORY_ENV: &str = "NANDLAB_MEMORY_BYTES";
 /// Linux `MemAvailable`); where that is unknown, no check is made.
 pub fn check_available(config: &Config, geometry: &Geometry) -> Result<(), ConfigError> {
     let configured = match std::env::var(MEMORY_ENV) {
-        Ok(text) => Some(text.trim().parse::<u64>().map_err(|_| ConfigError::new("", format!("{MEMORY_ENV}={text}: expected a number of bytes")))?),
+        Ok(text) => Some(
+            text.trim()
+                .parse::<u64>()
+                .map_err(|_| ConfigError::new("", format!("{MEMORY_ENV}={text}: expected a number of bytes")))?,
+        ),
         Err(_) => None,
     };
     match configured.or_else(mem_available_bytes) {

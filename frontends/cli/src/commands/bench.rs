@@ -28,7 +28,12 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut builder = ConfigBuilder::preset(&args.preset)?;
-    for assignment in ["workload.pattern=\"random\"", "workload.distribution=\"uniform\"", "workload.request_pages=1", "ftl.gc_policy=\"greedy\""] {
+    for assignment in [
+        "workload.pattern=\"random\"",
+        "workload.distribution=\"uniform\"",
+        "workload.request_pages=1",
+        "ftl.gc_policy=\"greedy\"",
+    ] {
         builder.set(assignment)?;
     }
     builder.set(&format!("seed={}", args.seed))?;
@@ -58,7 +63,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         let cpu_started = process_cpu_seconds();
         if args.timing == Timing::On {
             let timed = simulation.measure_timed(args.writes, &mut |_| {})?;
-            writeln!(out, "simulated                  {:>12.0} IOPS, write p99 {:.0} us", timed.iops, timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us))?;
+            writeln!(
+                out,
+                "simulated                  {:>12.0} IOPS, write p99 {:.0} us",
+                timed.iops,
+                timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us)
+            )?;
         } else {
             simulation.write_only(args.writes)?;
         }
@@ -72,10 +82,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let writes_per_second = args.writes as f64 / best;
     #[allow(clippy::cast_precision_loss)]
     let bytes_per_page = simulation.ftl().memory_bytes() as f64 / f64::from(geometry.physical_pages());
-    writeln!(out, "preconditioning            {:>12.2} s ({} host pages, steady: {})", precondition_seconds, precondition.phase.counters.host_pages_written, precondition.steady)?;
+    writeln!(
+        out,
+        "preconditioning            {:>12.2} s ({} host pages, steady: {})",
+        precondition_seconds, precondition.phase.counters.host_pages_written, precondition.steady
+    )?;
     writeln!(out, "measured WAF               {:>12.3}", measured.waf().unwrap_or(0.0))?;
     let label = if args.timing == Timing::On { "timed requests / second" } else { "host page writes / second" };
-    writeln!(out, "{label:<27}{:>12.0}  (best of {}, {} writes each, one thread)", writes_per_second, args.repeat.max(1), args.writes)?;
+    writeln!(
+        out,
+        "{label:<27}{:>12.0}  (best of {}, {} writes each, one thread)",
+        writes_per_second,
+        args.repeat.max(1),
+        args.writes
+    )?;
     if best_cpu < f64::MAX && best_cpu > 0.0 {
         // On a busy machine wall-clock time includes waiting for a core.
         #[allow(clippy::cast_precision_loss)]

@@ -45,21 +45,33 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<()> {
         output: args.out.clone(),
         buffer_kib_per_cpu: args.buffer_kib,
     };
-    let report = capture(&config, Workload::Command(args.command.clone()), &mut |line| eprintln!("capture: {line}")).context("capture failed")?;
+    let report = capture(&config, Workload::Command(args.command.clone()), &mut |line| eprintln!("capture: {line}"))
+        .context("capture failed")?;
     eprintln!(
         "capture: {} requests in {:.1} s of workload written to {}{}",
         report.records,
         report.workload_seconds,
         args.out.display(),
-        report.header.journal.first().map(|range| format!(" (journal at sectors {}..{})", range.start.0, range.end().0)).unwrap_or_default()
+        report
+            .header
+            .journal
+            .first()
+            .map(|range| format!(" (journal at sectors {}..{})", range.start.0, range.end().0))
+            .unwrap_or_default()
     );
     if report.events_lost > 0 {
         eprintln!("capture: WARNING: the kernel dropped {} events; raise --buffer-kib", report.events_lost);
     }
     match report.exit_code {
         Some(0) => Ok(()),
-        Some(code) => anyhow::bail!("the workload exited with status {code}; the trace of what it did was written to {}", args.out.display()),
-        None => anyhow::bail!("the workload was killed by a signal; the trace of what it did was written to {}", args.out.display()),
+        Some(code) => anyhow::bail!(
+            "the workload exited with status {code}; the trace of what it did was written to {}",
+            args.out.display()
+        ),
+        None => anyhow::bail!(
+            "the workload was killed by a signal; the trace of what it did was written to {}",
+            args.out.display()
+        ),
     }
 }
 
@@ -68,7 +80,8 @@ fn check_output(path: &Path) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!("--out {}: is a directory", path.display());
     }
-    let probe = nandlab_trace::PendingFile::create(path).with_context(|| format!("--out {}: cannot write there", path.display()))?;
+    let probe = nandlab_trace::PendingFile::create(path)
+        .with_context(|| format!("--out {}: cannot write there", path.display()))?;
     drop(probe);
     Ok(())
 }

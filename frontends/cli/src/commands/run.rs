@@ -3,8 +3,8 @@
 use crate::output::{self, Output};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use nandlab_core::sim::{Phase, Progress};
 use nandlab_core::config::{self, Document};
+use nandlab_core::sim::{Phase, Progress};
 use nandlab_core::Report;
 use std::io::Write;
 use std::path::PathBuf;
@@ -73,7 +73,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if args.timing_csv.is_some() && args.timing == Timing::Off {
         anyhow::bail!("--timing-csv needs --timing on");
     }
-    let ([json, csv, timing_csv], to_stdout) = output::open_all([args.json.as_deref(), args.csv.as_deref(), args.timing_csv.as_deref()])?;
+    let ([json, csv, timing_csv], to_stdout) =
+        output::open_all([args.json.as_deref(), args.csv.as_deref(), args.timing_csv.as_deref()])?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
@@ -181,7 +182,11 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
         timed.simulated_s, timed.iops, timed.read_mb_s, timed.write_mb_s
     )?;
     if timed.drained_s > timed.simulated_s {
-        writeln!(out, "           flash drained at {:.3} s (buffered work after the last completion)", timed.drained_s)?;
+        writeln!(
+            out,
+            "           flash drained at {:.3} s (buffered work after the last completion)",
+            timed.drained_s
+        )?;
     }
     writeln!(
         out,
@@ -196,7 +201,11 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
             timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged
         )?;
     }
-    writeln!(out, "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}", "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us")?;
+    writeln!(
+        out,
+        "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}",
+        "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us"
+    )?;
     let latency = &timed.latency;
     let rows = [
         ("read", &latency.read),
