@@ -44,6 +44,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    output::end_quietly_on_failed_printing();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),

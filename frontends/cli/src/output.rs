@@ -81,3 +81,22 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// A safety net for output printed with `print!` (which panics when standard
+/// output fails): a closed pipe ends the process quietly with status 0, any
+/// other failure (a full disk) with an error and status 1 — never a panic
+/// with a backtrace. Commands write through `writeln!` and `?` anyway.
+pub fn end_quietly_on_failed_printing() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") {
+            if message.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            eprintln!("error: {message}");
+            std::process::exit(1);
+        }
+        default_hook(info);
+    }));
+}

@@ -219,3 +219,14 @@ fn capture_checks_out_before_the_workload_runs() {
     );
     assert!(!marker.exists(), "the workload did not run");
 }
+
+#[test]
+fn output_to_a_full_disk_is_an_error_not_a_panic() {
+    for args in [&["presets"][..], &["run", "--preset", "small"][..]] {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_nandlab")).args(args).stdout(full).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("No space left") && !stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
