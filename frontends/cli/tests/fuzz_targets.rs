@@ -92,7 +92,7 @@ fn env_u64(name: &str) -> Option<u64> {
 /// Runs `target` over its seeds, then over mutated inputs.
 fn exercise(name: &str, target: fn(&[u8])) {
     let seeds = seeds(name);
-    let seed = env_u64("NANDLAB_FUZZ_SEED").unwrap_or(0x6e61_6e64_6c61_62);
+    let seed = env_u64("NANDLAB_FUZZ_SEED").unwrap_or(0x006e_616e_646c_6162);
     let inputs = env_u64("NANDLAB_FUZZ_INPUTS").unwrap_or(INPUTS_DEFAULT);
     let mut generator = Generator(seed);
     let started = Instant::now();

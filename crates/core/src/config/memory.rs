@@ -133,7 +133,7 @@ mod tests {
         let huge_geometry = Geometry::from_config(&huge.device).expect("the geometry itself is valid");
         let estimate = estimate(&huge, &huge_geometry);
         assert!(estimate.bytes > 30_000_000_000, "{estimate:?}");
-        let error = check(&estimate, 24 << 30).unwrap_err();
+        let error = check(&estimate, 24 << 30).expect_err("refused");
         assert_eq!(error.key, "device");
         assert!(error.reason.contains("GB"), "{error}");
         assert!(check(&super::estimate(&config, &geometry), 24 << 30).is_ok());
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn a_deep_queue_is_blamed_on_the_queue_depth() {
         let (config, geometry) = built(&["timing.queues=1024", "timing.queue_depth=1024"]);
-        let error = check(&estimate(&config, &geometry), 256 << 20).unwrap_err();
+        let error = check(&estimate(&config, &geometry), 256 << 20).expect_err("refused");
         assert_eq!(error.key, "timing.queue_depth", "{error}");
     }
 }
