@@ -18,6 +18,8 @@ const REQUEST_BYTES: u64 = 512;
 const BUFFER_PAGE_BYTES: u64 = 64;
 /// Histograms, a full throughput series and the rest of a run's fixed cost.
 const FIXED_BYTES: u64 = 16 << 20;
+/// One point of the WAF series.
+const WAF_POINT_BYTES: u64 = 32;
 /// Share of the available memory a run may plan to use.
 const AVAILABLE_SHARE_PERCENT: u64 = 90;
 
@@ -46,10 +48,19 @@ pub fn estimate(config: &Config, geometry: &Geometry) -> MemoryEstimate {
         ("timing.discard_map_cache_pages", BUFFER_PAGE_BYTES * u64::from(timing.discard_map_cache_pages)),
         ("pblk.write_buffer_pages", BUFFER_PAGE_BYTES * u64::from(config.pblk.write_buffer_pages)),
         ("timing.series_interval_ns", 64 * SERIES_POINTS_MAX as u64),
+        ("metrics.window_pages", WAF_POINT_BYTES.saturating_mul(waf_points(config, geometry))),
     ];
     let (key, key_bytes) = parts.iter().copied().max_by_key(|&(_, bytes)| bytes).unwrap_or(("device", 0));
-    let bytes = FIXED_BYTES + parts.iter().map(|&(_, bytes)| bytes).sum::<u64>();
+    let bytes = parts.iter().fold(FIXED_BYTES, |sum, &(_, bytes)| sum.saturating_add(bytes));
     MemoryEstimate { bytes, key, key_bytes }
+}
+
+/// Points of the synthetic run's WAF series: one per `metrics.window_pages`
+/// host pages (the default window makes a hundred).
+fn waf_points(config: &Config, geometry: &Geometry) -> u64 {
+    let Some(window) = config.metrics.window_pages else { return 100 };
+    let pages = config.workload.total_requests(geometry).saturating_mul(u64::from(config.workload.request_pages));
+    pages / window.max(1)
 }
 
 /// Refuses `estimate` if it exceeds [`AVAILABLE_SHARE_PERCENT`] of
@@ -137,6 +148,14 @@ mod tests {
         assert_eq!(error.key, "device");
         assert!(error.reason.contains("GB"), "{error}");
         assert!(check(&super::estimate(&config, &geometry), 24 << 30).is_ok());
+    }
+
+    #[test]
+    fn a_one_page_waf_window_over_a_long_run_is_blamed_on_the_window() {
+        let (mut config, geometry) = built(&[]);
+        (config.metrics.window_pages, config.workload.requests) = (Some(1), Some(100_000_000_000));
+        let error = check(&estimate(&config, &geometry), 24 << 30).expect_err("refused");
+        assert_eq!(error.key, "metrics.window_pages", "{error}");
     }
 
     #[test]
