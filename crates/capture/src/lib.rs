@@ -21,7 +21,6 @@ pub(crate) mod system;
 mod tracing;
 
 pub use crate::error::CaptureError;
-pub use crate::system::parse_size;
 
 use crate::guards::{LoopDevice, Mount, WorkDir};
 use crate::system::{require_tool, run_tool};

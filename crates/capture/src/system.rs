@@ -39,34 +39,3 @@ pub(crate) fn run_tool(step: &'static str, program: &Path, args: &[&str]) -> Res
     }
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
-
-/// `4G`, `512M`, `100k`, `4096`: binary multiples, as `truncate` reads them.
-pub fn parse_size(text: &str) -> Result<u64, CaptureError> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (digits, suffix) = text.split_at(split);
-    let shift = match suffix.trim_end_matches(['B', 'b']).trim_end_matches(['i']) {
-        "" => 0,
-        "k" | "K" => 10,
-        "m" | "M" => 20,
-        "g" | "G" => 30,
-        "t" | "T" => 40,
-        _ => return Err(CaptureError::Argument(format!("size `{text}`: unknown unit `{suffix}` (use K, M, G or T)"))),
-    };
-    let value: u64 = digits.parse().map_err(|_| CaptureError::Argument(format!("size `{text}` does not start with a number")))?;
-    value.checked_mul(1 << shift).ok_or_else(|| CaptureError::Argument(format!("size `{text}` is too large")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes_read_like_truncate() {
-        assert_eq!(parse_size("4G").ok(), Some(4 << 30));
-        assert_eq!(parse_size("512MiB").ok(), Some(512 << 20));
-        assert_eq!(parse_size("4096").ok(), Some(4096));
-        assert!(parse_size("4Q").is_err());
-        assert!(parse_size("G").is_err());
-    }
-}

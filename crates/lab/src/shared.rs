@@ -30,7 +30,7 @@ pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -
     }
     let config = CaptureConfig {
         file_system: "ext4".to_owned(),
-        size_bytes: nandlab_capture::parse_size(spec.size)?,
+        size_bytes: nandlab_dhrd::parse_byte_size(spec.size)?,
         mount_options: spec.mount_options.to_owned(),
         mkfs_options: Vec::new(),
         image_dir: spec.image_dir.to_path_buf(),

@@ -38,7 +38,10 @@ impl LineParser for BlkparseParser {
         let mut columns = fields(trimmed);
         let device = next_field(&mut columns, "the device (major,minor)")?;
         if !device.contains(&b',') {
-            return Err(format!("expected a device `major,minor` in the first column, found `{}`", crate::text::show(device)));
+            return Err(format!(
+                "expected a device `major,minor` in the first column, found `{}`",
+                crate::text::show(device)
+            ));
         }
         parse_u64(next_field(&mut columns, "the CPU")?, "the CPU")?;
         parse_u64(next_field(&mut columns, "the sequence number")?, "the sequence number")?;
@@ -54,7 +57,15 @@ impl LineParser for BlkparseParser {
             return Ok(None);
         }
         let (op, flags) = parse_rwbs(rwbs, len)?;
-        Ok(Some(Record { timestamp: TimestampNs(timestamp_ns), op, flags, start, len, process: ProcessName::from_bytes(comm), stream: None }))
+        Ok(Some(Record {
+            timestamp: TimestampNs(timestamp_ns),
+            op,
+            flags,
+            start,
+            len,
+            process: ProcessName::from_bytes(comm),
+            stream: None,
+        }))
     }
 
     fn finished(&self) -> bool {
@@ -63,7 +74,10 @@ impl LineParser for BlkparseParser {
 }
 
 /// `223490 + 8 [comm]`, or just `[comm]` for a flush without data.
-fn parse_address_and_comm<'a>(line: &'a [u8], columns: &mut impl Iterator<Item = &'a [u8]>) -> Result<(Sector, SectorCount, &'a [u8]), String> {
+fn parse_address_and_comm<'a>(
+    line: &'a [u8],
+    columns: &mut impl Iterator<Item = &'a [u8]>,
+) -> Result<(Sector, SectorCount, &'a [u8]), String> {
     let comm_open = memchr::memchr(b'[', line).ok_or("no `[comm]` process name")?;
     let comm_close = memchr::memrchr(b']', line).filter(|&end| end > comm_open).ok_or("`[comm]` is not closed")?;
     let comm = &line[comm_open + 1..comm_close];
@@ -88,11 +102,20 @@ mod tests {
     #[test]
     fn issue_lines_parse_and_other_actions_are_skipped() {
         let mut parser = BlkparseParser::new(None);
-        let record = parser.parse(b"  8,0    3       11     0.009507758   697  D  WS 223490 + 8 [kjournald]").expect("valid").expect("D action");
-        assert_eq!((record.op, record.flags, record.start, record.len), (Op::Write, Flags::SYNC, Sector(223_490), SectorCount(8)));
+        let record = parser
+            .parse(b"  8,0    3       11     0.009507758   697  D  WS 223490 + 8 [kjournald]")
+            .expect("valid")
+            .expect("D action");
+        assert_eq!(
+            (record.op, record.flags, record.start, record.len),
+            (Op::Write, Flags::SYNC, Sector(223_490), SectorCount(8))
+        );
         assert_eq!(record.timestamp, TimestampNs(9_507_758));
         assert_eq!(record.process.as_str(), "kjournald");
-        let flush = parser.parse(b"  8,0    1       12     0.009513224  1234  D  FN [jbd2/sda1-8]").expect("valid").expect("D action");
+        let flush = parser
+            .parse(b"  8,0    1       12     0.009513224  1234  D  FN [jbd2/sda1-8]")
+            .expect("valid")
+            .expect("D action");
         assert_eq!((flush.op, flush.len), (Op::Flush, SectorCount(0)));
         assert_eq!(parser.parse(b"  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]"), Ok(None));
         assert_eq!(parser.parse(b"  8,0    0        5     0.000248350     0  C   R 1572152 + 8 [0]"), Ok(None));
@@ -103,7 +126,10 @@ mod tests {
     #[test]
     fn malformed_lines_say_what_is_wrong() {
         let mut parser = BlkparseParser::new(None);
-        assert!(parser.parse(b"  8,0    3       11     0.0095x   697  D  WS 223490 + 8 [k]").unwrap_err().contains("time"));
+        assert!(parser
+            .parse(b"  8,0    3       11     0.0095x   697  D  WS 223490 + 8 [k]")
+            .unwrap_err()
+            .contains("time"));
         assert!(parser.parse(b"  8,0    3       11     0.1   697  D  WS 223490 + [k]").unwrap_err().contains("length"));
         assert!(parser.parse(b"  8,0    3       11     0.1   697  D  WS 223490 + 8 k").unwrap_err().contains("comm"));
         assert!(parser.parse(b"hello").unwrap_err().contains("device"));

@@ -92,7 +92,15 @@ fn parse_msr(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, St
     }
     let (start, len) = byte_range_to_sectors(offset, size)?;
     let timestamp = ticks.checked_mul(MSR_TICK_NS).ok_or("Timestamp is too large")?;
-    Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::from_bytes(host), stream: None }))
+    Ok(Some(Record {
+        timestamp: TimestampNs(timestamp),
+        op,
+        flags: Flags::NONE,
+        start,
+        len,
+        process: ProcessName::from_bytes(host),
+        stream: None,
+    }))
 }
 
 /// `ASU,LBA,Size,Opcode,Timestamp[,…]`
@@ -113,7 +121,15 @@ fn parse_umass(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, 
     }
     let offset = lba.checked_mul(u64::from(crate::LINUX_SECTOR_BYTES)).ok_or("LBA is too large")?;
     let (start, len) = byte_range_to_sectors(offset, size)?;
-    Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start, len, process: ProcessName::default(), stream: None }))
+    Ok(Some(Record {
+        timestamp: TimestampNs(timestamp),
+        op,
+        flags: Flags::NONE,
+        start,
+        len,
+        process: ProcessName::default(),
+        stream: None,
+    }))
 }
 
 /// Writes MSR Cambridge CSV. Timestamps start at tick 0 (the original
@@ -124,11 +140,14 @@ pub struct MsrWriter<W: Write> {
     output: W,
     path: PathBuf,
     summary: WriteSummary,
+    sector_bytes: u64,
 }
 
 impl<W: Write> MsrWriter<W> {
-    pub fn new(output: W, path: PathBuf) -> MsrWriter<W> {
-        MsrWriter { output, path, summary: WriteSummary::default() }
+    /// `sector_bytes`: the size of the sectors the records count (the trace
+    /// header's); MSR CSV counts bytes.
+    pub fn new(output: W, path: PathBuf, sector_bytes: u32) -> MsrWriter<W> {
+        MsrWriter { output, path, summary: WriteSummary::default(), sector_bytes: u64::from(sector_bytes) }
     }
 }
 
@@ -142,15 +161,10 @@ impl<W: Write> TraceWrite for MsrWriter<W> {
                 return Ok(());
             }
         };
-        let sector = u64::from(crate::LINUX_SECTOR_BYTES);
-        writeln!(
-            self.output,
-            "{},{MSR_HOST},0,{kind},{},{},0",
-            record.timestamp.0 / MSR_TICK_NS,
-            record.start.0 * sector,
-            u64::from(record.len.0) * sector
-        )
-        .map_err(|source| TraceError::io(self.path.clone(), source))?;
+        let (offset, length) = crate::byte_extent(record, self.sector_bytes)
+            .map_err(|message| TraceError::Unrepresentable { path: self.path.clone(), message })?;
+        writeln!(self.output, "{},{MSR_HOST},0,{kind},{offset},{length},0", record.timestamp.0 / MSR_TICK_NS)
+            .map_err(|source| TraceError::io(self.path.clone(), source))?;
         self.summary.written += 1;
         Ok(())
     }
@@ -170,7 +184,8 @@ mod tests {
     fn msr_lines_parse() {
         let mut parser = CsvParser::new(CsvDialect::Msr, None);
         assert_eq!(parser.parse(b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), Ok(None));
-        let record = parser.parse(b"128166372003061629,hm,1,Read,3154132992,32768,155547").expect("valid").expect("record");
+        let record =
+            parser.parse(b"128166372003061629,hm,1,Read,3154132992,32768,155547").expect("valid").expect("record");
         assert_eq!((record.op, record.start, record.len), (Op::Read, Sector(6_160_416), SectorCount(64)));
         assert_eq!(record.timestamp, TimestampNs(12_816_637_200_306_162_900));
         assert_eq!(record.process.as_str(), "hm");

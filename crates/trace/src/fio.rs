@@ -63,7 +63,10 @@ impl FioParser {
         } else if line == FioVersion::V3.banner().as_bytes() {
             FioVersion::V3
         } else {
-            return Err(format!("first line must be `fio version 2 iolog` or `fio version 3 iolog`, found `{}`", show(line)));
+            return Err(format!(
+                "first line must be `fio version 2 iolog` or `fio version 3 iolog`, found `{}`",
+                show(line)
+            ));
         });
         Ok(None)
     }
@@ -80,7 +83,9 @@ impl LineParser for FioParser {
         };
         let (file, timestamp_us) = match version {
             FioVersion::V2 => (first, None),
-            FioVersion::V3 => (next_field(&mut columns, "the file name")?, Some(parse_u64(first, "the timestamp (µs)")?)),
+            FioVersion::V3 => {
+                (next_field(&mut columns, "the file name")?, Some(parse_u64(first, "the timestamp (µs)")?))
+            }
         };
         let action = next_field(&mut columns, "the action")?;
         let op = match action {
@@ -89,7 +94,10 @@ impl LineParser for FioParser {
             b"trim" => Op::Discard,
             b"sync" | b"datasync" | b"sync_file_range" => Op::Flush,
             b"wait" => {
-                let until_ms = parse_u64(next_field(&mut columns, "the wait time (ms since start)")?, "the wait time (ms since start)")?;
+                let until_ms = parse_u64(
+                    next_field(&mut columns, "the wait time (ms since start)")?,
+                    "the wait time (ms since start)",
+                )?;
                 if version == FioVersion::V2 {
                     self.clock_us = self.clock_us.max(until_ms.saturating_mul(US_PER_MS));
                 }
@@ -112,7 +120,15 @@ impl LineParser for FioParser {
             return Ok(None);
         }
         let timestamp = TimestampNs(self.clock_us.checked_mul(NS_PER_US).ok_or("timestamp is too large")?);
-        Ok(Some(Record { timestamp, op, flags: Flags::NONE, start, len, process: ProcessName::default(), stream: None }))
+        Ok(Some(Record {
+            timestamp,
+            op,
+            flags: Flags::NONE,
+            start,
+            len,
+            process: ProcessName::default(),
+            stream: None,
+        }))
     }
 }
 
@@ -127,16 +143,33 @@ pub struct FioWriter<W: Write> {
     target: String,
     last_timestamp_us: u64,
     summary: WriteSummary,
+    sector_bytes: u64,
 }
 
 impl<W: Write> FioWriter<W> {
-    pub fn new(mut output: W, path: PathBuf, version: FioVersion, target: &str) -> Result<FioWriter<W>, TraceError> {
+    /// `sector_bytes`: the size of the sectors the records count (the trace
+    /// header's); fio iologs count bytes.
+    pub fn new(
+        mut output: W,
+        path: PathBuf,
+        version: FioVersion,
+        target: &str,
+        sector_bytes: u32,
+    ) -> Result<FioWriter<W>, TraceError> {
         let preamble = match version {
             FioVersion::V2 => format!("{}\n{target} add\n{target} open\n", version.banner()),
             FioVersion::V3 => format!("{}\n0 {target} add\n0 {target} open\n", version.banner()),
         };
         output.write_all(preamble.as_bytes()).map_err(|source| TraceError::io(path.clone(), source))?;
-        Ok(FioWriter { output, path, version, target: target.to_owned(), last_timestamp_us: 0, summary: WriteSummary::default() })
+        Ok(FioWriter {
+            output,
+            path,
+            version,
+            target: target.to_owned(),
+            last_timestamp_us: 0,
+            summary: WriteSummary::default(),
+            sector_bytes: u64::from(sector_bytes),
+        })
     }
 
     fn emit(&mut self, line: std::fmt::Arguments<'_>) -> Result<(), TraceError> {
@@ -157,8 +190,8 @@ impl<W: Write> TraceWrite for FioWriter<W> {
         if self.version == FioVersion::V2 && now_ms > previous_ms {
             self.emit(format_args!("wait {now_ms} 0"))?;
         }
-        let sector = u64::from(crate::LINUX_SECTOR_BYTES);
-        let (offset, length) = (record.start.0 * sector, u64::from(record.len.0) * sector);
+        let (offset, length) = crate::byte_extent(record, self.sector_bytes)
+            .map_err(|message| TraceError::Unrepresentable { path: self.path.clone(), message })?;
         match record.op {
             Op::Read => self.emit(format_args!("read {offset} {length}"))?,
             Op::Write => self.emit(format_args!("write {offset} {length}"))?,
@@ -191,23 +224,51 @@ mod tests {
 
     #[test]
     fn version_2_time_advances_to_each_wait_in_milliseconds_since_start() {
-        let lines = ["fio version 2 iolog", "/dev/sdb add", "/dev/sdb open", "/dev/sdb write 0 4096", "/dev/sdb wait 250 0", "/dev/sdb trim 4096 8192", "/dev/sdb wait 250 0", "/dev/sdb wait 100 0", "/dev/sdb sync 0 0", "/dev/sdb wait 400 0", "/dev/sdb read 0 512", "/dev/sdb close"];
+        let lines = [
+            "fio version 2 iolog",
+            "/dev/sdb add",
+            "/dev/sdb open",
+            "/dev/sdb write 0 4096",
+            "/dev/sdb wait 250 0",
+            "/dev/sdb trim 4096 8192",
+            "/dev/sdb wait 250 0",
+            "/dev/sdb wait 100 0",
+            "/dev/sdb sync 0 0",
+            "/dev/sdb wait 400 0",
+            "/dev/sdb read 0 512",
+            "/dev/sdb close",
+        ];
         let records = parse_all(&lines).expect("valid log");
         let summary: Vec<_> = records.iter().map(|r| (r.op, r.start.0, r.len.0, r.timestamp.0)).collect();
-        assert_eq!(summary, vec![(Op::Write, 0, 8, 0), (Op::Discard, 8, 16, 250_000_000), (Op::Flush, 0, 0, 250_000_000), (Op::Read, 0, 1, 400_000_000)]);
+        assert_eq!(
+            summary,
+            vec![
+                (Op::Write, 0, 8, 0),
+                (Op::Discard, 8, 16, 250_000_000),
+                (Op::Flush, 0, 0, 250_000_000),
+                (Op::Read, 0, 1, 400_000_000)
+            ]
+        );
     }
 
     #[test]
     fn version_3_lines_carry_microsecond_timestamps() {
-        let records = parse_all(&["fio version 3 iolog", "0 f add", "872 f open", "878 f read 16384 16384", "10001677 f close"]).expect("valid log");
+        let records =
+            parse_all(&["fio version 3 iolog", "0 f add", "872 f open", "878 f read 16384 16384", "10001677 f close"])
+                .expect("valid log");
         assert_eq!(records.len(), 1);
-        assert_eq!((records[0].op, records[0].start, records[0].timestamp), (Op::Read, Sector(32), TimestampNs(878_000)));
+        assert_eq!(
+            (records[0].op, records[0].start, records[0].timestamp),
+            (Op::Read, Sector(32), TimestampNs(878_000))
+        );
     }
 
     #[test]
     fn malformed_logs_say_what_is_wrong() {
         assert!(parse_all(&["fio version 1 iolog"]).unwrap_err().contains("first line"));
-        assert!(parse_all(&["fio version 2 iolog", "/dev/sdb scribble 0 4096"]).unwrap_err().contains("unknown action"));
+        assert!(parse_all(&["fio version 2 iolog", "/dev/sdb scribble 0 4096"])
+            .unwrap_err()
+            .contains("unknown action"));
         assert!(parse_all(&["fio version 2 iolog", "/dev/sdb write 0"]).unwrap_err().contains("length"));
         assert!(parse_all(&["fio version 3 iolog", "x f write 0 4096"]).unwrap_err().contains("timestamp"));
     }

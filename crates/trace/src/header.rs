@@ -12,15 +12,23 @@ pub struct SectorRange {
 }
 
 impl SectorRange {
+    /// One past the last sector; saturates (a validated header's ranges
+    /// never need to: [`TraceHeader::validate`] refuses those that would).
     pub fn end(&self) -> Sector {
-        Sector(self.start.0 + self.len)
+        Sector(self.start.0.saturating_add(self.len))
     }
 
     /// Does `[start, start + len)` overlap this range?
     pub fn overlaps(&self, start: Sector, len: SectorCount) -> bool {
-        start.0 < self.end().0 && self.start.0 < start.0 + u64::from(len.0)
+        start.0 < self.end().0 && self.start.0 < start.0.saturating_add(u64::from(len.0))
     }
 }
+
+/// Smallest and largest sector size a trace may declare. Block devices have
+/// logical blocks of 512 bytes to 64 KiB, always a power of two; anything
+/// else would silently mis-scale every address of the trace.
+pub const SECTOR_BYTES_MIN: u32 = 512;
+pub const SECTOR_BYTES_MAX: u32 = 65_536;
 
 /// How a trace was captured by `nandlab capture`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +89,28 @@ impl Default for TraceHeader {
 }
 
 impl TraceHeader {
+    /// Checks what the rest of nandlab relies on: a sector size that is a
+    /// power of two in [`SECTOR_BYTES_MIN`]..=[`SECTOR_BYTES_MAX`], and
+    /// journal ranges whose end, in bytes, fits in 64 bits.
+    pub fn validate(&self) -> Result<(), String> {
+        let size = self.sector_size_bytes;
+        if !(SECTOR_BYTES_MIN..=SECTOR_BYTES_MAX).contains(&size) || !size.is_power_of_two() {
+            return Err(format!(
+                "sector_size_bytes {size} is not a power of two between {SECTOR_BYTES_MIN} and {SECTOR_BYTES_MAX}"
+            ));
+        }
+        for range in &self.journal {
+            let end_bytes = range.start.0.checked_add(range.len).and_then(|end| end.checked_mul(u64::from(size)));
+            if end_bytes.is_none() {
+                return Err(format!(
+                    "journal range {} + {} sectors ends beyond the 64-bit byte address space",
+                    range.start.0, range.len
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Does a request touch the file system's journal?
     pub fn is_journal(&self, start: Sector, len: SectorCount) -> bool {
         self.journal.iter().any(|range| range.overlaps(start, len))

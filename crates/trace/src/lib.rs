@@ -18,6 +18,7 @@ mod fio;
 mod header;
 pub mod journal;
 mod native;
+mod pending;
 mod record;
 mod simulator;
 mod summary;
@@ -27,9 +28,12 @@ mod tracefs;
 pub use crate::csv::MsrWriter;
 pub use crate::error::TraceError;
 pub use crate::fio::{FioVersion, FioWriter};
-pub use crate::header::{CaptureInfo, SectorRange, TraceHeader};
+pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
-pub use crate::record::{Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs};
+pub use crate::pending::{PendingFile, PendingPath};
+pub use crate::record::{
+    Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX,
+};
 pub use crate::summary::{SizeHistogram, TraceSummary};
 
 use crate::simulator::{SimulatorDialect, SimulatorParser, SimulatorWriter};
@@ -161,7 +165,11 @@ pub struct ReadOptions {
 /// Opens a trace for streaming; `format: None` detects it from the content.
 /// A gzip-compressed file (as public trace repositories ship them) is
 /// decompressed on the fly, whatever its name.
-pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+pub fn open(
+    path: &Path,
+    format: Option<Format>,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let file = File::open(path).map_err(|source| TraceError::io(path, source))?;
     let mut raw = BufReader::with_capacity(IO_BUFFER_BYTES, file);
     if raw.fill_buf().map_err(|source| TraceError::io(path, source))?.starts_with(&GZIP_MAGIC) {
@@ -171,7 +179,12 @@ pub fn open(path: &Path, format: Option<Format>, options: &ReadOptions) -> Resul
     open_buffered(raw, path, format, options)
 }
 
-fn open_buffered<R: BufRead + Send + 'static>(mut input: R, path: &Path, format: Option<Format>, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+fn open_buffered<R: BufRead + Send + 'static>(
+    mut input: R,
+    path: &Path,
+    format: Option<Format>,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let format = match format {
         Some(format) => format,
         None => detect(path, &mut input)?,
@@ -179,16 +192,37 @@ fn open_buffered<R: BufRead + Send + 'static>(mut input: R, path: &Path, format:
     reader_for(format, input, path, options)
 }
 
-fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+fn reader_for<R: BufRead + Send + 'static>(
+    format: Format,
+    input: R,
+    path: &Path,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     let device = options.device.as_deref();
     let path_buf = path.to_path_buf();
     Ok(match format {
         Format::Native => Box::new(NativeReader::new(input, path_buf)?),
-        Format::Tracefs => Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name())),
-        Format::Blkparse => Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name())),
-        Format::Msr => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Msr, device), format.name())),
-        Format::Umass => Box::new(text::TextReader::new(input, path_buf, csv::CsvParser::new(csv::CsvDialect::Umass, device), format.name())),
-        Format::FioV2 | Format::FioV3 => Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio")),
+        Format::Tracefs => {
+            Box::new(text::TextReader::new(input, path_buf, tracefs::TracefsParser::new(device), format.name()))
+        }
+        Format::Blkparse => {
+            Box::new(text::TextReader::new(input, path_buf, blkparse::BlkparseParser::new(device), format.name()))
+        }
+        Format::Msr => Box::new(text::TextReader::new(
+            input,
+            path_buf,
+            csv::CsvParser::new(csv::CsvDialect::Msr, device),
+            format.name(),
+        )),
+        Format::Umass => Box::new(text::TextReader::new(
+            input,
+            path_buf,
+            csv::CsvParser::new(csv::CsvDialect::Umass, device),
+            format.name(),
+        )),
+        Format::FioV2 | Format::FioV3 => {
+            Box::new(text::TextReader::new(input, path_buf, fio::FioParser::new(device), "fio"))
+        }
         Format::MqSim | Format::DiskSim => {
             let dialect = if format == Format::MqSim { SimulatorDialect::MqSim } else { SimulatorDialect::DiskSim };
             Box::new(text::TextReader::new(input, path_buf, SimulatorParser::new(dialect, device), format.name()))
@@ -197,24 +231,73 @@ fn reader_for<R: BufRead + Send + 'static>(format: Format, input: R, path: &Path
 }
 
 /// Reads records from any buffered source (a pipe, a test string).
-pub fn read_from<R: BufRead + Send + 'static>(input: R, name: &Path, format: Format, options: &ReadOptions) -> Result<Box<dyn TraceRead + Send>, TraceError> {
+pub fn read_from<R: BufRead + Send + 'static>(
+    input: R,
+    name: &Path,
+    format: Format,
+    options: &ReadOptions,
+) -> Result<Box<dyn TraceRead + Send>, TraceError> {
     reader_for(format, input, name, options)
 }
 
-/// Creates a trace file; `header` is kept by formats that have one.
+/// Creates a trace file; `header` is kept by formats that have one. The
+/// file appears under `path` only when [`TraceWrite::finish`] succeeds; until
+/// then (and for good if writing fails) an existing file there is untouched.
 pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite>, TraceError> {
-    let file = File::create(path).map_err(|source| TraceError::io(path, source))?;
-    let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let path_buf = path.to_path_buf();
-    Ok(match format {
+    header.validate().map_err(|message| TraceError::Unrepresentable {
+        path: path_buf.clone(),
+        message: format!("header: {message}"),
+    })?;
+    let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
+    let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
+    let sector_bytes = header.sector_size_bytes;
+    let inner: Box<dyn TraceWrite> = match format {
         Format::Native => Box::new(NativeWriter::new(output, path_buf, header)?),
-        Format::Msr => Box::new(MsrWriter::new(output, path_buf)),
-        Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab")?),
-        Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab")?),
+        Format::Msr => Box::new(MsrWriter::new(output, path_buf, sector_bytes)),
+        Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab", sector_bytes)?),
+        Format::FioV3 => Box::new(FioWriter::new(output, path_buf, FioVersion::V3, "/dev/nandlab", sector_bytes)?),
         Format::MqSim => Box::new(SimulatorWriter::new(output, path_buf, SimulatorDialect::MqSim)),
         Format::DiskSim => Box::new(SimulatorWriter::new(output, path_buf, SimulatorDialect::DiskSim)),
-        Format::Tracefs | Format::Blkparse | Format::Umass => return Err(TraceError::NotWritable { path: path_buf, format: format.name() }),
-    })
+        Format::Tracefs | Format::Blkparse | Format::Umass => {
+            return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() })
+        }
+    };
+    Ok(Box::new(RenameOnFinish { inner, pending }))
+}
+
+/// A trace writer whose file is renamed into place once it is finished.
+struct RenameOnFinish {
+    inner: Box<dyn TraceWrite>,
+    pending: PendingPath,
+}
+
+impl TraceWrite for RenameOnFinish {
+    fn write(&mut self, record: &Record) -> Result<(), TraceError> {
+        self.inner.write(record)
+    }
+
+    fn finish(self: Box<Self>) -> Result<WriteSummary, TraceError> {
+        let RenameOnFinish { inner, pending } = *self;
+        let summary = inner.finish()?;
+        let target = pending.target().to_path_buf();
+        pending.commit().map_err(|source| TraceError::io(target, source))?;
+        Ok(summary)
+    }
+}
+
+/// A record's offset and length in bytes, for the formats that count bytes.
+fn byte_extent(record: &Record, sector_bytes: u64) -> Result<(u64, u64), String> {
+    let offset = record.start.0.checked_mul(sector_bytes);
+    let length = u64::from(record.len.0).checked_mul(sector_bytes);
+    let end = offset.zip(length).and_then(|(offset, length)| offset.checked_add(length));
+    match (offset, length, end) {
+        (Some(offset), Some(length), Some(_)) => Ok((offset, length)),
+        _ => Err(format!(
+            "request at sector {} of {} sectors ends beyond the 64-bit byte address space",
+            record.start.0, record.len.0
+        )),
+    }
 }
 
 /// Tells the format from the first bytes of `input` without consuming them.
@@ -227,7 +310,12 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
     if head.starts_with(native::MAGIC) {
         return Ok(Format::Native);
     }
-    let mut lines = head.split(|&byte| byte == b'\n').map(<[u8]>::trim_ascii).filter(|line| !line.is_empty()).take(DETECT_LINES).peekable();
+    let mut lines = head
+        .split(|&byte| byte == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|line| !line.is_empty())
+        .take(DETECT_LINES)
+        .peekable();
     let first = *lines.peek().ok_or("the file is empty")?;
     if first.starts_with(b"fio version 2 iolog") {
         return Ok(Format::FioV2);
@@ -252,7 +340,11 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
         }
         let cells: Vec<&[u8]> = line.split(|&byte| byte == b',').map(<[u8]>::trim_ascii).collect();
         match cells.get(3) {
-            Some(kind) if cells.len() == 7 && (kind.eq_ignore_ascii_case(b"read") || kind.eq_ignore_ascii_case(b"write")) => Some(Format::Msr),
+            Some(kind)
+                if cells.len() == 7 && (kind.eq_ignore_ascii_case(b"read") || kind.eq_ignore_ascii_case(b"write")) =>
+            {
+                Some(Format::Msr)
+            }
             Some(kind) if cells.len() >= 5 && matches!(*kind, b"r" | b"R" | b"w" | b"W") => Some(Format::Umass),
             _ => None,
         }
@@ -278,10 +370,16 @@ mod tests {
             (b"NLTRACE\0\x01\x00", Format::Native),
             (b"fio version 2 iolog\n/dev/sdb add\n", Format::FioV2),
             (b"fio version 3 iolog\n0 /dev/sdb add\n", Format::FioV3),
-            (b"# tracer: nop\n#\n dd-1 [001] ..... 1.0: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [dd]\n", Format::Tracefs),
+            (
+                b"# tracer: nop\n#\n dd-1 [001] ..... 1.0: block_rq_issue: 7,0 WS 4096 () 8 + 8 be,0,4 [dd]\n",
+                Format::Tracefs,
+            ),
             (b"  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]\n", Format::Blkparse),
             (b"128166372003061629,hm,1,Read,3154132992,32768,155547\n", Format::Msr),
-            (b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n", Format::Msr),
+            (
+                b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n128166372003061629,hm,1,Write,0,512,1\n",
+                Format::Msr,
+            ),
             (b"0,20941264,8192,W,0.551706\n", Format::Umass),
             (b"4911500 0 2359296 16 0\n", Format::MqSim),
             (b"0.000000 0 2048 8 1\n", Format::DiskSim),

@@ -50,13 +50,22 @@ pub struct NativeWriter<W: Write> {
     previous_end: u64,
     scratch: Vec<u8>,
     summary: WriteSummary,
+    sector_bytes: u32,
 }
 
 impl<W: Write> NativeWriter<W> {
     pub fn new(mut output: W, path: PathBuf, header: &TraceHeader) -> Result<NativeWriter<W>, TraceError> {
-        let json = serde_json::to_vec(header).map_err(|error| TraceError::Unrepresentable { path: path.clone(), message: error.to_string() })?;
+        header.validate().map_err(|message| TraceError::Unrepresentable {
+            path: path.clone(),
+            message: format!("header: {message}"),
+        })?;
+        let json = serde_json::to_vec(header)
+            .map_err(|error| TraceError::Unrepresentable { path: path.clone(), message: error.to_string() })?;
         let json_len = u32::try_from(json.len()).ok().filter(|&len| len <= MAX_HEADER_BYTES);
-        let json_len = json_len.ok_or_else(|| TraceError::Unrepresentable { path: path.clone(), message: "trace header is larger than 16 MiB".into() })?;
+        let json_len = json_len.ok_or_else(|| TraceError::Unrepresentable {
+            path: path.clone(),
+            message: "trace header is larger than 16 MiB".into(),
+        })?;
         let mut preamble = Vec::with_capacity(16 + json.len());
         preamble.extend_from_slice(MAGIC);
         preamble.extend_from_slice(&VERSION.to_le_bytes());
@@ -64,10 +73,27 @@ impl<W: Write> NativeWriter<W> {
         preamble.extend_from_slice(&json_len.to_le_bytes());
         preamble.extend_from_slice(&json);
         output.write_all(&preamble).map_err(|source| TraceError::io(path.clone(), source))?;
-        Ok(NativeWriter { output, path, names: HashMap::new(), previous_timestamp: 0, previous_end: 0, scratch: Vec::with_capacity(64), summary: WriteSummary::default() })
+        Ok(NativeWriter {
+            output,
+            path,
+            names: HashMap::new(),
+            previous_timestamp: 0,
+            previous_end: 0,
+            scratch: Vec::with_capacity(64),
+            summary: WriteSummary::default(),
+            sector_bytes: header.sector_size_bytes,
+        })
     }
 
     fn encode(&mut self, record: &Record) -> Result<(), TraceError> {
+        let unrepresentable = |message: String| TraceError::Unrepresentable { path: self.path.clone(), message };
+        record.check(self.sector_bytes).map_err(unrepresentable)?;
+        if record.timestamp.0 < self.previous_timestamp {
+            return Err(unrepresentable(format!(
+                "timestamp {} ns lies before the previous record's; records must be in time order",
+                record.timestamp.0
+            )));
+        }
         let out = &mut self.scratch;
         out.clear();
         let stream_bit = if record.stream.is_some() { STREAM_BIT } else { 0 };
@@ -79,7 +105,10 @@ impl<W: Write> NativeWriter<W> {
             Some(&index) => put_varint(out, index),
             None => {
                 if self.names.len() >= MAX_PROCESS_NAMES {
-                    return Err(TraceError::Unrepresentable { path: self.path.clone(), message: format!("more than {MAX_PROCESS_NAMES} distinct process names") });
+                    return Err(TraceError::Unrepresentable {
+                        path: self.path.clone(),
+                        message: format!("more than {MAX_PROCESS_NAMES} distinct process names"),
+                    });
                 }
                 put_varint(out, NEW_NAME);
                 put_varint(out, record.process.as_str().len() as u64);
@@ -107,7 +136,10 @@ impl<W: Write> TraceWrite for NativeWriter<W> {
     fn finish(mut self: Box<Self>) -> Result<WriteSummary, TraceError> {
         let mut trailer = vec![END_MARKER];
         put_varint(&mut trailer, self.summary.written);
-        self.output.write_all(&trailer).and_then(|()| self.output.flush()).map_err(|source| TraceError::io(self.path.clone(), source))?;
+        self.output
+            .write_all(&trailer)
+            .and_then(|()| self.output.flush())
+            .map_err(|source| TraceError::io(self.path.clone(), source))?;
         Ok(self.summary)
     }
 }
@@ -171,10 +203,13 @@ impl<R: Read> NativeReader<R> {
         let mut source = ByteSource::new(input);
         let mut preamble = [0u8; 16];
         for (index, slot) in preamble.iter_mut().enumerate() {
-            *slot = source
-                .byte()
-                .map_err(|error| TraceError::io(path.clone(), error))?
-                .ok_or_else(|| TraceError::Corrupt { path: path.clone(), offset: index as u64, message: "file ends inside the 16-byte preamble".into() })?;
+            *slot = source.byte().map_err(|error| TraceError::io(path.clone(), error))?.ok_or_else(|| {
+                TraceError::Corrupt {
+                    path: path.clone(),
+                    offset: index as u64,
+                    message: "file ends inside the 16-byte preamble".into(),
+                }
+            })?;
         }
         let corrupt = |offset: u64, message: String| TraceError::Corrupt { path: path.clone(), offset, message };
         if &preamble[..8] != MAGIC {
@@ -193,8 +228,19 @@ impl<R: Read> NativeReader<R> {
             let byte = source.byte().map_err(|error| TraceError::io(path.clone(), error))?;
             json.push(byte.ok_or_else(|| corrupt(source.offset(), "file ends inside the header".into()))?);
         }
-        let header = serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
-        Ok(NativeReader { source, path, header, names: Vec::new(), previous_timestamp: 0, previous_end: 0, records: 0, done: false })
+        let header: TraceHeader =
+            serde_json::from_slice(&json).map_err(|error| corrupt(16, format!("header is not valid JSON: {error}")))?;
+        header.validate().map_err(|message| corrupt(16, format!("header: {message}")))?;
+        Ok(NativeReader {
+            source,
+            path,
+            header,
+            names: Vec::new(),
+            previous_timestamp: 0,
+            previous_end: 0,
+            records: 0,
+            done: false,
+        })
     }
 
     fn corrupt(&self, message: impl Into<String>) -> TraceError {
@@ -204,7 +250,10 @@ impl<R: Read> NativeReader<R> {
     fn byte(&mut self) -> Result<u8, TraceError> {
         match self.source.byte() {
             Ok(Some(byte)) => Ok(byte),
-            Ok(None) => Err(self.corrupt(format!("file ends after {} records without the end marker: the trace is truncated", self.records))),
+            Ok(None) => Err(self.corrupt(format!(
+                "file ends after {} records without the end marker: the trace is truncated",
+                self.records
+            ))),
             Err(error) => Err(TraceError::io(self.path.clone(), error)),
         }
     }
@@ -225,7 +274,11 @@ impl<R: Read> NativeReader<R> {
         let reference = self.varint()?;
         if reference != NEW_NAME {
             let index = usize::try_from(reference - 1).unwrap_or(usize::MAX);
-            return self.names.get(index).copied().ok_or_else(|| self.corrupt(format!("process name #{reference} was never defined")));
+            return self
+                .names
+                .get(index)
+                .copied()
+                .ok_or_else(|| self.corrupt(format!("process name #{reference} was never defined")));
         }
         let len = self.varint()?;
         if len > ProcessName::CAPACITY as u64 || self.names.len() >= MAX_PROCESS_NAMES {
@@ -235,7 +288,8 @@ impl<R: Read> NativeReader<R> {
         for slot in bytes.iter_mut().take(len as usize) {
             *slot = self.byte()?;
         }
-        let name = std::str::from_utf8(&bytes[..len as usize]).map_err(|_| self.corrupt("process name is not UTF-8"))?;
+        let name =
+            std::str::from_utf8(&bytes[..len as usize]).map_err(|_| self.corrupt("process name is not UTF-8"))?;
         let name = ProcessName::new(name);
         self.names.push(name);
         Ok(name)
@@ -264,16 +318,31 @@ impl<R: Read> NativeReader<R> {
         }
         let op = Op::from_index(kind & 0x03).ok_or_else(|| self.corrupt("bad operation"))?;
         let flags = Flags::from_bits((kind >> 2) & 0x0f).ok_or_else(|| self.corrupt("bad flags"))?;
+        // Deltas are modulo 2^64 (see the writer), so wrapping decodes them.
         let timestamp = self.previous_timestamp.wrapping_add(unzigzag(self.varint()?) as u64);
+        if timestamp < self.previous_timestamp {
+            let previous = self.previous_timestamp;
+            return Err(self.corrupt(format!("timestamp {timestamp} ns lies before the previous request's {previous} ns; the trace is not in time order")));
+        }
         let start = self.previous_end.wrapping_add(unzigzag(self.varint()?) as u64);
         let len = self.varint()?;
         let len = u32::try_from(len).map_err(|_| self.corrupt(format!("length {len} does not fit in 32 bits")))?;
         let process = self.process()?;
         let stream = if kind & STREAM_BIT != 0 { Some(StreamTag(self.byte()?)) } else { None };
+        let record = Record {
+            timestamp: TimestampNs(timestamp),
+            op,
+            flags,
+            start: Sector(start),
+            len: SectorCount(len),
+            process,
+            stream,
+        };
+        record.check(self.header.sector_size_bytes).map_err(|message| self.corrupt(message))?;
         self.previous_timestamp = timestamp;
-        self.previous_end = start.wrapping_add(u64::from(len));
+        self.previous_end = record.end().0;
         self.records += 1;
-        Ok(Some(Record { timestamp: TimestampNs(timestamp), op, flags, start: Sector(start), len: SectorCount(len), process, stream }))
+        Ok(Some(record))
     }
 }
 
@@ -317,8 +386,8 @@ mod tests {
             record(0, Op::Write, Flags::SYNC, 24_578, 2560, "dd", None),
             record(5, Op::Write, Flags::SYNC.with(Flags::META), 229_378, 2, "jbd2/loop0-8", None),
             record(5, Op::Flush, Flags::PREFLUSH, 0, 0, "kworker/0:0H", None),
-            record(3, Op::Read, Flags::NONE, 8, 8, "dd", Some(StreamTag(3))),
-            record(u64::MAX, Op::Discard, Flags::NONE, u64::MAX - 10, 10, "", None),
+            record(7, Op::Read, Flags::NONE, 8, 8, "dd", Some(StreamTag(3))),
+            record(crate::TIMESTAMP_NS_MAX, Op::Discard, Flags::NONE, u64::MAX / 512 - 10, 10, "", None),
         ]
     }
 
@@ -334,7 +403,11 @@ mod tests {
 
     #[test]
     fn records_and_header_survive_a_round_trip() {
-        let header = TraceHeader { journal: vec![SectorRange { start: Sector(229_376), len: 32_768 }], device_size_bytes: Some(1 << 30), ..TraceHeader::default() };
+        let header = TraceHeader {
+            journal: vec![SectorRange { start: Sector(229_376), len: 32_768 }],
+            device_size_bytes: Some(1 << 30),
+            ..TraceHeader::default()
+        };
         let records = sample_records();
         let bytes = encode_finished(&records, &header);
         let reader = NativeReader::new(bytes.as_slice(), "mem".into()).expect("valid preamble");
@@ -347,16 +420,25 @@ mod tests {
     fn truncation_and_corruption_are_errors() {
         let bytes = encode_finished(&sample_records(), &TraceHeader::default());
         let truncated = &bytes[..bytes.len() - 2];
-        let result: Result<Vec<Record>, TraceError> = NativeReader::new(truncated, "t.nlt".into()).expect("preamble intact").collect();
+        let result: Result<Vec<Record>, TraceError> =
+            NativeReader::new(truncated, "t.nlt".into()).expect("preamble intact").collect();
         let message = result.unwrap_err().to_string();
         assert!(message.starts_with("t.nlt: byte") && message.contains("truncated"), "{message}");
 
         let mut bad_magic = bytes.clone();
         bad_magic[0] = b'X';
-        assert!(NativeReader::new(bad_magic.as_slice(), "t.nlt".into()).err().expect("refused").to_string().contains("magic"));
+        assert!(NativeReader::new(bad_magic.as_slice(), "t.nlt".into())
+            .err()
+            .expect("refused")
+            .to_string()
+            .contains("magic"));
 
         let mut future = bytes;
         future[8] = 9;
-        assert!(NativeReader::new(future.as_slice(), "t.nlt".into()).err().expect("refused").to_string().contains("version 9"));
+        assert!(NativeReader::new(future.as_slice(), "t.nlt".into())
+            .err()
+            .expect("refused")
+            .to_string()
+            .contains("version 9"));
     }
 }

@@ -185,10 +185,40 @@ pub struct Record {
     pub stream: Option<StreamTag>,
 }
 
+/// Latest timestamp a record may carry, relative to the trace's first
+/// request: 2^62 ns, about 146 years. Simulated time adds latencies to it,
+/// and this leaves them room without overflow.
+pub const TIMESTAMP_NS_MAX: u64 = 1 << 62;
+
 impl Record {
-    /// One past the last sector.
+    /// One past the last sector; saturates (a checked record never needs to).
     pub fn end(&self) -> Sector {
-        Sector(self.start.0 + u64::from(self.len.0))
+        Sector(self.start.0.saturating_add(u64::from(self.len.0)))
+    }
+
+    /// What every reader guarantees of the records it yields: the request's
+    /// end, in bytes of `sector_bytes`-byte sectors, fits in 64 bits (so any
+    /// rescaling to smaller sectors cannot wrap) and its timestamp is at most
+    /// [`TIMESTAMP_NS_MAX`]; only a flush has no sectors.
+    pub fn check(&self, sector_bytes: u32) -> Result<(), String> {
+        let end_bytes =
+            self.start.0.checked_add(u64::from(self.len.0)).and_then(|end| end.checked_mul(u64::from(sector_bytes)));
+        if end_bytes.is_none() {
+            return Err(format!(
+                "request at sector {} of {} sectors ends beyond the 64-bit byte address space",
+                self.start.0, self.len.0
+            ));
+        }
+        if self.len.0 == 0 && self.op != Op::Flush {
+            return Err(format!("a {} of 0 sectors: only flushes are empty", self.op.name()));
+        }
+        if self.timestamp.0 > TIMESTAMP_NS_MAX {
+            return Err(format!(
+                "timestamp {} ns is later than the supported {TIMESTAMP_NS_MAX} ns (146 years)",
+                self.timestamp.0
+            ));
+        }
+        Ok(())
     }
 }
 

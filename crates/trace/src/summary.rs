@@ -2,18 +2,17 @@
 //! size distribution, footprint (distinct 4 KiB blocks touched), duration,
 //! flags, the busiest processes, the share of journal writes and what
 //! [`crate::journal`] infers about the journal (region, commits). What
-//! `nandlab trace info` prints; memory grows only with the footprint.
+//! `nandlab trace info` prints; memory grows only with the number of separate
+//! extents touched, work per request is independent of its length.
 
 use crate::header::TraceHeader;
 use crate::journal::{JournalReport, JournalTracker};
 use crate::record::{Flags, Op, ProcessName, Record};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// Footprint granularity: the flash page size of every nandlab preset.
 pub const FOOTPRINT_BLOCK_BYTES: u64 = 4096;
-const CHUNK_BLOCKS: u64 = 1 << 15;
-const CHUNK_WORDS: usize = (CHUNK_BLOCKS / 64) as usize;
 const SIZE_BUCKETS: usize = 33;
 
 /// Request sizes in power-of-two buckets: bucket `i` holds requests of
@@ -36,26 +35,36 @@ impl SizeHistogram {
     }
 }
 
-/// A sparse bitmap of touched 4 KiB blocks, in chunks of 128 MiB of address
-/// space, so a trace scattered over a huge device costs memory only where it
-/// went.
+/// Touched 4 KiB blocks as disjoint extents, merged as they come: work per
+/// request is logarithmic in the extents whatever the request's length, and
+/// memory grows with the number of separate extents, not with their size.
 #[derive(Default)]
 struct BlockSet {
-    chunks: HashMap<u64, Box<[u64; CHUNK_WORDS]>>,
+    /// Extent start → end (exclusive); extents neither overlap nor touch.
+    extents: BTreeMap<u64, u64>,
     distinct: u64,
 }
 
 impl BlockSet {
     fn insert_range(&mut self, first_block: u64, end_block: u64) {
-        for block in first_block..end_block {
-            let chunk = self.chunks.entry(block / CHUNK_BLOCKS).or_insert_with(|| Box::new([0; CHUNK_WORDS]));
-            let offset = block % CHUNK_BLOCKS;
-            let (word, bit) = ((offset / 64) as usize, 1u64 << (offset % 64));
-            if chunk[word] & bit == 0 {
-                chunk[word] |= bit;
-                self.distinct += 1;
-            }
+        if first_block >= end_block {
+            return;
         }
+        let (mut start, mut end) = (first_block, end_block);
+        let before = self.extents.range(..=start).next_back().map(|(&s, &e)| (s, e));
+        if let Some((s, e)) = before.filter(|&(_, e)| e >= start) {
+            start = s;
+            end = end.max(e);
+            self.extents.remove(&s);
+            self.distinct -= e - s;
+        }
+        while let Some((s, e)) = self.extents.range(start..=end).next().map(|(&s, &e)| (s, e)) {
+            end = end.max(e);
+            self.extents.remove(&s);
+            self.distinct -= e - s;
+        }
+        self.extents.insert(start, end);
+        self.distinct += end - start;
     }
 }
 
@@ -94,9 +103,14 @@ impl TraceSummary {
         let op = record.op.index();
         self.records += 1;
         self.count_by_op[op] += 1;
-        self.sectors_by_op[op] += u64::from(record.len.0);
+        self.sectors_by_op[op] = self.sectors_by_op[op].saturating_add(u64::from(record.len.0));
         self.sizes_by_op[op].add(record.len.0);
-        for (flag, counter) in [(Flags::SYNC, &mut self.sync), (Flags::FUA, &mut self.fua), (Flags::PREFLUSH, &mut self.preflush), (Flags::META, &mut self.meta)] {
+        for (flag, counter) in [
+            (Flags::SYNC, &mut self.sync),
+            (Flags::FUA, &mut self.fua),
+            (Flags::PREFLUSH, &mut self.preflush),
+            (Flags::META, &mut self.meta),
+        ] {
             *counter += u64::from(record.flags.contains(flag));
         }
         self.first_ns.get_or_insert(record.timestamp.0);
@@ -163,21 +177,48 @@ impl fmt::Display for TraceSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "requests        {}", self.records)?;
         writeln!(f, "duration        {:.3} s", self.duration_ns() as f64 / 1e9)?;
-        writeln!(f, "address span    {:.1} MiB (highest sector end {})", mib(self.max_sector_end * self.sector_bytes), self.max_sector_end)?;
+        writeln!(
+            f,
+            "address span    {:.1} MiB (highest sector end {})",
+            mib(self.max_sector_end.saturating_mul(self.sector_bytes)),
+            self.max_sector_end
+        )?;
         let (written, read) = self.footprint_blocks();
-        writeln!(f, "footprint       {:.1} MiB written, {:.1} MiB read (distinct 4 KiB blocks)", mib(written * FOOTPRINT_BLOCK_BYTES), mib(read * FOOTPRINT_BLOCK_BYTES))?;
-        writeln!(f, "flags           sync {}, fua {}, preflush {}, meta {}", self.sync, self.fua, self.preflush, self.meta)?;
+        writeln!(
+            f,
+            "footprint       {:.1} MiB written, {:.1} MiB read (distinct 4 KiB blocks)",
+            mib(written.saturating_mul(FOOTPRINT_BLOCK_BYTES)),
+            mib(read.saturating_mul(FOOTPRINT_BLOCK_BYTES))
+        )?;
+        writeln!(
+            f,
+            "flags           sync {}, fua {}, preflush {}, meta {}",
+            self.sync, self.fua, self.preflush, self.meta
+        )?;
         writeln!(f, "journal writes  {}", self.journal_writes)?;
         write!(f, "{}", self.journal())?;
         writeln!(f, "\n{:<9} {:>12} {:>14}", "operation", "requests", "MiB")?;
         for op in Op::ALL {
-            writeln!(f, "{:<9} {:>12} {:>14.1}", op.name(), self.count_by_op[op.index()], mib(self.sectors_by_op[op.index()] * self.sector_bytes))?;
+            writeln!(
+                f,
+                "{:<9} {:>12} {:>14.1}",
+                op.name(),
+                self.count_by_op[op.index()],
+                mib(self.sectors_by_op[op.index()].saturating_mul(self.sector_bytes))
+            )?;
         }
         writeln!(f, "\nrequest size (from)      read      write    discard")?;
         for bucket in 0..SIZE_BUCKETS {
             let row = [Op::Read, Op::Write, Op::Discard].map(|op| self.sizes_by_op[op.index()].counts[bucket]);
             if row.iter().any(|&count| count > 0) {
-                writeln!(f, "{:>19} {:>9} {:>10} {:>10}", size_label(bucket, self.sector_bytes), row[0], row[1], row[2])?;
+                writeln!(
+                    f,
+                    "{:>19} {:>9} {:>10} {:>10}",
+                    size_label(bucket, self.sector_bytes),
+                    row[0],
+                    row[1],
+                    row[2]
+                )?;
             }
         }
         writeln!(f, "\nbusiest processes")?;
@@ -196,18 +237,27 @@ mod tests {
     use crate::record::{Sector, SectorCount, TimestampNs};
 
     fn record(timestamp: u64, op: Op, start: u64, len: u32, process: &str) -> Record {
-        Record { timestamp: TimestampNs(timestamp), op, flags: Flags::NONE, start: Sector(start), len: SectorCount(len), process: ProcessName::new(process), stream: None }
+        Record {
+            timestamp: TimestampNs(timestamp),
+            op,
+            flags: Flags::NONE,
+            start: Sector(start),
+            len: SectorCount(len),
+            process: ProcessName::new(process),
+            stream: None,
+        }
     }
 
     #[test]
     fn counts_footprint_and_journal_share_add_up() {
-        let header = TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 100 }], ..TraceHeader::default() };
+        let header =
+            TraceHeader { journal: vec![SectorRange { start: Sector(1000), len: 100 }], ..TraceHeader::default() };
         let mut summary = TraceSummary::new(&header);
         for r in [
-            record(10, Op::Write, 0, 16, "dd"),     // blocks 0, 1
-            record(20, Op::Write, 8, 16, "dd"),     // blocks 1, 2
+            record(10, Op::Write, 0, 16, "dd"), // blocks 0, 1
+            record(20, Op::Write, 8, 16, "dd"), // blocks 1, 2
             record(30, Op::Write, 1000, 8, "jbd2/loop0-8"),
-            record(40, Op::Read, 3, 2, "cat"),      // block 0
+            record(40, Op::Read, 3, 2, "cat"), // block 0
             record(50, Op::Discard, 0, 4096, "kworker/1:1H"),
             record(60, Op::Flush, 0, 0, "kworker/1:1H"),
         ] {

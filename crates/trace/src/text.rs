@@ -10,6 +10,13 @@ use crate::TraceRead;
 use std::io::BufRead;
 use std::path::PathBuf;
 
+/// Longest line a text trace may have. Real block-trace lines are under 200
+/// bytes; the cap keeps a file without line breaks (or a decompressed run of
+/// zeros) from being read into memory whole.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// How much of a field or line an error message quotes.
+const QUOTE_CHARS: usize = 48;
+
 /// One text format's line grammar.
 pub(crate) trait LineParser {
     /// Parses one line (terminator stripped). `Ok(None)` skips it (comments,
@@ -34,13 +41,24 @@ pub(crate) struct TextReader<R, P> {
     line: Vec<u8>,
     line_number: u64,
     origin_ns: Option<u64>,
+    previous_ns: u64,
     done: bool,
 }
 
 impl<R: BufRead, P: LineParser> TextReader<R, P> {
     pub(crate) fn new(input: R, path: PathBuf, parser: P, source_format: &str) -> Self {
         let header = TraceHeader { source_format: Some(source_format.to_owned()), ..TraceHeader::default() };
-        TextReader { input, path, parser, header, line: Vec::with_capacity(256), line_number: 0, origin_ns: None, done: false }
+        TextReader {
+            input,
+            path,
+            parser,
+            header,
+            line: Vec::with_capacity(256),
+            line_number: 0,
+            origin_ns: None,
+            previous_ns: 0,
+            done: false,
+        }
     }
 
     fn malformed(&mut self, message: String) -> TraceError {
@@ -48,17 +66,62 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
         TraceError::Malformed { path: self.path.clone(), line: self.line_number, message }
     }
 
+    /// Makes the timestamp relative to the first record's, refusing one
+    /// earlier than the record before it.
     fn rebase(&mut self, mut record: Record) -> Result<Record, TraceError> {
         let origin = *self.origin_ns.get_or_insert(record.timestamp.0);
+        if record.timestamp.0 < self.previous_ns {
+            let message = format!(
+                "timestamp {} ns lies before the previous request's {} ns; the trace is not in time order",
+                record.timestamp.0, self.previous_ns
+            );
+            return Err(self.malformed(message));
+        }
+        self.previous_ns = record.timestamp.0;
         match record.timestamp.0.checked_sub(origin) {
             Some(relative) => {
                 record.timestamp = TimestampNs(relative);
+                record.check(self.header.sector_size_bytes).map_err(|message| self.malformed(message))?;
                 Ok(record)
             }
             None => Err(self.malformed(format!(
                 "timestamp {} ns lies before the trace's first request ({origin} ns); the trace is not in time order",
                 record.timestamp.0
             ))),
+        }
+    }
+
+    /// Reads one line into `self.line`, at most [`MAX_LINE_BYTES`] of it;
+    /// `Ok(false)` at the end of the input.
+    fn read_line(&mut self) -> Result<bool, TraceError> {
+        self.line.clear();
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(available) => available,
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    self.done = true;
+                    return Err(TraceError::io(self.path.clone(), source));
+                }
+            };
+            if available.is_empty() {
+                return Ok(!self.line.is_empty());
+            }
+            let (taken, complete) = match memchr::memchr(b'\n', available) {
+                Some(newline) => (newline + 1, true),
+                None => (available.len(), false),
+            };
+            let room = MAX_LINE_BYTES + 1 - self.line.len();
+            self.line.extend_from_slice(&available[..taken.min(room)]);
+            self.input.consume(taken);
+            if self.line.len() > MAX_LINE_BYTES {
+                self.line_number += 1;
+                let message = format!("line is longer than {MAX_LINE_BYTES} bytes: `{}`", show(&self.line));
+                return Err(self.malformed(message));
+            }
+            if complete {
+                return Ok(true);
+            }
         }
     }
 }
@@ -68,14 +131,10 @@ impl<R: BufRead, P: LineParser> Iterator for TextReader<R, P> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done && !self.parser.finished() {
-            self.line.clear();
-            match self.input.read_until(b'\n', &mut self.line) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(source) => {
-                    self.done = true;
-                    return Some(Err(TraceError::io(self.path.clone(), source)));
-                }
+            match self.read_line() {
+                Ok(false) => return None,
+                Ok(true) => {}
+                Err(error) => return Some(Err(error)),
             }
             self.line_number += 1;
             let line = trim_line_end(&self.line);
@@ -103,8 +162,15 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
+/// A field or line as an error message quotes it: at most a few dozen
+/// characters, cut with `…`.
 pub(crate) fn show(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).into_owned()
+    let text = String::from_utf8_lossy(&field[..field.len().min(QUOTE_CHARS * 4)]);
+    let mut shown: String = text.chars().take(QUOTE_CHARS).collect();
+    if shown.len() < field.len() {
+        shown.push('…');
+    }
+    shown
 }
 
 pub(crate) fn parse_u64(field: &[u8], what: &str) -> Result<u64, String> {
@@ -146,7 +212,10 @@ pub(crate) fn parse_seconds_ns(field: &[u8], what: &str) -> Result<u64, String> 
     if fraction.iter().skip(9).any(|byte| !byte.is_ascii_digit()) || (whole.is_empty() && fraction.is_empty()) {
         return Err(bad());
     }
-    seconds.checked_mul(1_000_000_000).and_then(|ns| ns.checked_add(nanos)).ok_or_else(|| format!("{what} `{}` is too large", show(field)))
+    seconds
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(nanos))
+        .ok_or_else(|| format!("{what} `{}` is too large", show(field)))
 }
 
 /// Decodes the block layer's `rwbs` string (`blk_fill_rwbs`): an optional
@@ -194,7 +263,8 @@ pub(crate) fn byte_range_to_sectors(offset: u64, bytes: u64) -> Result<(Sector, 
     let end = offset.checked_add(bytes).ok_or_else(|| format!("offset {offset} + size {bytes} overflows"))?;
     let start = offset / sector;
     let len = end.div_ceil(sector) - start;
-    let len = u32::try_from(len).map_err(|_| format!("request of {bytes} bytes is longer than a block request can be"))?;
+    let len =
+        u32::try_from(len).map_err(|_| format!("request of {bytes} bytes is longer than a block request can be"))?;
     Ok((Sector(start), SectorCount(len)))
 }
 
@@ -255,7 +325,10 @@ mod tests {
         assert_eq!(parse_rwbs(b"FF", zero), Ok((Op::Flush, Flags::PREFLUSH)));
         assert_eq!(parse_rwbs(b"FN", zero), Ok((Op::Flush, Flags::PREFLUSH)));
         assert_eq!(parse_rwbs(b"FWS", zero), Ok((Op::Flush, Flags::PREFLUSH.with(Flags::SYNC))));
-        assert_eq!(parse_rwbs(b"FWFSM", one), Ok((Op::Write, Flags::PREFLUSH.with(Flags::FUA).with(Flags::SYNC).with(Flags::META))));
+        assert_eq!(
+            parse_rwbs(b"FWFSM", one),
+            Ok((Op::Write, Flags::PREFLUSH.with(Flags::FUA).with(Flags::SYNC).with(Flags::META)))
+        );
         assert_eq!(parse_rwbs(b"RAM", one), Ok((Op::Read, Flags::META)));
         assert_eq!(parse_rwbs(b"DE", one), Ok((Op::Discard, Flags::NONE)));
         assert!(parse_rwbs(b"N", zero).is_err());

@@ -104,7 +104,9 @@ mod tests {
         assert_eq!((record.start, record.len), (Sector(229_378), SectorCount(2)));
         assert_eq!(record.process.as_str(), "jbd2/loop0-8");
 
-        let old = parse("  kworker/0:1H-123 [000] d..1 12.5: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]").expect("valid").expect("event");
+        let old = parse("  kworker/0:1H-123 [000] d..1 12.5: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]")
+            .expect("valid")
+            .expect("event");
         assert_eq!((old.op, old.flags, old.len), (Op::Flush, Flags::PREFLUSH, SectorCount(0)));
 
         let discard = parse("kworker/1:1H-44 [001] ..... 4039.469758: block_rq_issue: 7,0 D 2097152 () 24578 + 4096 be,0,4 [kworker/1:1H]")

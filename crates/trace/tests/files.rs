@@ -83,7 +83,12 @@ fn conversions_round_trip_through_every_writable_format() {
             Format::Msr => 100,
             _ => 1_000,
         };
-        let times = |rs: &[Record]| rs.iter().filter(|r| format != Format::Msr || matches!(r.op, Op::Read | Op::Write)).map(|r| r.timestamp.0 / resolution_ns).collect::<Vec<_>>();
+        let times = |rs: &[Record]| {
+            rs.iter()
+                .filter(|r| format != Format::Msr || matches!(r.op, Op::Read | Op::Write))
+                .map(|r| r.timestamp.0 / resolution_ns)
+                .collect::<Vec<_>>()
+        };
         let original = times(&records);
         let base = original[0];
         assert_eq!(times(&back), original.iter().map(|t| t - base).collect::<Vec<_>>(), "{format} keeps timing");
@@ -94,7 +99,9 @@ fn conversions_round_trip_through_every_writable_format() {
 fn a_gzip_compressed_trace_is_read_transparently() {
     use std::io::Write;
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    encoder.write_all(b"128166372003061629,hm,1,Read,3154132992,32768,155547\n128166372003061729,hm,1,Write,0,4096,10\n").unwrap();
+    encoder
+        .write_all(b"128166372003061629,hm,1,Read,3154132992,32768,155547\n128166372003061729,hm,1,Write,0,4096,10\n")
+        .unwrap();
     let path = scratch_file("msr.csv.gz", &encoder.finish().unwrap());
     let records = read_all(&path, None).expect("gzip is decompressed and the content detected");
     assert_eq!(records.iter().map(|r| r.op).collect::<Vec<_>>(), [Op::Read, Op::Write]);

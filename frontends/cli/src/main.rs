@@ -2,6 +2,7 @@
 //! arguments and calls into the library crates, where the work lives.
 
 mod commands;
+mod output;
 mod shared;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    output::end_quietly_on_failed_printing();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => commands::run::run(args),
@@ -59,6 +61,7 @@ fn main() -> std::process::ExitCode {
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) if output::is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             std::process::ExitCode::FAILURE

@@ -83,6 +83,7 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
         ("read", &latency.read),
         ("write", &latency.write),
         ("trim", &latency.trim),
+        ("flush", &latency.flush),
         ("priority", &latency.priority),
         ("all", &latency.all),
     ];

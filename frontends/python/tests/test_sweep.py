@@ -73,6 +73,20 @@ def test_the_command_line_writes_parquet_and_csv(tmp_path):
     assert pandas.read_csv(csv)["waf"].tolist() == table["waf"].tolist()
 
 
+def test_a_bad_out_extension_fails_before_anything_runs(monkeypatch, capsys):
+    monkeypatch.setattr(sweeps, "sweep", lambda *args, **kwargs: pytest.fail("the sweep must not run"))
+    with pytest.raises(SystemExit) as exit:
+        sweeps.main(["--preset", "small", "--grid", "ftl.gc_policy=greedy", "--out", "waf.xlsx"])
+    assert exit.value.code == 2 and "waf.xlsx" in capsys.readouterr().err
+
+
+def test_a_repeated_grid_key_is_an_error_not_dropped(monkeypatch, capsys):
+    monkeypatch.setattr(sweeps, "sweep", lambda *args, **kwargs: pytest.fail("the sweep must not run"))
+    with pytest.raises(SystemExit) as exit:
+        sweeps.main(["--preset", "small", "--grid", "ftl.gc_policy=greedy", "--grid", "ftl.gc_policy=fifo"])
+    assert exit.value.code == 2 and "ftl.gc_policy" in capsys.readouterr().err
+
+
 def test_a_cluster_given_by_address_gives_the_same_table():
     from dask.distributed import LocalCluster
 

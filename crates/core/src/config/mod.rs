@@ -1,6 +1,7 @@
 //! Configuration: the TOML schema, embedded presets, layering (preset, file,
 //! `--set key=value` overrides) and validation. Every error names the key.
 
+pub mod memory;
 mod presets;
 
 pub use presets::{preset_names, preset_summary, PRESETS};
@@ -88,7 +89,8 @@ pub struct MetricsConfig {
 }
 
 impl Config {
-    /// Checks every cross-key rule and returns the geometry the config describes.
+    /// Checks every cross-key rule, and the run's estimated memory against
+    /// the memory available ([`memory`]); returns the geometry the config describes.
     pub fn validate(&self) -> Result<Geometry, ConfigError> {
         let geometry = Geometry::from_config(&self.device)?;
         self.ftl.validate(&geometry)?;
@@ -109,6 +111,7 @@ impl Config {
         if self.metrics.window_pages == Some(0) {
             return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
         }
+        memory::check_available(self, &geometry)?;
         Ok(geometry)
     }
 }
@@ -155,8 +158,14 @@ pub fn from_sources(
 
 /// Builds a [`Config`] from layers: a base preset, TOML documents, and
 /// `key=value` assignments, each overriding the ones before.
+///
+/// The preset is the bottom layer whatever the order it is named in, and only
+/// one preset applies: the last one named (`--preset`, then a document's
+/// `preset` key, then a `preset=NAME` assignment) replaces the ones before —
+/// presets never merge. Document keys and assignments always lie above it.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigBuilder {
+    base: Option<String>,
     table: toml::Table,
 }
 
@@ -172,17 +181,16 @@ impl ConfigBuilder {
         Ok(builder)
     }
 
+    /// Makes `name` the base preset, replacing any named before.
     pub fn merge_preset(&mut self, name: &str) -> Result<(), ConfigError> {
-        let text = presets::preset_text(name).ok_or_else(|| {
-            ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
-        })?;
-        let table = parse_toml(text, &format!("preset {name}"))?;
-        merge_tables(&mut self.table, table);
+        preset_table(name)?;
+        self.base = Some(name.to_owned());
         Ok(())
     }
 
-    /// Merges a TOML document. A top-level `preset = "NAME"` key in it merges
-    /// that preset first, so a file can say only what differs from a preset.
+    /// Merges a TOML document. A top-level `preset = "NAME"` key in it makes
+    /// that preset the base (replacing one named before), so a file can say
+    /// only what differs from a preset.
     pub fn merge_toml(&mut self, text: &str, origin: &str) -> Result<(), ConfigError> {
         let mut table = parse_toml(text, origin)?;
         self.merge_table_with_preset(&mut table)?;
@@ -241,7 +249,12 @@ impl ConfigBuilder {
     /// Deserializes and validates; unknown keys and wrong types are errors
     /// naming the full key path.
     pub fn build(self) -> Result<(Config, Geometry), ConfigError> {
-        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(self.table)).map_err(|error| {
+        let mut table = match &self.base {
+            Some(name) => preset_table(name)?,
+            None => toml::Table::new(),
+        };
+        merge_tables(&mut table, self.table);
+        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
             let path = error.path().to_string();
             let key = if path == "." { String::new() } else { path };
             ConfigError::new(key, error.into_inner().to_string())
@@ -249,6 +262,13 @@ impl ConfigBuilder {
         let geometry = config.validate()?;
         Ok((config, geometry))
     }
+}
+
+fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
+    let text = presets::preset_text(name).ok_or_else(|| {
+        ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
+    })?;
+    parse_toml(text, &format!("preset {name}"))
 }
 
 fn parse_toml(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {

@@ -49,7 +49,8 @@ fn impossible_geometry_is_explained() {
     assert_eq!(build(&["device.page_size=1000"]).expect_err("sector").key, "device.page_size");
     assert_eq!(build(&["device.over_provisioning=-0.1"]).expect_err("negative").key, "device.over_provisioning");
     assert_eq!(build(&["device.logical_pages=16384"]).expect_err("no spare").key, "device.logical_pages");
-    assert_eq!(build(&["device.blocks_per_plane=100000000"]).expect_err("too big").key, "device");
+    assert_eq!(build(&["device.blocks_per_plane=16000000", "device.pages_per_block=128"]).expect_err("too big").key, "device");
+    assert_eq!(build(&["device.blocks_per_plane=100000000"]).expect_err("above the limit").key, "device.blocks_per_plane");
     assert_eq!(build(&["ftl.gc_threshold_blocks=1"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
     assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
     assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
@@ -95,4 +96,79 @@ fn files_layer_over_presets() {
 fn syntax_errors_name_the_origin() {
     let error = ConfigBuilder::new().merge_toml("[device\nchannels = 1", "bad.toml").expect_err("syntax");
     assert!(error.reason.starts_with("bad.toml"), "{error}");
+}
+
+/// Regression tests of issue 11 (hardening), named after the bugs.
+mod hardening {
+    use crate::config::{from_sources, ConfigBuilder, ConfigError, Document};
+
+    fn error(overrides: &[&str]) -> ConfigError {
+        let mut builder = ConfigBuilder::preset("small").expect("preset");
+        for assignment in overrides {
+            builder.set(assignment).expect("parses");
+        }
+        builder.build().expect_err("must be refused")
+    }
+
+    #[test]
+    fn discard_delay_and_period_of_2_64_ms_do_not_wrap() {
+        for key in ["discard.delay_ms", "discard.period_ms"] {
+            let refused = error(&[&format!("{key}=18446744073710")]);
+            assert_eq!(refused.key, key);
+            assert!(refused.reason.contains("a day"), "{refused}");
+        }
+    }
+
+    #[test]
+    fn gc_low_blocks_of_2_32_minus_1_does_not_wrap_past_its_check() {
+        assert_eq!(error(&["timing.gc_low_blocks=4294967295"]).key, "timing.gc_low_blocks");
+    }
+
+    #[test]
+    fn gc_threshold_of_2_32_minus_1_is_blamed_on_that_key() {
+        assert_eq!(error(&["ftl.gc_threshold_blocks=4294967295"]).key, "ftl.gc_threshold_blocks");
+    }
+
+    #[test]
+    fn pages_per_block_of_1_is_refused_at_validation() {
+        assert_eq!(error(&["device.pages_per_block=1", "device.blocks_per_plane=4096"]).key, "device.pages_per_block");
+    }
+
+    #[test]
+    fn huge_queues_rates_series_latencies_and_choices_are_refused() {
+        for (assignment, key) in [
+            ("timing.queue_depth=4294967295", "timing.queue_depth"),
+            ("timing.queues=4294967295", "timing.queues"),
+            ("timing.channel_bytes_per_s=1", "timing.channel_bytes_per_s"),
+            ("timing.series_interval_ns=1", "timing.series_interval_ns"),
+            ("timing.read_ns=9223372036854775000", "timing.read_ns"),
+            ("timing.program_ns=9223372036854775000", "timing.program_ns"),
+            ("timing.erase_ns=9223372036854775000", "timing.erase_ns"),
+            ("timing.discard_entry_ns=9223372036854775000", "timing.discard_entry_ns"),
+            ("timing.stripe_pages=12288", "timing.stripe_pages"),
+            ("device.blocks_per_plane=4294967295", "device.blocks_per_plane"),
+            ("device.channels=4294967295", "device.channels"),
+        ] {
+            assert_eq!(error(&[assignment]).key, key, "{assignment}");
+        }
+        let choices = error(&["ftl.gc_policy=\"d-choices\"", "ftl.d_choices=4294967295"]);
+        assert_eq!(choices.key, "ftl.d_choices");
+    }
+
+    #[test]
+    fn a_files_preset_replaces_the_command_line_preset() {
+        let file = Document::Toml { text: "preset = \"small\"\n", origin: "f.toml" };
+        let (config, _) = from_sources(Some("femu-32g"), Some(file), &[], None).expect("valid");
+        let (small, _) = from_sources(Some("small"), None, &[], None).expect("valid");
+        assert_eq!(config, small, "nothing of femu-32g (its DISCARD cost) survives");
+    }
+
+    #[test]
+    fn set_preset_does_not_reapply_over_the_files_keys() {
+        let file = || Document::Toml { text: "preset = \"femu-32g\"\nseed = 9\n[ftl]\ngc_policy = \"fifo\"\n", origin: "f.toml" };
+        let (config, geometry) = from_sources(None, Some(file()), &["preset=small".to_owned()], None).expect("valid");
+        assert_eq!((config.seed, config.name.as_deref()), (9, Some("small")));
+        assert_eq!(config.ftl.gc_policy, crate::ftl::VictimPolicy::Fifo);
+        assert_eq!(geometry.blocks_per_plane, 64);
+    }
 }

@@ -10,6 +10,19 @@ use serde::{Deserialize, Serialize};
 /// and `u32::MAX` is reserved as the "no page" marker in the maps.
 pub const PHYSICAL_PAGES_MAX: u64 = u32::MAX as u64 - 1;
 
+/// Upper bounds of the `[device]` keys (docs/configuration.md, "Limits"):
+/// beyond any real SSD, and small enough that no product of them overflows.
+pub const DEVICE_KEY_MAX: [(&str, u32); 8] = [
+    ("device.channels", 1024),
+    ("device.chips_per_channel", 1024),
+    ("device.dies_per_chip", 64),
+    ("device.planes_per_die", 64),
+    ("device.blocks_per_plane", 1 << 24),
+    ("device.pages_per_block", 1 << 16),
+    ("device.page_size", 1 << 20),
+    ("device.pe_cycles", 10_000_000),
+];
+
 /// Geometry and capacity as written in a configuration file (`[device]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -106,10 +119,19 @@ impl Geometry {
             ("device.page_size", config.page_size),
             ("device.pe_cycles", config.pe_cycles),
         ];
-        for (key, value) in positive {
+        for ((key, value), (_, max)) in positive.into_iter().zip(DEVICE_KEY_MAX) {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be at least 1"));
             }
+            if value > max {
+                return Err(ConfigError::new(key, format!("{value} exceeds the limit of {max}")));
+            }
+        }
+        if config.pages_per_block < 2 {
+            return Err(ConfigError::new(
+                "device.pages_per_block",
+                "must be at least 2: a one-page block is never partly invalid, so garbage collection cannot reclaim space",
+            ));
         }
         if !config.page_size.is_multiple_of(512) {
             return Err(ConfigError::new(

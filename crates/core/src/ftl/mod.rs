@@ -30,6 +30,10 @@ use victim::{BlockView, VictimIndex};
 /// Marks an unmapped logical page in L2P and an invalid physical page in P2L.
 const NONE: u32 = u32::MAX;
 
+/// Most candidates `d-choices` may sample per victim choice: every GC
+/// samples this many blocks, and beyond a few hundred the policy is greedy.
+pub const D_CHOICES_MAX: u32 = 1024;
+
 /// The `[ftl]` configuration section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -122,8 +126,8 @@ impl FtlConfig {
         }
         // A used stream and the GC stream each hold an open block in every
         // unit; streams that are never written cost nothing.
-        let reserved = self.gc_threshold_blocks + 2;
-        if reserved >= geometry.blocks_per_plane {
+        let reserved = u64::from(self.gc_threshold_blocks) + 2;
+        if reserved >= u64::from(geometry.blocks_per_plane) {
             // Blame the key the user most likely set: a raised threshold, else the geometry.
             let key = if self.gc_threshold_blocks > FtlConfig::default().gc_threshold_blocks {
                 "ftl.gc_threshold_blocks"
@@ -139,8 +143,8 @@ impl FtlConfig {
                 ),
             ));
         }
-        if self.gc_policy == VictimPolicy::DChoices && self.d_choices == 0 {
-            return Err(ConfigError::new("ftl.d_choices", "must be at least 1"));
+        if self.gc_policy == VictimPolicy::DChoices && !(1..=D_CHOICES_MAX).contains(&self.d_choices) {
+            return Err(ConfigError::new("ftl.d_choices", format!("{} is not between 1 and {D_CHOICES_MAX}", self.d_choices)));
         }
         Ok(())
     }

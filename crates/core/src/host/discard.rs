@@ -31,8 +31,12 @@ pub struct SectorRange {
 }
 
 impl SectorRange {
+    /// `sectors` from `start`. The end saturates at `u64::MAX` rather than
+    /// wrapping: such a range lies past any device's capacity and the replay
+    /// refuses it (the trace readers already refuse requests whose end does
+    /// not fit).
     pub fn new(start: u64, sectors: u64) -> Self {
-        Self { start, end: start + sectors }
+        Self { start, end: start.saturating_add(sectors) }
     }
 
     pub fn sectors(self) -> u64 {
@@ -89,10 +93,19 @@ impl Default for DiscardConfig {
     }
 }
 
+/// Longest `discard.delay_ms` and `discard.period_ms`: a day. Longer waits
+/// mean "never" in any trace, and larger values would overflow nanoseconds.
+pub const DISCARD_WAIT_MS_MAX: u64 = 86_400_000;
+
 impl DiscardConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.policy == DiscardPolicy::Periodic && self.period_ms == 0 {
             return Err(ConfigError::new("discard.period_ms", "must be at least 1 for the periodic policy"));
+        }
+        for (key, value) in [("discard.delay_ms", self.delay_ms), ("discard.period_ms", self.period_ms)] {
+            if value > DISCARD_WAIT_MS_MAX {
+                return Err(ConfigError::new(key, format!("{value} ms exceeds the limit of {DISCARD_WAIT_MS_MAX} ms (a day)")));
+            }
         }
         Ok(())
     }

@@ -159,6 +159,26 @@ fn default_series_interval_ns() -> u64 {
 /// NCQ allows 32 outstanding commands.
 pub const SATA_QUEUE_DEPTH_MAX: u32 = 32;
 
+/// Upper bounds of the `[timing]` keys (docs/configuration.md, "Limits").
+/// Latencies: ten seconds, far above any flash operation, and small enough
+/// that simulated time cannot overflow.
+pub const LATENCY_NS_MAX: u64 = 10_000_000_000;
+/// Channel bus rate: from 1 MB/s to 1 TB/s.
+pub const CHANNEL_BYTES_PER_S_MIN: u64 = 1_000_000;
+pub const CHANNEL_BYTES_PER_S_MAX: u64 = 1_000_000_000_000;
+/// NVMe allows 65,535 I/O queues of 65,536 entries ...
+pub const QUEUES_MAX: u32 = 65_535;
+pub const QUEUE_DEPTH_MAX: u32 = 65_536;
+/// ... and nandlab keeps at most this many requests in flight in all of them.
+pub const OUTSTANDING_MAX: u64 = 1 << 20;
+pub const ARRIVAL_IOPS_MAX: u64 = 1_000_000_000;
+/// Throughput series interval: one microsecond to one hour.
+pub const SERIES_INTERVAL_NS_MIN: u64 = 1_000;
+pub const SERIES_INTERVAL_NS_MAX: u64 = 3_600_000_000_000;
+/// A stripe costs a read-modify-write of up to this many pages per write.
+pub const STRIPE_PAGES_MAX: u32 = 4096;
+pub const DISCARD_MAP_ENTRIES_PER_PAGE_MAX: u32 = 1 << 20;
+
 impl Default for TimingConfig {
     fn default() -> Self {
         Self {
@@ -203,6 +223,7 @@ impl TimingConfig {
                 return Err(ConfigError::new(key, "must be at least 1"));
             }
         }
+        self.validate_bounds(geometry)?;
         if self.discard_map_entries_per_page == Some(0) {
             return Err(ConfigError::new("timing.discard_map_entries_per_page", "must be at least 1"));
         }
@@ -227,8 +248,8 @@ impl TimingConfig {
                 format!("{} is not a fraction in [0, 1]", self.priority_fraction),
             ));
         }
-        let low = self.gc_low_blocks(ftl);
-        if low < ftl.gc_threshold_blocks {
+        let low = u64::from(self.gc_low_blocks(ftl));
+        if low < u64::from(ftl.gc_threshold_blocks) {
             return Err(ConfigError::new(
                 "timing.gc_low_blocks",
                 format!(
@@ -238,7 +259,7 @@ impl TimingConfig {
             ));
         }
         // Streams that are never written hold no open block.
-        if low + 2 >= geometry.blocks_per_plane {
+        if low + 2 >= u64::from(geometry.blocks_per_plane) {
             return Err(ConfigError::new(
                 "timing.gc_low_blocks",
                 format!(
@@ -247,8 +268,11 @@ impl TimingConfig {
                 ),
             ));
         }
-        if self.stripe_pages == 0 || self.stripe_pages > geometry.logical_pages {
-            return Err(ConfigError::new("timing.stripe_pages", "must be between 1 and the logical capacity"));
+        if self.stripe_pages == 0 || self.stripe_pages > geometry.logical_pages.min(STRIPE_PAGES_MAX) {
+            return Err(ConfigError::new(
+                "timing.stripe_pages",
+                format!("{} is not between 1 and {} (the logical capacity, at most {STRIPE_PAGES_MAX})", self.stripe_pages, geometry.logical_pages.min(STRIPE_PAGES_MAX)),
+            ));
         }
         if self.flush == FlushPolicy::StripeMerge && self.write_buffer_pages < self.stripe_pages {
             return Err(ConfigError::new(
@@ -262,9 +286,55 @@ impl TimingConfig {
         Ok(())
     }
 
-    /// The low cleaning watermark in free blocks per unit.
+    /// The upper (and non-zero lower) bounds of each key.
+    fn validate_bounds(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+        let latencies = [
+            ("timing.read_ns", Some(self.read_ns)),
+            ("timing.program_ns", Some(self.program_ns)),
+            ("timing.erase_ns", Some(self.erase_ns)),
+            ("timing.discard_command_ns", Some(self.discard_command_ns)),
+            ("timing.discard_entry_ns", Some(self.discard_entry_ns)),
+            ("timing.discard_map_miss_ns", self.discard_map_miss_ns),
+        ];
+        for (key, value) in latencies {
+            if let Some(value) = value.filter(|&value| value > LATENCY_NS_MAX) {
+                return Err(ConfigError::new(key, format!("{value} ns exceeds the limit of {LATENCY_NS_MAX} ns (10 s)")));
+            }
+        }
+        let ranges = [
+            ("timing.channel_bytes_per_s", self.channel_bytes_per_s, CHANNEL_BYTES_PER_S_MIN, CHANNEL_BYTES_PER_S_MAX),
+            ("timing.series_interval_ns", self.series_interval_ns, SERIES_INTERVAL_NS_MIN, SERIES_INTERVAL_NS_MAX),
+            ("timing.arrival_iops", self.arrival_iops, 1, ARRIVAL_IOPS_MAX),
+            ("timing.queues", u64::from(self.queues), 1, u64::from(QUEUES_MAX)),
+            ("timing.queue_depth", u64::from(self.queue_depth), 1, u64::from(QUEUE_DEPTH_MAX)),
+            ("timing.write_buffer_pages", u64::from(self.write_buffer_pages), 0, u64::from(geometry.logical_pages)),
+            ("timing.discard_map_cache_pages", u64::from(self.discard_map_cache_pages), 0, u64::from(geometry.logical_pages)),
+            (
+                "timing.discard_map_entries_per_page",
+                u64::from(self.discard_map_entries_per_page.unwrap_or(1)),
+                1,
+                u64::from(DISCARD_MAP_ENTRIES_PER_PAGE_MAX),
+            ),
+        ];
+        for (key, value, min, max) in ranges {
+            if !(min..=max).contains(&value) {
+                return Err(ConfigError::new(key, format!("{value} is not between {min} and {max}")));
+            }
+        }
+        let outstanding = u64::from(self.queues) * u64::from(self.queue_depth);
+        if outstanding > OUTSTANDING_MAX {
+            return Err(ConfigError::new(
+                "timing.queue_depth",
+                format!("timing.queues × timing.queue_depth = {outstanding} requests in flight exceed the limit of {OUTSTANDING_MAX}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The low cleaning watermark in free blocks per unit. The default
+    /// `critical + 2` saturates rather than wraps; validation refuses it then.
     pub fn gc_low_blocks(&self, ftl: &FtlConfig) -> u32 {
-        self.gc_low_blocks.unwrap_or(ftl.gc_threshold_blocks + 2)
+        self.gc_low_blocks.unwrap_or(ftl.gc_threshold_blocks.saturating_add(2))
     }
 
     /// Bus time of one page on a channel, rounded up.

@@ -232,58 +232,116 @@ impl Stats {
 }
 
 
-/// Throughput per fixed interval of simulated time. Completions arrive in
-/// time order, so only the current interval is open.
-#[derive(Debug)]
-struct Series {
-    interval_ns: u64,
-    current: u64,
+/// Most points the throughput series keeps. A run longer than this many
+/// intervals doubles the interval (merging pairs of points) instead, so the
+/// series costs bounded memory and work whatever the simulated time.
+pub const SERIES_POINTS_MAX: usize = 100_000;
+
+/// What completed inside one interval.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bin {
     requests: u64,
     read_bytes: u64,
     write_bytes: u64,
+}
+
+impl Bin {
+    fn merged(self, other: Bin) -> Bin {
+        Bin {
+            requests: self.requests + other.requests,
+            read_bytes: self.read_bytes + other.read_bytes,
+            write_bytes: self.write_bytes + other.write_bytes,
+        }
+    }
+}
+
+/// The throughput series: `closed[i]` covers `[i, i + 1)` intervals, `open`
+/// the interval after the last closed one.
+#[derive(Debug)]
+struct Series {
+    interval_ns: u64,
+    closed: Vec<Bin>,
+    open: Bin,
     points: Vec<ThroughputPoint>,
 }
 
 impl Series {
     fn new(interval_ns: u64) -> Self {
-        Self { interval_ns, current: 0, requests: 0, read_bytes: 0, write_bytes: 0, points: Vec::new() }
+        Self { interval_ns, closed: Vec::new(), open: Bin::default(), points: Vec::new() }
     }
 
     fn complete(&mut self, done_ns: u64, op: Op, bytes: u64) {
-        let interval = done_ns / self.interval_ns;
-        while self.current < interval {
-            self.push_point(self.interval_ns);
+        while (self.closed.len() as u64) < done_ns / self.interval_ns {
+            if self.closed.len() == SERIES_POINTS_MAX {
+                self.coarsen();
+            } else {
+                self.closed.push(std::mem::take(&mut self.open));
+            }
         }
-        self.requests += 1;
+        self.open.requests += 1;
         match op {
-            Op::Read => self.read_bytes += bytes,
-            Op::Write => self.write_bytes += bytes,
+            Op::Read => self.open.read_bytes += bytes,
+            Op::Write => self.open.write_bytes += bytes,
             Op::Trim | Op::Flush => {}
         }
     }
 
-    /// Closes the last interval, which ends at the last completion and may
-    /// be shorter than the others.
-    fn close(&mut self, end_ns: u64) {
-        let start_ns = self.current * self.interval_ns;
-        if end_ns > start_ns {
-            self.push_point(end_ns - start_ns);
-        }
+    /// Doubles the interval. With an even number of closed bins the open
+    /// one falls into the first new interval after them.
+    fn coarsen(&mut self) {
+        debug_assert!(self.closed.len().is_multiple_of(2));
+        self.interval_ns = self.interval_ns.saturating_mul(2);
+        self.closed = self.closed.chunks(2).map(|pair| pair.iter().fold(Bin::default(), |sum, &bin| sum.merged(bin))).collect();
     }
 
-    fn push_point(&mut self, length_ns: u64) {
+    /// Turns the bins into points; the last interval ends at the last
+    /// completion and may be shorter than the others.
+    fn close(&mut self, end_ns: u64) {
+        let interval = self.interval_ns;
+        for (index, bin) in self.closed.iter().enumerate() {
+            self.points.push(point(index as u64 * interval, interval, *bin));
+        }
+        let start_ns = self.closed.len() as u64 * interval;
+        if end_ns > start_ns {
+            self.points.push(point(start_ns, end_ns - start_ns, self.open));
+        }
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn point(start_ns: u64, length_ns: u64, bin: Bin) -> ThroughputPoint {
+    let seconds = length_ns as f64 / 1e9;
+    ThroughputPoint {
+        time_s: (start_ns + length_ns) as f64 / 1e9,
+        iops: bin.requests as f64 / seconds,
+        read_mb_s: bin.read_bytes as f64 / 1e6 / seconds,
+        write_mb_s: bin.write_bytes as f64 / 1e6 / seconds,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_run_with_a_fine_interval_keeps_the_series_bounded() {
+        let mut series = Series::new(1_000);
+        let completions: Vec<u64> = (0..1_000u64).map(|i| i * i * 1_000_000_007).collect();
+        for &done in &completions {
+            series.complete(done, Op::Write, 4096);
+        }
+        let end = *completions.last().expect("completions");
+        series.close(end);
+        assert!(series.points.len() <= SERIES_POINTS_MAX + 1, "{} points", series.points.len());
+        let mut start_s = 0.0;
+        let mut requests = 0.0;
+        for point in &series.points {
+            requests += point.iops * (point.time_s - start_s);
+            start_s = point.time_s;
+        }
+        assert!((requests - 1_000.0).abs() < 1e-3, "every completion is in the series: {requests}");
         #[allow(clippy::cast_precision_loss)]
-        let seconds = length_ns as f64 / 1e9;
-        #[allow(clippy::cast_precision_loss)]
-        self.points.push(ThroughputPoint {
-            time_s: (self.current * self.interval_ns + length_ns) as f64 / 1e9,
-            iops: self.requests as f64 / seconds,
-            read_mb_s: self.read_bytes as f64 / 1e6 / seconds,
-            write_mb_s: self.write_bytes as f64 / 1e6 / seconds,
-        });
-        self.current += 1;
-        self.requests = 0;
-        self.read_bytes = 0;
-        self.write_bytes = 0;
+        let end_s = end as f64 / 1e9;
+        assert!((start_s - end_s).abs() < 1e-6, "the series ends at the last completion");
     }
 }

@@ -83,6 +83,10 @@ fn default_hot_space() -> f64 {
 }
 
 const DEFAULT_DEVICE_WRITES: f64 = 2.0;
+/// Most whole-device writes a run (or its preconditioning) may ask for.
+pub const DEVICE_WRITES_MAX: f64 = 100_000.0;
+/// Most windows preconditioning may wait for to call the WAF steady.
+pub const STEADY_WINDOWS_MAX: u32 = 1_000_000;
 
 impl Default for WorkloadConfig {
     fn default() -> Self {
@@ -154,8 +158,8 @@ impl WorkloadConfig {
             }
         }
         if let Some(writes) = self.device_writes {
-            if !(writes.is_finite() && writes > 0.0) {
-                return Err(ConfigError::new("workload.device_writes", "must be a positive number"));
+            if !(writes.is_finite() && writes > 0.0 && writes <= DEVICE_WRITES_MAX) {
+                return Err(ConfigError::new("workload.device_writes", format!("must be a positive number of at most {DEVICE_WRITES_MAX}")));
             }
         }
         Ok(())
@@ -252,11 +256,14 @@ impl PreconditionConfig {
                 return Err(ConfigError::new(key, "must be a positive number"));
             }
         }
-        if !(self.max_device_writes.is_finite() && self.max_device_writes >= 0.0) {
-            return Err(ConfigError::new("precondition.max_device_writes", "must be a non-negative number"));
+        if !(self.max_device_writes.is_finite() && (0.0..=DEVICE_WRITES_MAX).contains(&self.max_device_writes)) {
+            return Err(ConfigError::new("precondition.max_device_writes", format!("must be a number from 0 to {DEVICE_WRITES_MAX}")));
         }
-        if self.steady_windows == 0 {
-            return Err(ConfigError::new("precondition.steady_windows", "must be at least 1"));
+        if self.window_device_fraction > DEVICE_WRITES_MAX {
+            return Err(ConfigError::new("precondition.window_device_fraction", format!("must be at most {DEVICE_WRITES_MAX}")));
+        }
+        if !(1..=STEADY_WINDOWS_MAX).contains(&self.steady_windows) {
+            return Err(ConfigError::new("precondition.steady_windows", format!("must be between 1 and {STEADY_WINDOWS_MAX}")));
         }
         if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
             return Err(ConfigError::new("precondition.fill_fraction", "must be in (0, 1]"));

@@ -139,7 +139,7 @@ fn scaled_delay_ms(fs_bytes: u64) -> u64 {
 /// `nandlab reproduce delay-d`.
 pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
     let size = if args.paper_scale { PAPER_FS } else { DELAY_D_FS };
-    let fs_bytes = nandlab_capture::parse_size(size)?;
+    let fs_bytes = nandlab_dhrd::parse_byte_size(size)?;
     let delay_ms = scaled_delay_ms(fs_bytes);
     let traces = args.out.join("traces");
     // A 32 GB image does not fit in this machine's tmpfs; the paper scale captures on disk.

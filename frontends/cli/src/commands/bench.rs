@@ -1,7 +1,9 @@
 //! `nandlab bench`: throughput of the counting-mode FTL write path, the
 //! figure quoted in the README. Timing lives here, never in tests.
 
+use crate::shared::Timing;
 use nandlab_core::ConfigBuilder;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
@@ -17,19 +19,25 @@ pub struct BenchArgs {
     pub repeat: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Benchmark the timing model instead: closed loop at queue depth 32,
-    /// reporting simulated host requests per wall-clock second.
-    #[arg(long)]
-    pub timing: bool,
+    /// `on`: benchmark the timing model instead (closed loop at queue depth
+    /// 32, simulated host requests per wall-clock second). A bare `--timing`
+    /// means `on`.
+    #[arg(long, value_enum, default_value_t = Timing::Off, num_args = 0..=1, default_missing_value = "on")]
+    pub timing: Timing,
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut builder = ConfigBuilder::preset(&args.preset)?;
-    for assignment in ["workload.pattern=\"random\"", "workload.distribution=\"uniform\"", "workload.request_pages=1", "ftl.gc_policy=\"greedy\""] {
+    for assignment in [
+        "workload.pattern=\"random\"",
+        "workload.distribution=\"uniform\"",
+        "workload.request_pages=1",
+        "ftl.gc_policy=\"greedy\"",
+    ] {
         builder.set(assignment)?;
     }
     builder.set(&format!("seed={}", args.seed))?;
-    if args.timing {
+    if args.timing == Timing::On {
         builder.set("timing.arrival=\"closed\"")?;
         builder.set("timing.queue_depth=32")?;
     }
@@ -46,15 +54,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let precondition = simulation.precondition(&mut |_| {})?.cloned();
     let precondition_seconds = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
     let mut best = f64::MAX;
     let mut best_cpu = f64::MAX;
     let before = simulation.counters().clone();
     for _ in 0..args.repeat.max(1) {
         let started = Instant::now();
         let cpu_started = process_cpu_seconds();
-        if args.timing {
+        if args.timing == Timing::On {
             let timed = simulation.measure_timed(args.writes, &mut |_| {})?;
-            println!("simulated                  {:>12.0} IOPS, write p99 {:.0} us", timed.iops, timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us));
+            writeln!(
+                out,
+                "simulated                  {:>12.0} IOPS, write p99 {:.0} us",
+                timed.iops,
+                timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us)
+            )?;
         } else {
             simulation.write_only(args.writes)?;
         }
@@ -68,17 +82,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let writes_per_second = args.writes as f64 / best;
     #[allow(clippy::cast_precision_loss)]
     let bytes_per_page = simulation.report().memory_bytes_per_physical_page;
-    println!("preconditioning            {:>12.2} s ({} host pages, steady: {})", precondition_seconds, precondition.as_ref().map_or(0, |p| p.phase.counters.host_pages_written), precondition.as_ref().is_some_and(|p| p.steady));
-    println!("measured WAF               {:>12.3}", measured.waf().unwrap_or(0.0));
-    let label = if args.timing { "timed requests / second" } else { "host page writes / second" };
-    println!("{label:<27}{:>12.0}  (best of {}, {} writes each, one thread)", writes_per_second, args.repeat.max(1), args.writes);
+    writeln!(
+        out,
+        "preconditioning            {:>12.2} s ({} host pages, steady: {})",
+        precondition_seconds,
+        precondition.as_ref().map_or(0, |p| p.phase.counters.host_pages_written),
+        precondition.as_ref().is_some_and(|p| p.steady)
+    )?;
+    writeln!(out, "measured WAF               {:>12.3}", measured.waf().unwrap_or(0.0))?;
+    let label = if args.timing == Timing::On { "timed requests / second" } else { "host page writes / second" };
+    writeln!(
+        out,
+        "{label:<27}{:>12.0}  (best of {}, {} writes each, one thread)",
+        writes_per_second,
+        args.repeat.max(1),
+        args.writes
+    )?;
     if best_cpu < f64::MAX && best_cpu > 0.0 {
         // On a busy machine wall-clock time includes waiting for a core.
         #[allow(clippy::cast_precision_loss)]
         let per_cpu_second = args.writes as f64 / best_cpu;
-        println!("  per CPU-second           {per_cpu_second:>12.0}  (process CPU time, 10 ms resolution)");
+        writeln!(out, "  per CPU-second           {per_cpu_second:>12.0}  (process CPU time, 10 ms resolution)")?;
     }
-    println!("memory / physical page     {bytes_per_page:>12.2} bytes");
+    writeln!(out, "memory / physical page     {bytes_per_page:>12.2} bytes")?;
     Ok(())
 }
 

@@ -2,17 +2,18 @@
 //! parsing only; the machinery is in `nandlab-capture` (docs/capture.md).
 
 use anyhow::Context;
-use nandlab_capture::{capture, parse_size, CaptureConfig, Workload};
-use std::path::PathBuf;
+use nandlab_capture::{capture, CaptureConfig, Workload};
+use nandlab_dhrd::parse_byte_size;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct CaptureArgs {
     /// File system to make (mkfs.<FS> must exist); ext3/ext4 get their journal located.
     #[arg(long = "fs", default_value = "ext4")]
     file_system: String,
-    /// Size of the sparse image (K, M, G, T suffixes).
-    #[arg(long, default_value = "4G")]
-    size: String,
+    /// Size of the sparse image: K, M, G, T (or KiB … TiB) are powers of 1024, KB, MB, GB, TB powers of 1000.
+    #[arg(long, default_value = "4GiB", value_parser = parse_byte_size)]
+    size: u64,
     /// Mount options (`mount -o`), e.g. `discard`.
     #[arg(long, default_value = "")]
     mount_opts: String,
@@ -34,29 +35,53 @@ pub struct CaptureArgs {
 }
 
 pub fn run(args: CaptureArgs) -> anyhow::Result<()> {
+    check_output(&args.out)?;
     let config = CaptureConfig {
         file_system: args.file_system.clone(),
-        size_bytes: parse_size(&args.size)?,
+        size_bytes: args.size,
         mount_options: args.mount_opts.clone(),
         mkfs_options: args.mkfs_opts.split_whitespace().map(str::to_owned).collect(),
         image_dir: args.image_dir.clone(),
         output: args.out.clone(),
         buffer_kib_per_cpu: args.buffer_kib,
     };
-    let report = capture(&config, Workload::Command(args.command.clone()), &mut |line| eprintln!("capture: {line}")).context("capture failed")?;
+    let report = capture(&config, Workload::Command(args.command.clone()), &mut |line| eprintln!("capture: {line}"))
+        .context("capture failed")?;
     eprintln!(
         "capture: {} requests in {:.1} s of workload written to {}{}",
         report.records,
         report.workload_seconds,
         args.out.display(),
-        report.header.journal.first().map(|range| format!(" (journal at sectors {}..{})", range.start.0, range.end().0)).unwrap_or_default()
+        report
+            .header
+            .journal
+            .first()
+            .map(|range| format!(" (journal at sectors {}..{})", range.start.0, range.end().0))
+            .unwrap_or_default()
     );
     if report.events_lost > 0 {
         eprintln!("capture: WARNING: the kernel dropped {} events; raise --buffer-kib", report.events_lost);
     }
     match report.exit_code {
         Some(0) => Ok(()),
-        Some(code) => anyhow::bail!("the workload exited with status {code}; the trace of what it did was written to {}", args.out.display()),
-        None => anyhow::bail!("the workload was killed by a signal; the trace of what it did was written to {}", args.out.display()),
+        Some(code) => anyhow::bail!(
+            "the workload exited with status {code}; the trace of what it did was written to {}",
+            args.out.display()
+        ),
+        None => anyhow::bail!(
+            "the workload was killed by a signal; the trace of what it did was written to {}",
+            args.out.display()
+        ),
     }
+}
+
+/// Fails before the workload runs if the trace could not be written.
+fn check_output(path: &Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!("--out {}: is a directory", path.display());
+    }
+    let probe = nandlab_trace::PendingFile::create(path)
+        .with_context(|| format!("--out {}: cannot write there", path.display()))?;
+    drop(probe);
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! `nandlab presets`: lists the embedded presets, or prints one.
 
 use nandlab_core::config::{preset_names, preset_summary, PRESETS};
+use std::io::Write;
 
 #[derive(clap::Args, Debug)]
 pub struct PresetsArgs {
@@ -14,11 +15,12 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<()> {
             .iter()
             .find(|(preset, _)| *preset == name)
             .ok_or_else(|| anyhow::anyhow!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))?;
-        print!("{text}");
+        write!(std::io::stdout(), "{text}")?;
         return Ok(());
     }
+    let mut out = std::io::stdout().lock();
     for name in preset_names() {
-        println!("{name:<14} {}", preset_summary(name).unwrap_or_default());
+        writeln!(out, "{name:<14} {}", preset_summary(name).unwrap_or_default())?;
     }
     Ok(())
 }

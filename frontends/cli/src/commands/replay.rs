@@ -3,7 +3,6 @@
 //! itself is `nandlab_lab::replay`).
 
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
-use anyhow::Context;
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
@@ -32,7 +31,7 @@ pub struct ReplayArgs {
     /// logical capacity equals the traced device's size from the trace header.
     #[arg(long)]
     pub fit: bool,
-    /// Write the full report as JSON.
+    /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
@@ -103,6 +102,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if args.device_mode == DeviceMode::OpenChannel {
         config.ftl.kind = LayerKind::OpenChannel;
     }
+    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     let mut progress = ProgressReporter::new();
     let report = replay(&source, config, mode, &mut |update| {
@@ -111,14 +111,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     });
     progress.finish();
     let report = report?;
-    print_summary(&args.trace, &report)?;
-    if let Some(timed) = &report.timed {
-        print_timed_summary(timed)?;
+    if !to_stdout {
+        print_summary(&args.trace, &report)?;
+        report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
-    }
+    json.map(|out| crate::output::write_json(out, &report)).transpose()?;
     Ok(())
 }
 

@@ -1,7 +1,8 @@
 //! `nandlab run`: one simulation from a preset, a TOML file and overrides.
 
-use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use crate::output::{self, Output};
 use anyhow::Context;
+use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use nandlab_core::Report;
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,59 +12,62 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     #[command(flatten)]
     pub config: ConfigArgs,
-    /// Write the full report as JSON.
+    /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the WAF-over-time series as CSV.
+    /// Write the WAF-over-time series as CSV (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Print no summary table.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// `on`: simulate time with the `[timing]` model (throughput, latency
     /// percentiles, GC share; see docs/timing.md). `off`: count operations only.
     #[arg(long, value_enum, default_value_t = Timing::Off)]
     pub timing: Timing,
-    /// With `--timing on`: write the throughput-over-time series as CSV.
+    /// With `--timing on`: write the throughput-over-time series as CSV (`-`: to standard output).
     #[arg(long, value_name = "FILE")]
     pub timing_csv: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
-    let started = Instant::now();
-    let mut progress = ProgressReporter::new();
     if args.timing_csv.is_some() && args.timing == Timing::Off {
         anyhow::bail!("--timing-csv needs --timing on");
     }
+    let ([json, csv, timing_csv], to_stdout) =
+        output::open_all([args.json.as_deref(), args.csv.as_deref(), args.timing_csv.as_deref()])?;
+    let started = Instant::now();
+    let mut progress = ProgressReporter::new();
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = simulate(&config, &mut |update| progress.update(update))?;
     progress.finish();
     let elapsed = started.elapsed();
-    print_summary(&report, elapsed)?;
-    if let Some(timed) = &report.timed {
-        print_timed_summary(timed)?;
+    if !(args.quiet || to_stdout) {
+        print_summary(&report, elapsed)?;
+        if let Some(timed) = &report.timed {
+            print_timed_summary(timed)?;
+        }
     }
-    if let Some(path) = &args.timing_csv {
+    if let Some(out) = timing_csv {
         let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
-        write_throughput_csv(timed, path)?;
+        write_throughput_csv(timed, out)?;
     }
-    if let Some(path) = &args.json {
-        let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        serde_json::to_writer_pretty(std::io::BufWriter::new(file), &report)?;
+    if let Some(out) = json {
+        output::write_json(out, &report)?;
     }
-    if let Some(path) = &args.csv {
-        write_series_csv(&report, path)?;
+    if let Some(out) = csv {
+        write_series_csv(&report, out)?;
     }
     Ok(())
 }
 
-fn write_series_csv(report: &Report, path: &PathBuf) -> anyhow::Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
+fn write_series_csv(report: &Report, mut out: Output) -> anyhow::Result<()> {
     writeln!(out, "host_pages_written,waf_window,waf_cumulative")?;
     for point in &report.waf_series {
         writeln!(out, "{},{:.6},{:.6}", point.host_pages_written, point.waf_window, point.waf_cumulative)?;
     }
-    out.flush()?;
-    Ok(())
+    out.commit()
 }
 
 fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
@@ -132,17 +136,15 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_throughput_csv(timed: &nandlab_core::timing::TimedReport, path: &PathBuf) -> anyhow::Result<()> {
-    let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
+fn write_throughput_csv(timed: &nandlab_core::timing::TimedReport, mut out: Output) -> anyhow::Result<()> {
     writeln!(out, "time_s,iops,read_mb_s,write_mb_s")?;
     for point in &timed.throughput_series {
         writeln!(out, "{:.6},{:.3},{:.6},{:.6}", point.time_s, point.iops, point.read_mb_s, point.write_mb_s)?;
     }
-    out.flush()?;
-    Ok(())
+    out.commit()
 }
 
 fn fixed(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"))
 }
+

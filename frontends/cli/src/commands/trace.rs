@@ -2,7 +2,9 @@
 //! parsing of (`bench`) block traces. The formats live in `nandlab-trace`.
 
 use anyhow::Context;
-use nandlab_trace::{Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceRead, TraceSummary};
+use nandlab_trace::{
+    Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceRead, TraceSummary,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -98,24 +100,43 @@ fn run_info(args: &InfoArgs) -> anyhow::Result<()> {
     for record in &mut reader {
         summary.add(&record?, &header);
     }
-    println!("trace           {}", args.trace.display());
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "trace           {}", args.trace.display())?;
     if let Some(source) = &header.source_format {
-        println!("format          {source}");
+        writeln!(out, "format          {source}")?;
     }
     if let Some(size) = header.device_size_bytes {
-        println!("device size     {:.1} MiB ({} B sectors)", size as f64 / f64::from(1 << 20), header.sector_size_bytes);
+        writeln!(
+            out,
+            "device size     {:.1} MiB ({} B sectors)",
+            size as f64 / f64::from(1 << 20),
+            header.sector_size_bytes
+        )?;
     }
     if let Some(capture) = &header.capture {
-        println!("captured on     {} (kernel {}), mount -o {}, command: {}", capture.file_system, capture.kernel, capture.mount_options, capture.command.join(" "));
+        writeln!(
+            out,
+            "captured on     {} (kernel {}), mount -o {}, command: {}",
+            capture.file_system,
+            capture.kernel,
+            capture.mount_options,
+            capture.command.join(" ")
+        )?;
         if capture.events_lost > 0 {
-            println!("WARNING         the kernel dropped {} events during capture: the trace is incomplete", capture.events_lost);
+            writeln!(
+                out,
+                "WARNING         the kernel dropped {} events during capture: the trace is incomplete",
+                capture.events_lost
+            )?;
         }
     }
     for range in &header.journal {
-        println!("journal         sectors {}..{} ({:.1} MiB)", range.start.0, range.end().0, (range.len * u64::from(header.sector_size_bytes)) as f64 / f64::from(1 << 20));
+        // A validated header's journal ranges fit in 64-bit byte addresses.
+        let mib = range.len.saturating_mul(u64::from(header.sector_size_bytes)) as f64 / f64::from(1 << 20);
+        writeln!(out, "journal         sectors {}..{} ({mib:.1} MiB)", range.start.0, range.end().0)?;
     }
-    print!("{summary}");
-    Ok(())
+    write!(out, "{summary}")?;
+    Ok(out.flush()?)
 }
 
 fn run_convert(args: &ConvertArgs) -> anyhow::Result<()> {
@@ -145,9 +166,11 @@ fn run_cat(args: &CatArgs) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for record in reader.by_ref().take(usize::try_from(args.limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX)) {
         let record = record?;
-        let journal = if record.op == Op::Write && header.is_journal(record.start, record.len) { " journal" } else { "" };
+        let journal =
+            if record.op == Op::Write && header.is_journal(record.start, record.len) { " journal" } else { "" };
         let stream = record.stream.map(|tag| format!(" stream={}", tag.0)).unwrap_or_default();
-        let written = writeln!(
+        // `nandlab trace cat | head` closes the pipe early: main ends quietly then.
+        writeln!(
             out,
             "{:>14.6} {:<7} {:<4} {:>12} {:>8} {}{journal}{stream}",
             record.timestamp.0 as f64 / 1e9,
@@ -156,19 +179,9 @@ fn run_cat(args: &CatArgs) -> anyhow::Result<()> {
             record.start.0,
             record.len.0,
             if record.process.is_empty() { "-" } else { record.process.as_str() }
-        );
-        if let Err(error) = written {
-            // `nandlab trace cat | head` closes the pipe early: that is not an error.
-            if error.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(());
-            }
-            return Err(error.into());
-        }
+        )?;
     }
-    match out.flush() {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
-        _ => Ok(()),
-    }
+    Ok(out.flush()?)
 }
 
 /// A deterministic request mix shaped like a file-system capture: mostly
@@ -208,7 +221,10 @@ fn synthetic_records(count: u64, seed: u64) -> impl Iterator<Item = Record> {
 /// Bench input for the read-only text formats, in the line layout each
 /// reader expects (the writable formats are written by their own writers).
 fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
-    let mut output = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?);
+    let mut output = std::io::BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+    );
     if format == Format::Tracefs {
         writeln!(output, "# tracer: nop")?;
     }
@@ -227,8 +243,13 @@ fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = R
                 let bytes = u64::from(len) * 512;
                 writeln!(output, "{process:>16}-{:<7} [001] ..... {seconds}.{:06}: block_rq_issue: 7,0 {rwbs} {bytes} () {start} + {len} be,0,4 [{process}]", 1234, nanos / 1000)?;
             }
-            Format::Blkparse if record.op == Op::Flush => writeln!(output, "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} [{process}]")?,
-            Format::Blkparse => writeln!(output, "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} {start} + {len} [{process}]")?,
+            Format::Blkparse if record.op == Op::Flush => {
+                writeln!(output, "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} [{process}]")?
+            }
+            Format::Blkparse => writeln!(
+                output,
+                "  7,0    1 {sequence:>8} {seconds:>5}.{nanos:09}  1234  D  {rwbs} {start} + {len} [{process}]"
+            )?,
             Format::Umass if matches!(record.op, Op::Read | Op::Write) => {
                 let opcode = if record.op == Op::Read { 'r' } else { 'w' };
                 writeln!(output, "0,{start},{},{opcode},{seconds}.{nanos:09}", u64::from(len) * 512)?;
@@ -242,7 +263,12 @@ fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = R
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("creating {}", args.dir.display()))?;
-    eprintln!("trace bench: {} synthetic requests per format, seed {}, files in {}", args.records, args.seed, args.dir.display());
+    eprintln!(
+        "trace bench: {} synthetic requests per format, seed {}, files in {}",
+        args.records,
+        args.seed,
+        args.dir.display()
+    );
     let mut files = Vec::new();
     for format in [Format::Tracefs, Format::Blkparse, Format::Umass] {
         let path = args.dir.join(format!("nandlab-bench.{}.txt", format.name()));
@@ -258,7 +284,8 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
         writer.finish()?;
         files.push((format, path));
     }
-    println!("{:<8} {:>12} {:>12} {:>14} {:>12}", "format", "requests", "file MiB", "requests/s", "MB/s");
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{:<8} {:>12} {:>12} {:>14} {:>12}", "format", "requests", "file MiB", "requests/s", "MB/s")?;
     for (format, path) in &files {
         let bytes = std::fs::metadata(path)?.len();
         let started = Instant::now();
@@ -268,7 +295,15 @@ fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {
             count += 1;
         }
         let seconds = started.elapsed().as_secs_f64();
-        println!("{:<8} {:>12} {:>12.1} {:>14.0} {:>12.1}", format.name(), count, bytes as f64 / f64::from(1 << 20), count as f64 / seconds, bytes as f64 / seconds / 1e6);
+        writeln!(
+            out,
+            "{:<8} {:>12} {:>12.1} {:>14.0} {:>12.1}",
+            format.name(),
+            count,
+            bytes as f64 / f64::from(1 << 20),
+            count as f64 / seconds,
+            bytes as f64 / seconds / 1e6
+        )?;
         std::fs::remove_file(path)?;
     }
     Ok(())

@@ -202,7 +202,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--grid", action="append", type=_grid_argument, required=True, metavar="KEY=V1,V2", help="a swept key"
     )
     parser.add_argument("--seeds", default="1", help="comma-separated seeds (default 1)")
-    parser.add_argument("--timing", action="store_true", help="timed simulation (throughput, latency)")
+    parser.add_argument(
+        "--timing", nargs="?", const="on", default="off", choices=["on", "off"],
+        help="on: timed simulation (throughput, latency); a bare --timing means on",
+    )
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
     parser.add_argument("--out", help="write the table: .csv, .parquet or .json")
     args = parser.parse_args(argv)
@@ -210,10 +213,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         seeds = [int(seed) for seed in args.seeds.split(",")]
     except ValueError:
         parser.error(f"--seeds {args.seeds!r}: expected comma-separated integers")
+    keys = [key for key, _ in args.grid]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        parser.error(f"--grid {', '.join(repeated)} given more than once: give each key once, with all its values")
+    if args.out and not args.out.endswith(_OUT_SUFFIXES):
+        parser.error(f"--out {args.out}: use a .csv, .parquet or .json file name")
     grid = dict(args.grid)
     print(f"sweep: {len(points(grid, seeds))} points, seeds {seeds}", file=sys.stderr)
     try:
-        table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing,
+        table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing == "on",
                       scheduler=args.scheduler)
     except (SweepError, ConfigError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -226,15 +235,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return 0
 
 
+_OUT_SUFFIXES = (".csv", ".parquet", ".json")
+
+
 def _write(table, path: str) -> None:
-    if path.endswith(".parquet"):
-        table.to_parquet(path, index=False)
-    elif path.endswith(".csv"):
-        table.to_csv(path, index=False)
-    elif path.endswith(".json"):
-        table.to_json(path, orient="records", indent=1)
-    else:
-        raise SystemExit(f"--out {path}: use a .csv, .parquet or .json file name")
+    """Writes under a temporary name, then renames: a failed write never
+    leaves a truncated table nor destroys the file it would replace."""
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        if path.endswith(".parquet"):
+            table.to_parquet(temporary, index=False)
+        elif path.endswith(".csv"):
+            table.to_csv(temporary, index=False)
+        else:
+            table.to_json(temporary, orient="records", indent=1)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
 
 
 if __name__ == "__main__":

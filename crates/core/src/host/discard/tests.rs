@@ -163,3 +163,114 @@ proptest! {
         }
     }
 }
+
+/// A reference model of Delay-D's Algorithm 1, sector by sector and as
+/// plain as it can be: `reclaim` (lines 7-13) makes sectors active with the
+/// time they arrived, `allocation` (lines 1-5, a write) makes them inactive
+/// again, and the daemon (lines 15-21) takes the active sectors, merges
+/// adjacent ones into one command (line 19) and issues them in LBA order.
+/// nandlab's readings (docs/delay-d.md): a merged run is as old as its oldest
+/// sector, and is due once that has waited the delay.
+struct Algorithm1 {
+    arrived_s: Vec<Option<u64>>,
+    cancelled_sectors: u64,
+}
+
+impl Algorithm1 {
+    fn new() -> Self {
+        Self { arrived_s: vec![None; 256], cancelled_sectors: 0 }
+    }
+
+    fn reclaim(&mut self, start: u64, sectors: u64, now_s: u64) {
+        for slot in &mut self.arrived_s[start as usize..(start + sectors) as usize] {
+            *slot = Some(slot.map_or(now_s, |arrived| arrived.min(now_s)));
+        }
+        let (first, end) = self.run_around(start as usize);
+        let oldest = self.arrived_s[first..end].iter().flatten().min().copied();
+        self.arrived_s[first..end].fill(oldest);
+    }
+
+    fn allocate(&mut self, start: u64, sectors: u64) {
+        for slot in &mut self.arrived_s[start as usize..(start + sectors) as usize] {
+            self.cancelled_sectors += u64::from(slot.take().is_some());
+        }
+    }
+
+    /// The maximal run of active sectors around `sector`.
+    fn run_around(&self, sector: usize) -> (usize, usize) {
+        let mut first = sector;
+        while first > 0 && self.arrived_s[first - 1].is_some() {
+            first -= 1;
+        }
+        let mut end = sector;
+        while end < self.arrived_s.len() && self.arrived_s[end].is_some() {
+            end += 1;
+        }
+        (first, end)
+    }
+
+    /// The daemon: every merged run that has waited `age_s`, in LBA order.
+    fn transfer_discard(&mut self, now_s: u64, age_s: u64) -> Vec<SectorRange> {
+        let mut issued = Vec::new();
+        let mut sector = 0;
+        while sector < self.arrived_s.len() {
+            let Some(arrived) = self.arrived_s[sector] else {
+                sector += 1;
+                continue;
+            };
+            let (first, end) = self.run_around(sector);
+            if now_s.saturating_sub(arrived) >= age_s {
+                self.arrived_s[first..end].fill(None);
+                issued.push(range(first as u64, end as u64));
+            }
+            sector = end;
+        }
+        issued
+    }
+}
+
+/// Delay-D against the model: the same commands, in the same order, at the
+/// same time, and the same cancelled sectors.
+fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), TestCaseError> {
+    let (delay_s, config) = (3, DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 3_000, at_journal_commit, ..DiscardConfig::default() });
+    let timer_s = if at_journal_commit { 2 * delay_s } else { delay_s };
+    let mut scheduler = DiscardScheduler::new(&config);
+    let mut model = Algorithm1::new();
+    let mut issued = Vec::new();
+    for (second, event) in events.iter().enumerate() {
+        let (now_s, now) = (second as u64, SimNs(second as u64 * SECOND));
+        // Each event is preceded by the daemon's timer check, as in replay.
+        scheduler.advance(now, &mut issued);
+        let mut expected = model.transfer_discard(now_s, timer_s);
+        match *event {
+            Event::Discard(start, sectors) => {
+                scheduler.discard(now, SectorRange::new(start, sectors), &mut issued);
+                model.reclaim(start, sectors, now_s);
+            }
+            Event::Write(start, sectors) => {
+                scheduler.write(SectorRange::new(start, sectors));
+                model.allocate(start, sectors);
+            }
+            Event::Commit => {
+                scheduler.journal_commit(now, &mut issued);
+                if at_journal_commit {
+                    expected.extend(model.transfer_discard(now_s, delay_s));
+                }
+            }
+            Event::Tick => {}
+        }
+        prop_assert_eq!(std::mem::take(&mut issued), expected, "second {}", second);
+    }
+    scheduler.finish(&mut issued);
+    prop_assert_eq!(issued, model.transfer_discard(u64::MAX, 0));
+    prop_assert_eq!(scheduler.stats().cancelled_sectors, model.cancelled_sectors);
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn delay_d_matches_a_reference_model_of_algorithm_1(events in events()) {
+        matches_algorithm_1(true, &events)?;
+        matches_algorithm_1(false, &events)?;
+    }
+}

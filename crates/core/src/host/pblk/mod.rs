@@ -87,8 +87,8 @@ impl PblkConfig {
                 format!("{} must divide the {} pages of a chunk", self.ws_min_pages, geometry.pages_per_block),
             ));
         }
-        let reserve = self.gc_free_lines + CLASSES_MAX as u32;
-        if self.gc_free_lines < 2 || reserve + 2 > geometry.blocks_per_plane {
+        let reserve = u64::from(self.gc_free_lines) + CLASSES_MAX as u64;
+        if self.gc_free_lines < 2 || reserve + 2 > u64::from(geometry.blocks_per_plane) {
             return Err(ConfigError::new(
                 "pblk.gc_free_lines",
                 format!(
@@ -98,11 +98,17 @@ impl PblkConfig {
                 ),
             ));
         }
-        let stripe = self.ws_min_pages * geometry.units();
-        if self.write_buffer_pages < stripe {
+        let stripe = u64::from(self.ws_min_pages) * u64::from(geometry.units());
+        if u64::from(self.write_buffer_pages) < stripe {
             return Err(ConfigError::new(
                 "pblk.write_buffer_pages",
                 format!("{} pages cannot hold one unit for every PU ({stripe} pages)", self.write_buffer_pages),
+            ));
+        }
+        if self.write_buffer_pages > geometry.logical_pages {
+            return Err(ConfigError::new(
+                "pblk.write_buffer_pages",
+                format!("{} pages exceed the logical capacity of {} pages", self.write_buffer_pages, geometry.logical_pages),
             ));
         }
         Ok(())

@@ -1,0 +1,102 @@
+//! Where a command's files go. `-` is standard output; any other path is
+//! written under a temporary name and renamed into place once complete, so a
+//! failed run never leaves a truncated file nor destroys the file it would
+//! have replaced. Outputs are opened after the configuration was checked and
+//! before the work starts, so an unwritable path fails at once.
+
+use anyhow::Context;
+use nandlab_trace::PendingFile;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One output: standard output or a file being written.
+pub enum Output {
+    Stdout(std::io::Stdout),
+    File { file: PendingFile, path: PathBuf },
+}
+
+impl Output {
+    pub fn open(path: &Path) -> anyhow::Result<Output> {
+        if is_stdout(path) {
+            return Ok(Output::Stdout(std::io::stdout()));
+        }
+        let file = PendingFile::create(path).with_context(|| format!("creating {}", path.display()))?;
+        Ok(Output::File { file, path: path.to_path_buf() })
+    }
+
+    /// Flushes the output and, for a file, puts it in place.
+    pub fn commit(self) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout(mut stdout) => Ok(stdout.flush()?),
+            Output::File { file, path } => file.commit().with_context(|| format!("writing {}", path.display())),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(stdout) => stdout.write(buf),
+            Output::File { file, .. } => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(stdout) => stdout.flush(),
+            Output::File { file, .. } => file.flush(),
+        }
+    }
+}
+
+pub fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// Opens every requested output; at most one may be `-`. Returns them in
+/// order and whether standard output is taken (then no table is printed).
+pub fn open_all<const N: usize>(paths: [Option<&Path>; N]) -> anyhow::Result<([Option<Output>; N], bool)> {
+    let to_stdout = paths.iter().flatten().filter(|path| is_stdout(path)).count();
+    if to_stdout > 1 {
+        anyhow::bail!("only one output can go to standard output (`-`)");
+    }
+    let mut outputs = [const { None }; N];
+    for (slot, path) in outputs.iter_mut().zip(paths) {
+        *slot = path.map(Output::open).transpose()?;
+    }
+    Ok((outputs, to_stdout == 1))
+}
+
+/// Writes `value` as pretty-printed JSON and commits the output.
+pub fn write_json<T: serde::Serialize>(mut output: Output, value: &T) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut output, value)?;
+    writeln!(output)?;
+    output.commit()
+}
+
+/// Is `error` a write to a closed pipe (`nandlab … | head`)? Then the reader
+/// has all it wanted, and the command ends quietly.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A safety net for output printed with `print!` (which panics when standard
+/// output fails): a closed pipe ends the process quietly with status 0, any
+/// other failure (a full disk) with an error and status 1 — never a panic
+/// with a backtrace. Commands write through `writeln!` and `?` anyway.
+pub fn end_quietly_on_failed_printing() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or_default();
+        if message.starts_with("failed printing to stdout") {
+            if message.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            eprintln!("error: {message}");
+            std::process::exit(1);
+        }
+        default_hook(info);
+    }));
+}
