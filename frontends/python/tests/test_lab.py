@@ -153,8 +153,9 @@ def test_reproduce_a_fast_experiment(tmp_path):
 
 def write_long_trace(path: pathlib.Path, members: int) -> None:
     """A gzip file of `members` identical members, each 20 000 sequential 64 KiB writes over 16 MiB:
-    millions of requests on disk in a few megabytes, read back as one stream."""
-    lines = "".join(f"{MSR_START + index},hm,0,Write,{(index * 65536) % (16 << 20)},65536,1\n" for index in range(20_000))
+    millions of requests on disk in a few megabytes, read back as one stream. Every request has the
+    same timestamp, so the members repeat without time going backwards (which readers refuse)."""
+    lines = "".join(f"{MSR_START},hm,0,Write,{(index * 65536) % (16 << 20)},65536,1\n" for index in range(20_000))
     member = gzip.compress(lines.encode(), compresslevel=6)
     with open(path, "wb") as out:
         for _ in range(members):
