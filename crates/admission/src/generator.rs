@@ -32,7 +32,9 @@ impl GeneratorConfig {
         if self.granularity == 0 || self.max_stripes_per_request == 0 {
             return invalid("granularity", "granularity and stripes per request must be at least 1");
         }
-        for (name, value) in [("storage_utilization", self.storage_utilization), ("bandwidth_utilization", self.bandwidth_utilization)] {
+        for (name, value) in
+            [("storage_utilization", self.storage_utilization), ("bandwidth_utilization", self.bandwidth_utilization)]
+        {
             if !(value > 0.0 && value <= 1.0) {
                 return invalid(name, "utilizations must be in (0, 1]");
             }
@@ -85,8 +87,14 @@ pub fn generate(device: &DeviceParams, config: &GeneratorConfig, seed: u64) -> R
             let lifetime_periods = (lifetime as u64).max(1);
             Task {
                 name: format!("t{index}"),
-                read: Some(Periodic { pages: read_pages, period: period(read_pages, bandwidth_share * half_read_bandwidth) }),
-                write: Some(Periodic { pages: write_pages, period: period(write_pages, bandwidth_share * half_write_bandwidth) }),
+                read: Some(Periodic {
+                    pages: read_pages,
+                    period: period(read_pages, bandwidth_share * half_read_bandwidth),
+                }),
+                write: Some(Periodic {
+                    pages: write_pages,
+                    period: period(write_pages, bandwidth_share * half_write_bandwidth),
+                }),
                 lifetime_periods,
             }
         })
@@ -121,7 +129,13 @@ mod tests {
     #[test]
     fn generated_tasks_meet_their_utilizations() {
         let device = DeviceParams::telomere_1tb();
-        let config = GeneratorConfig { tasks: 100, storage_utilization: 0.5, bandwidth_utilization: 0.6, granularity: 64, max_stripes_per_request: 1 };
+        let config = GeneratorConfig {
+            tasks: 100,
+            storage_utilization: 0.5,
+            bandwidth_utilization: 0.6,
+            granularity: 64,
+            max_stripes_per_request: 1,
+        };
         let tasks = generate(&device, &config, 42).expect("valid config");
         let write_rate: f64 = tasks.iter().map(Task::write_pages_per_second).sum();
         let read_rate: f64 = tasks.iter().map(Task::read_pages_per_second).sum();
@@ -130,7 +144,8 @@ mod tests {
         assert!((read_rate / (device.read_pages_per_second() / 2.0) - 0.6).abs() < 0.01, "{read_rate}");
         // Eq. (23): Σ w_i·l_i^w ≈ U^s·S_pages (each ceiling adds < w_i pages).
         #[allow(clippy::cast_precision_loss)]
-        let stored: f64 = tasks.iter().map(|task| (task.write_pages() * task.lifetime_periods) as f64).sum::<f64>() / device.pages() as f64;
+        let stored: f64 = tasks.iter().map(|task| (task.write_pages() * task.lifetime_periods) as f64).sum::<f64>()
+            / device.pages() as f64;
         assert!((stored - 0.5).abs() < 0.001, "{stored}");
     }
 }

@@ -93,7 +93,10 @@ pub struct AdmissionContext {
 impl AdmissionContext {
     pub fn new(device: DeviceParams, granularity: u64, utilization: f64) -> Result<Self, AdmissionError> {
         if !(utilization > 0.0 && utilization <= 1.0) {
-            return Err(AdmissionError::InvalidParameter { name: "utilization", reason: format!("λ must be in (0, 1], got {utilization}") });
+            return Err(AdmissionError::InvalidParameter {
+                name: "utilization",
+                reason: format!("λ must be in (0, 1], got {utilization}"),
+            });
         }
         let storage = StorageModel::new(&device, granularity)?;
         Ok(Self { device, utilization, storage })
@@ -182,24 +185,33 @@ pub fn check_storage(policy: &Policy, context: &AdmissionContext, tasks: &[Task]
             let available = storage::blocks_available(&context.device, context.utilization);
             StorageCheck::Blocks(storage::plan(&context.storage, tasks, *placement, available))
         }
-        Policy::WaoGc => page_mapped_storage(context, tasks, context.utilization.min(wao_gc_max_utilization(&context.device))),
+        Policy::WaoGc => {
+            page_mapped_storage(context, tasks, context.utilization.min(wao_gc_max_utilization(&context.device)))
+        }
         Policy::MultiLogOracle { .. } => page_mapped_storage(context, tasks, context.utilization),
     }
 }
 
 #[must_use]
 pub fn check_throughput(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> ThroughputCheck {
-    let edf = |cost| ThroughputCheck::Edf(ThroughputModel::new(&context.device, context.storage.granularity, cost).edf(tasks));
+    let edf = |cost| {
+        ThroughputCheck::Edf(ThroughputModel::new(&context.device, context.storage.granularity, cost).edf(tasks))
+    };
     match policy {
         Policy::Telomere { .. } => edf(WriteCost::Telomere),
         Policy::WaoGc => edf(WriteCost::WaoGc),
-        Policy::MultiLogOracle { waf } => ThroughputCheck::BankReservation { load: bank_reservation_load(&context.device, tasks, *waf) },
+        Policy::MultiLogOracle { waf } => {
+            ThroughputCheck::BankReservation { load: bank_reservation_load(&context.device, tasks, *waf) }
+        }
     }
 }
 
 /// Eq. (24).
 fn page_mapped_storage(context: &AdmissionContext, tasks: &[Task], utilization: f64) -> StorageCheck {
-    let pages_needed = tasks.iter().map(|task| task.write_pages().saturating_mul(task.lifetime_periods.saturating_add(1))).fold(0, u64::saturating_add);
+    let pages_needed = tasks
+        .iter()
+        .map(|task| task.write_pages().saturating_mul(task.lifetime_periods.saturating_add(1)))
+        .fold(0, u64::saturating_add);
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let pages_available = (context.device.pages() as f64 * utilization + 1e-9).floor() as u64;
     StorageCheck::Pages { pages_needed, pages_available }

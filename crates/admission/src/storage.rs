@@ -81,7 +81,10 @@ pub struct StorageModel {
 impl StorageModel {
     pub fn new(device: &DeviceParams, granularity: u64) -> Result<Self, AdmissionError> {
         if granularity == 0 {
-            return Err(AdmissionError::InvalidParameter { name: "granularity", reason: "must be at least 1 page".to_owned() });
+            return Err(AdmissionError::InvalidParameter {
+                name: "granularity",
+                reason: "must be at least 1 page".to_owned(),
+            });
         }
         Ok(Self {
             granularity,

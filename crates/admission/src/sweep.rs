@@ -47,7 +47,11 @@ pub struct Limits {
 /// Runs the sweep; `progress` is called with each utilization percent done.
 /// Task sets depend only on (seed, tasks, granularity, u, set index), so all
 /// policies and all λ see the same task sets.
-pub fn max_schedulable(config: &SweepConfig, policies: &[Policy], progress: &mut dyn FnMut(u32)) -> Result<Vec<Limits>, AdmissionError> {
+pub fn max_schedulable(
+    config: &SweepConfig,
+    policies: &[Policy],
+    progress: &mut dyn FnMut(u32),
+) -> Result<Vec<Limits>, AdmissionError> {
     let mut storage_percent = vec![0_u32; policies.len()];
     let mut throughput_percent = vec![0_u32; policies.len()];
     let mut storage_failure: Vec<Option<Failure>> = vec![None; policies.len()];
@@ -65,7 +69,8 @@ pub fn max_schedulable(config: &SweepConfig, policies: &[Policy], progress: &mut
             max_stripes_per_request: config.max_stripes_per_request,
         };
         for set in 0..config.task_sets {
-            let seed = derive_seed(config.seed, &[config.tasks as u64, generator.granularity, u64::from(percent), set as u64]);
+            let seed =
+                derive_seed(config.seed, &[config.tasks as u64, generator.granularity, u64::from(percent), set as u64]);
             let tasks = generate(&config.context.device, &generator, seed)?;
             let failure = Some(Failure { generator, seed });
             for (index, policy) in policies.iter().enumerate() {

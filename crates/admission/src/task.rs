@@ -109,13 +109,15 @@ struct RawTask {
 impl TaskSet {
     /// Reads a task-set TOML file (format in the module documentation).
     pub fn load(path: &Path) -> Result<Self, AdmissionError> {
-        let text = std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
         Self::parse(&text, path)
     }
 
     /// Parses task-set TOML; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
-        let raw: RawFile = toml::from_str(text).map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
+        let raw: RawFile = toml::from_str(text)
+            .map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
         let tasks = raw
             .task
             .into_iter()
@@ -131,10 +133,15 @@ impl TaskSet {
                     key,
                     reason: reason.to_owned(),
                 };
-                let read = periodic(raw.read_pages, raw.read_period_ms).map_err(|reason| invalid("read_period_ms", reason))?;
-                let write = periodic(raw.write_pages, raw.write_period_ms).map_err(|reason| invalid("write_period_ms", reason))?;
+                let read =
+                    periodic(raw.read_pages, raw.read_period_ms).map_err(|reason| invalid("read_period_ms", reason))?;
+                let write = periodic(raw.write_pages, raw.write_period_ms)
+                    .map_err(|reason| invalid("write_period_ms", reason))?;
                 if write.is_some() && raw.lifetime_periods == 0 {
-                    return Err(invalid("lifetime_periods", "a writing task needs a data lifetime of at least 1 write period"));
+                    return Err(invalid(
+                        "lifetime_periods",
+                        "a writing task needs a data lifetime of at least 1 write period",
+                    ));
                 }
                 if read.is_none() && write.is_none() {
                     return Err(invalid("write_pages", "the task neither reads nor writes"));
@@ -171,7 +178,9 @@ fn periodic(pages: u64, period_ms: Option<f64>) -> Result<Option<Periodic>, &'st
         (0, Some(0.0)) => Ok(None),
         (0, Some(_)) => Err("a period is given but the task moves 0 pages"),
         (_, None) => Err("pages are given without a period"),
-        (_, Some(period)) if !(period.is_finite() && period > 0.0) => Err("the period must be a positive number of milliseconds"),
+        (_, Some(period)) if !(period.is_finite() && period > 0.0) => {
+            Err("the period must be a positive number of milliseconds")
+        }
         (_, Some(period)) => Ok(Some(Periodic { pages, period: Duration::from_secs_f64(period / 1e3) })),
     }
 }
@@ -199,7 +208,8 @@ mod tests {
         let text = "[[task]]\nname = \"a\"\nwrite_pages = 4\nwrite_period_ms = 9\nlifetime_periods = 9\n\n[[task]]\nname = \"b\"\nwrite_pages = 3\nlifetime_periods = 7\n";
         let error = TaskSet::parse(text, Path::new("set.toml")).expect_err("missing period").to_string();
         assert_eq!(error, "set.toml:7: task \"b\": key `write_period_ms`: pages are given without a period");
-        let unknown = TaskSet::parse("[[task]]\nwrite_page = 3\n", Path::new("u.toml")).expect_err("unknown key").to_string();
+        let unknown =
+            TaskSet::parse("[[task]]\nwrite_page = 3\n", Path::new("u.toml")).expect_err("unknown key").to_string();
         assert!(unknown.contains("u.toml") && unknown.contains("write_page"), "{unknown}");
     }
 }

@@ -160,7 +160,10 @@ pub fn bank_reservation_load(device: &DeviceParams, tasks: &[Task], waf: f64) ->
         .map(|task| {
             let flash_writes = task.write_pages_per_second() * waf;
             let gc_copies = task.write_pages_per_second() * (waf - 1.0).max(0.0);
-            task.read_pages_per_second() * read + flash_writes * write + gc_copies * read + flash_writes / pages_per_block * erase
+            task.read_pages_per_second() * read
+                + flash_writes * write
+                + gc_copies * read
+                + flash_writes / pages_per_block * erase
         })
         .sum();
     #[allow(clippy::cast_precision_loss)]

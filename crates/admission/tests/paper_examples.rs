@@ -50,7 +50,10 @@ fn section_4_2_opt1_opt2_opt3() {
     assert_eq!(h(&[&t0]) + h(&[&t1]), 12);
     // Algorithm 1 therefore keeps τ1 out of τ0's partition and pairs it with τ2.
     let sharp = plan(&model, &section_4_2_tasks(), Placement::Sharp, 1000);
-    assert_eq!(sharp.partitions.iter().map(|partition| partition.tasks.clone()).collect::<Vec<_>>(), vec![vec![0], vec![1, 2]]);
+    assert_eq!(
+        sharp.partitions.iter().map(|partition| partition.tasks.clone()).collect::<Vec<_>>(),
+        vec![vec![0], vec![1, 2]]
+    );
     assert_eq!(sharp.blocks_needed, 19);
 }
 
@@ -83,12 +86,14 @@ fn task_strategy() -> impl Strategy<Value = Task> {
 }
 
 fn model_strategy() -> impl Strategy<Value = StorageModel> {
-    (prop::sample::select(vec![1_u64, 2, 4, 8, 64, 128]), prop::bool::ANY, prop::bool::ANY).prop_map(|(granularity, general, prorated)| {
-        let mut model = StorageModel::new(&DeviceParams::telomere_1tb(), granularity).expect("valid");
-        model.write_size = if general { WriteSizeModel::General } else { WriteSizeModel::SmallWrites };
-        model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::PerPeriod };
-        model
-    })
+    (prop::sample::select(vec![1_u64, 2, 4, 8, 64, 128]), prop::bool::ANY, prop::bool::ANY).prop_map(
+        |(granularity, general, prorated)| {
+            let mut model = StorageModel::new(&DeviceParams::telomere_1tb(), granularity).expect("valid");
+            model.write_size = if general { WriteSizeModel::General } else { WriteSizeModel::SmallWrites };
+            model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::PerPeriod };
+            model
+        },
+    )
 }
 
 proptest! {
@@ -162,8 +167,11 @@ fn table_3_sip_rejects_tau5_and_sharp_admits_all() {
     use nandlab_admission::policy::{admit_in_order, AdmissionContext, Policy, Rejection};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasksets/table3.toml");
     let set = nandlab_admission::TaskSet::load(&path).expect("Table 3 task file parses");
-    let context = AdmissionContext::new(DeviceParams::cosmos(), 32, AdmissionContext::utilization_for_over_provisioning(0.5)).expect("valid");
-    let rate = |admitted: &[usize]| admitted.iter().map(|&index| set.tasks[index].write_pages_per_second()).sum::<f64>();
+    let context =
+        AdmissionContext::new(DeviceParams::cosmos(), 32, AdmissionContext::utilization_for_over_provisioning(0.5))
+            .expect("valid");
+    let rate =
+        |admitted: &[usize]| admitted.iter().map(|&index| set.tasks[index].write_pages_per_second()).sum::<f64>();
     let sharp = admit_in_order(&Policy::Telomere { placement: Placement::Sharp }, &context, &set.tasks);
     assert_eq!(sharp.admitted, vec![0, 1, 2, 3, 4, 5]);
     assert!((rate(&sharp.admitted) - 1800.0).abs() < 1e-6);

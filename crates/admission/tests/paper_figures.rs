@@ -14,7 +14,11 @@ fn figure_9_at_alpha_0_10_matches_the_paper_within_a_few_points() {
     let utilization = AdmissionContext::utilization_for_over_provisioning(0.10);
     let context = AdmissionContext::new(DeviceParams::telomere_1tb(), 64, utilization).expect("valid context");
     let config = SweepConfig { context, tasks: 500, task_sets: 5, max_stripes_per_request: 1, seed: 7 };
-    let policies = [Policy::Telomere { placement: Placement::Sip }, Policy::Telomere { placement: Placement::Sharp }, Policy::WaoGc];
+    let policies = [
+        Policy::Telomere { placement: Placement::Sip },
+        Policy::Telomere { placement: Placement::Sharp },
+        Policy::WaoGc,
+    ];
     let limits = max_schedulable(&config, &policies, &mut |_| {}).expect("sweep runs");
     let cost = |index: usize| 100.0 * (utilization - limits[index].storage_utilization);
     assert!((17.0..=22.0).contains(&cost(0)), "SiP storage cost {:.1} %, paper 19 %", cost(0));

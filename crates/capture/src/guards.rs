@@ -16,7 +16,8 @@ pub(crate) struct WorkDir {
 impl WorkDir {
     pub(crate) fn create(parent: &Path, tag: &str) -> Result<WorkDir, CaptureError> {
         let path = parent.join(format!("nandlab-capture-{tag}"));
-        std::fs::create_dir_all(&path).map_err(|error| CaptureError::io("creating the work directory", &path, error))?;
+        std::fs::create_dir_all(&path)
+            .map_err(|error| CaptureError::io("creating the work directory", &path, error))?;
         Ok(WorkDir { path })
     }
 }
@@ -40,7 +41,10 @@ impl LoopDevice {
         let image = image.to_string_lossy();
         let device = run_tool("attaching a loop device", &losetup, &["--find", "--show", &image])?.trim().to_owned();
         if !device.starts_with("/dev/") {
-            return Err(CaptureError::Kernel { what: "attach a loop device", detail: format!("losetup printed `{device}`") });
+            return Err(CaptureError::Kernel {
+                what: "attach a loop device",
+                detail: format!("losetup printed `{device}`"),
+            });
         }
         Ok(LoopDevice { device, losetup })
     }
@@ -63,7 +67,14 @@ pub(crate) struct Mount {
 }
 
 impl Mount {
-    pub(crate) fn create(mount: &Path, umount: PathBuf, file_system: &str, options: &str, device: &str, point: &Path) -> Result<Mount, CaptureError> {
+    pub(crate) fn create(
+        mount: &Path,
+        umount: PathBuf,
+        file_system: &str,
+        options: &str,
+        device: &str,
+        point: &Path,
+    ) -> Result<Mount, CaptureError> {
         std::fs::create_dir_all(point).map_err(|error| CaptureError::io("creating the mount point", point, error))?;
         let point_text = point.to_string_lossy();
         let mut args = vec!["-t", file_system];

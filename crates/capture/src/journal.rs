@@ -26,7 +26,10 @@ pub(crate) fn ext_journal(file_system: &str, device: &str) -> Result<Option<(Vec
     let inode = run_tool("locating the journal", &debugfs, &["-R", JOURNAL_INODE, device])?;
     let extents = parse_extents(&inode).map_err(CaptureError::Argument)?;
     let sectors_per_block = u64::from(block_size / LINUX_SECTOR_BYTES);
-    let ranges = extents.into_iter().map(|(first, count)| SectorRange { start: Sector(first * sectors_per_block), len: count * sectors_per_block }).collect();
+    let ranges = extents
+        .into_iter()
+        .map(|(first, count)| SectorRange { start: Sector(first * sectors_per_block), len: count * sectors_per_block })
+        .collect();
     Ok(Some((ranges, block_size)))
 }
 
@@ -34,7 +37,10 @@ pub(crate) fn ext_journal(file_system: &str, device: &str) -> Result<Option<(Vec
 /// section: `(0-8191):131072-139263, (8192):200000`, skipping the extent
 /// tree's own index blocks (`(ETB0):…`), merging physically adjacent ones.
 fn parse_extents(stat: &str) -> Result<Vec<(u64, u64)>, String> {
-    let section = stat.split_once("EXTENTS:").map(|(_, rest)| rest).ok_or("debugfs printed no EXTENTS: section for the journal inode")?;
+    let section = stat
+        .split_once("EXTENTS:")
+        .map(|(_, rest)| rest)
+        .ok_or("debugfs printed no EXTENTS: section for the journal inode")?;
     let mut extents: Vec<(u64, u64)> = Vec::new();
     for item in section.split([',', '\n']).map(str::trim).filter(|item| !item.is_empty()) {
         let Some((logical, physical)) = item.split_once("):") else {
@@ -49,7 +55,9 @@ fn parse_extents(stat: &str) -> Result<Vec<(u64, u64)>, String> {
             None => (number(physical)?, number(physical)?),
         };
         match extents.last_mut() {
-            Some((previous_first, previous_count)) if *previous_first + *previous_count == first => *previous_count += last - first + 1,
+            Some((previous_first, previous_count)) if *previous_first + *previous_count == first => {
+                *previous_count += last - first + 1
+            }
             _ => extents.push((first, last - first + 1)),
         }
     }

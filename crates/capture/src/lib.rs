@@ -26,8 +26,8 @@ use crate::guards::{LoopDevice, Mount, WorkDir};
 use crate::system::{require_tool, run_tool};
 use nandlab_trace::{CaptureInfo, NativeReader, TraceHeader};
 use std::io::BufReader;
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
@@ -100,7 +100,8 @@ impl Interrupts {
         let flag = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
         for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
-            let id = signal_hook::flag::register(signal, Arc::clone(&flag)).map_err(|error| CaptureError::io("installing a signal handler for", "capture", error))?;
+            let id = signal_hook::flag::register(signal, Arc::clone(&flag))
+                .map_err(|error| CaptureError::io("installing a signal handler for", "capture", error))?;
             ids.push(id);
         }
         Ok(Interrupts { flag, ids })
@@ -135,7 +136,10 @@ fn preflight(config: &CaptureConfig) -> Result<Tools, CaptureError> {
         return Err(CaptureError::NotRoot);
     }
     if config.size_bytes < 16 << 20 {
-        return Err(CaptureError::Argument(format!("image size {} B is below the 16 MiB a file system with a journal needs", config.size_bytes)));
+        return Err(CaptureError::Argument(format!(
+            "image size {} B is below the 16 MiB a file system with a journal needs",
+            config.size_bytes
+        )));
     }
     let mkfs_package = match config.file_system.as_str() {
         "ext2" | "ext3" | "ext4" => Some("e2fsprogs"),
@@ -151,7 +155,10 @@ fn preflight(config: &CaptureConfig) -> Result<Tools, CaptureError> {
         umount: require_tool("umount", Some("mount"))?,
     };
     if !Path::new("/dev/loop-control").exists() {
-        return Err(CaptureError::Kernel { what: "attach loop devices", detail: "/dev/loop-control is missing (load the `loop` module: modprobe loop)".into() });
+        return Err(CaptureError::Kernel {
+            what: "attach loop devices",
+            detail: "/dev/loop-control is missing (load the `loop` module: modprobe loop)".into(),
+        });
     }
     Ok(tools)
 }
@@ -164,7 +171,12 @@ fn mkfs_arguments(config: &CaptureConfig, device: &str) -> Vec<String> {
         "xfs" | "btrfs" | "f2fs" => &["-f", "-q"],
         _ => &[],
     };
-    defaults.iter().map(|arg| (*arg).to_owned()).chain(config.mkfs_options.iter().cloned()).chain([device.to_owned()]).collect()
+    defaults
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .chain(config.mkfs_options.iter().cloned())
+        .chain([device.to_owned()])
+        .collect()
 }
 
 fn kernel_release() -> String {
@@ -172,35 +184,62 @@ fn kernel_release() -> String {
 }
 
 /// Runs the whole capture. `status` receives progress lines.
-pub fn capture(config: &CaptureConfig, workload: Workload, status: &mut dyn FnMut(&str)) -> Result<CaptureReport, CaptureError> {
+pub fn capture(
+    config: &CaptureConfig,
+    workload: Workload,
+    status: &mut dyn FnMut(&str),
+) -> Result<CaptureReport, CaptureError> {
     let tools = preflight(config)?;
     let interrupts = Interrupts::catch()?;
     let tracefs = tracing::tracefs_root()?;
-    let started_unix_s = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|elapsed| elapsed.as_secs()).unwrap_or(0);
+    let started_unix_s =
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|elapsed| elapsed.as_secs()).unwrap_or(0);
 
     // Unique per capture, so concurrent captures (tests) never collide.
     static CAPTURES: AtomicU32 = AtomicU32::new(0);
     let tag = format!("{}-{}", std::process::id(), CAPTURES.fetch_add(1, Ordering::Relaxed));
     let work = WorkDir::create(&config.image_dir, &tag)?;
     let image = work.path.join("image");
-    let image_file = std::fs::File::create(&image).map_err(|error| CaptureError::io("creating the image", &image, error))?;
+    let image_file =
+        std::fs::File::create(&image).map_err(|error| CaptureError::io("creating the image", &image, error))?;
     image_file.set_len(config.size_bytes).map_err(|error| CaptureError::io("sizing the image", &image, error))?;
     drop(image_file);
     let loop_device = LoopDevice::attach(tools.losetup.clone(), &image)?;
-    status(&format!("{} ({} MiB sparse image in {})", loop_device.device, config.size_bytes >> 20, config.image_dir.display()));
+    status(&format!(
+        "{} ({} MiB sparse image in {})",
+        loop_device.device,
+        config.size_bytes >> 20,
+        config.image_dir.display()
+    ));
     interrupts.check()?;
 
     let mkfs_args = mkfs_arguments(config, &loop_device.device);
     run_tool("making the file system", &tools.mkfs, &mkfs_args.iter().map(String::as_str).collect::<Vec<_>>())?;
     let journal = journal::ext_journal(&config.file_system, &loop_device.device)?;
-    let mut mount = Mount::create(&tools.mount, tools.umount.clone(), &config.file_system, &config.mount_options, &loop_device.device, &work.path.join("mnt"))?;
+    let mut mount = Mount::create(
+        &tools.mount,
+        tools.umount.clone(),
+        &config.file_system,
+        &config.mount_options,
+        &loop_device.device,
+        &work.path.join("mnt"),
+    )?;
     interrupts.check()?;
 
-    let instance = tracing::TraceInstance::create(&tracefs, &tag, tracing::kernel_dev_t(Path::new(&loop_device.device))?, config.buffer_kib_per_cpu)?;
+    let instance = tracing::TraceInstance::create(
+        &tracefs,
+        &tag,
+        tracing::kernel_dev_t(Path::new(&loop_device.device))?,
+        config.buffer_kib_per_cpu,
+    )?;
     let spool = work.path.join("records.nlt");
     let recorder = instance.start_recorder(&spool)?;
     instance.set_tracing(true)?;
-    status(&format!("recording block_rq_issue of {} into tracefs instance; running {}", loop_device.device, workload.describe().join(" ")));
+    status(&format!(
+        "recording block_rq_issue of {} into tracefs instance; running {}",
+        loop_device.device,
+        workload.describe().join(" ")
+    ));
 
     let workload_started = Instant::now();
     let describe = workload.describe();
@@ -216,7 +255,8 @@ pub fn capture(config: &CaptureConfig, workload: Workload, status: &mut dyn FnMu
     drop(mount);
     drop(loop_device);
 
-    let (journal, block_size_bytes) = journal.map_or((Vec::new(), None), |(ranges, block_size)| (ranges, Some(block_size)));
+    let (journal, block_size_bytes) =
+        journal.map_or((Vec::new(), None), |(ranges, block_size)| (ranges, Some(block_size)));
     let header = TraceHeader {
         device_size_bytes: Some(config.size_bytes),
         source_format: Some("tracefs".into()),
@@ -255,7 +295,12 @@ fn write_final_trace(spool: &Path, output: &Path, header: &TraceHeader, expected
     Ok(())
 }
 
-fn run_workload(workload: Workload, mount_point: &Path, interrupts: &Interrupts, tick: &mut dyn FnMut(f64)) -> Result<Option<i32>, CaptureError> {
+fn run_workload(
+    workload: Workload,
+    mount_point: &Path,
+    interrupts: &Interrupts,
+    tick: &mut dyn FnMut(f64),
+) -> Result<Option<i32>, CaptureError> {
     match workload {
         Workload::Command(argv) => run_command(&argv, mount_point, interrupts, tick),
         Workload::InProcess(function) => {
@@ -286,8 +331,15 @@ fn wait_for(mut done: impl FnMut() -> bool, tick: &mut dyn FnMut(f64)) {
     }
 }
 
-fn run_command(argv: &[String], mount_point: &Path, interrupts: &Interrupts, tick: &mut dyn FnMut(f64)) -> Result<Option<i32>, CaptureError> {
-    let (program, args) = argv.split_first().ok_or_else(|| CaptureError::Argument("no workload command given (put it after `--`)".into()))?;
+fn run_command(
+    argv: &[String],
+    mount_point: &Path,
+    interrupts: &Interrupts,
+    tick: &mut dyn FnMut(f64),
+) -> Result<Option<i32>, CaptureError> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| CaptureError::Argument("no workload command given (put it after `--`)".into()))?;
     // Its own process group, so an interrupt or a straggler can be ended
     // as a whole: any process left in the file system keeps it mounted.
     let mut child = Command::new(program)
@@ -296,11 +348,18 @@ fn run_command(argv: &[String], mount_point: &Path, interrupts: &Interrupts, tic
         .env(MOUNT_ENV, mount_point)
         .process_group(0)
         .spawn()
-        .map_err(|error| CaptureError::Tool { step: "starting the workload", command: argv.join(" "), status: "could not start".into(), stderr: error.to_string() })?;
+        .map_err(|error| CaptureError::Tool {
+            step: "starting the workload",
+            command: argv.join(" "),
+            status: "could not start".into(),
+            stderr: error.to_string(),
+        })?;
     let started = Instant::now();
     let mut next_status = STATUS_EVERY;
     loop {
-        if let Some(exit) = child.try_wait().map_err(|error| CaptureError::io("waiting for the workload in", mount_point, error))? {
+        if let Some(exit) =
+            child.try_wait().map_err(|error| CaptureError::io("waiting for the workload in", mount_point, error))?
+        {
             stop_group(&mut child);
             return Ok(exit.code());
         }

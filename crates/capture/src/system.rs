@@ -22,7 +22,12 @@ pub(crate) fn require_tool(tool: &str, package: Option<&'static str>) -> Result<
 
 /// Runs a tool to completion; its stdout on success.
 pub(crate) fn run_tool(step: &'static str, program: &Path, args: &[&str]) -> Result<String, CaptureError> {
-    let command_line = || std::iter::once(program.display().to_string()).chain(args.iter().map(|arg| (*arg).to_owned())).collect::<Vec<_>>().join(" ");
+    let command_line = || {
+        std::iter::once(program.display().to_string())
+            .chain(args.iter().map(|arg| (*arg).to_owned()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let output = Command::new(program).args(args).output().map_err(|error| CaptureError::Tool {
         step,
         command: command_line(),

@@ -22,7 +22,8 @@ const PIPE_POLL: Duration = Duration::from_millis(20);
 
 /// Where tracefs is mounted; mounts it at /sys/kernel/tracing if it is not.
 pub(crate) fn tracefs_root() -> Result<PathBuf, CaptureError> {
-    let mounts = std::fs::read_to_string("/proc/mounts").map_err(|error| CaptureError::io("reading", "/proc/mounts", error))?;
+    let mounts =
+        std::fs::read_to_string("/proc/mounts").map_err(|error| CaptureError::io("reading", "/proc/mounts", error))?;
     if let Some(point) = mounts.lines().find_map(|line| {
         let mut fields = line.split_whitespace();
         let (_, point, kind) = (fields.next(), fields.next()?, fields.next()?);
@@ -32,10 +33,16 @@ pub(crate) fn tracefs_root() -> Result<PathBuf, CaptureError> {
     }
     let supported = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     if !supported.lines().any(|line| line.split_whitespace().last() == Some("tracefs")) {
-        return Err(CaptureError::Kernel { what: "trace block requests", detail: "tracefs is not in /proc/filesystems (kernel built without CONFIG_FTRACE?)".into() });
+        return Err(CaptureError::Kernel {
+            what: "trace block requests",
+            detail: "tracefs is not in /proc/filesystems (kernel built without CONFIG_FTRACE?)".into(),
+        });
     }
     nix::mount::mount(Some("nodev"), TRACEFS_MOUNT_POINT, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>)
-        .map_err(|errno| CaptureError::Kernel { what: "mount tracefs", detail: format!("mount -t tracefs nodev {TRACEFS_MOUNT_POINT}: {errno}") })?;
+        .map_err(|errno| CaptureError::Kernel {
+            what: "mount tracefs",
+            detail: format!("mount -t tracefs nodev {TRACEFS_MOUNT_POINT}: {errno}"),
+        })?;
     Ok(PathBuf::from(TRACEFS_MOUNT_POINT))
 }
 
@@ -54,9 +61,17 @@ pub(crate) struct TraceInstance {
 }
 
 impl TraceInstance {
-    pub(crate) fn create(root: &Path, tag: &str, dev_t: u64, buffer_kib_per_cpu: u32) -> Result<TraceInstance, CaptureError> {
+    pub(crate) fn create(
+        root: &Path,
+        tag: &str,
+        dev_t: u64,
+        buffer_kib_per_cpu: u32,
+    ) -> Result<TraceInstance, CaptureError> {
         let directory = root.join("instances").join(format!("nandlab-{tag}"));
-        std::fs::create_dir(&directory).map_err(|error| CaptureError::Kernel { what: "create a tracefs instance", detail: format!("mkdir {}: {error}", directory.display()) })?;
+        std::fs::create_dir(&directory).map_err(|error| CaptureError::Kernel {
+            what: "create a tracefs instance",
+            detail: format!("mkdir {}: {error}", directory.display()),
+        })?;
         let instance = TraceInstance { directory };
         instance.set("buffer_size_kb", &buffer_kib_per_cpu.to_string())?;
         // Timestamps from one clock across CPUs, so the merged stream is in
@@ -69,7 +84,10 @@ impl TraceInstance {
 
     fn set(&self, file: &str, value: &str) -> Result<(), CaptureError> {
         let path = self.directory.join(file);
-        std::fs::write(&path, value).map_err(|error| CaptureError::Kernel { what: "configure tracing", detail: format!("writing `{value}` to {}: {error}", path.display()) })
+        std::fs::write(&path, value).map_err(|error| CaptureError::Kernel {
+            what: "configure tracing",
+            detail: format!("writing `{value}` to {}: {error}", path.display()),
+        })
     }
 
     pub(crate) fn set_tracing(&self, on: bool) -> Result<(), CaptureError> {
@@ -86,7 +104,9 @@ impl TraceInstance {
                     .lines()
                     .filter_map(|line| {
                         let (key, value) = line.split_once(':')?;
-                        matches!(key.trim(), "overrun" | "dropped events").then(|| value.trim().parse::<u64>().ok()).flatten()
+                        matches!(key.trim(), "overrun" | "dropped events")
+                            .then(|| value.trim().parse::<u64>().ok())
+                            .flatten()
                     })
                     .collect::<Vec<_>>()
             })
@@ -122,7 +142,10 @@ impl Drop for TraceInstance {
         for attempt in 0..10 {
             match std::fs::remove_dir(&self.directory) {
                 Ok(()) => return,
-                Err(error) if attempt == 9 => eprintln!("capture cleanup: could not remove tracefs instance {}: {error}", self.directory.display()),
+                Err(error) if attempt == 9 => eprintln!(
+                    "capture cleanup: could not remove tracefs instance {}: {error}",
+                    self.directory.display()
+                ),
                 Err(_) => std::thread::sleep(Duration::from_millis(50)),
             }
         }
@@ -144,17 +167,30 @@ impl Read for DrainingPipe {
                 Ok(0) | Err(_) if self.stop.load(Ordering::Acquire) => return Ok(0),
                 Ok(0) => std::thread::sleep(PIPE_POLL),
                 Ok(read) => return Ok(read),
-                Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => std::thread::sleep(PIPE_POLL),
+                Err(error) if matches!(error.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+                    std::thread::sleep(PIPE_POLL)
+                }
                 Err(error) => return Err(error),
             }
         }
     }
 }
 
-fn record_events(source: DrainingPipe, pipe_path: PathBuf, spool_file: std::fs::File, spool: PathBuf, counter: &AtomicU64) -> Result<u64, CaptureError> {
+fn record_events(
+    source: DrainingPipe,
+    pipe_path: PathBuf,
+    spool_file: std::fs::File,
+    spool: PathBuf,
+    counter: &AtomicU64,
+) -> Result<u64, CaptureError> {
     let header = TraceHeader { source_format: Some(Format::Tracefs.name().into()), ..TraceHeader::default() };
     let mut writer = Box::new(NativeWriter::new(BufWriter::new(spool_file), spool, &header)?);
-    let events = nandlab_trace::read_from(BufReader::with_capacity(1 << 20, source), &pipe_path, Format::Tracefs, &ReadOptions::default())?;
+    let events = nandlab_trace::read_from(
+        BufReader::with_capacity(1 << 20, source),
+        &pipe_path,
+        Format::Tracefs,
+        &ReadOptions::default(),
+    )?;
     for record in events {
         writer.write(&record?)?;
         counter.fetch_add(1, Ordering::Relaxed);

@@ -8,7 +8,7 @@
 use nandlab_capture::fsload::uav::{self, UavConfig};
 use nandlab_capture::fsload::FileOps;
 use nandlab_capture::{capture, CaptureConfig, CaptureError, CaptureReport, Workload};
-use nandlab_trace::{Op, Record, ReadOptions, TraceHeader};
+use nandlab_trace::{Op, ReadOptions, Record, TraceHeader};
 use std::path::{Path, PathBuf};
 
 fn config(name: &str) -> CaptureConfig {
@@ -53,7 +53,12 @@ fn skip_reason() -> Option<String> {
 /// Anything a capture left in its image directory or mounted from it;
 /// removes the (then empty) directory.
 fn leftovers(config: &CaptureConfig) -> Vec<String> {
-    let mut found: Vec<String> = std::fs::read_dir(&config.image_dir).into_iter().flatten().flatten().map(|entry| entry.path().display().to_string()).collect();
+    let mut found: Vec<String> = std::fs::read_dir(&config.image_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().display().to_string())
+        .collect();
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
     let directory = config.image_dir.display().to_string();
     found.extend(mounts.lines().filter(|line| line.contains(&directory)).map(str::to_owned));
@@ -81,7 +86,8 @@ fn shell(script: &str) -> Workload {
 
 /// The trace a successful capture wrote (the file is removed).
 fn read_trace(config: &CaptureConfig, report: &CaptureReport) -> (TraceHeader, Vec<Record>) {
-    let reader = nandlab_trace::open(&config.output, None, &ReadOptions::default()).expect("capture wrote a readable trace");
+    let reader =
+        nandlab_trace::open(&config.output, None, &ReadOptions::default()).expect("capture wrote a readable trace");
     let header = reader.header().clone();
     let records = reader.collect::<Result<Vec<_>, _>>().expect("every record decodes");
     let _ = std::fs::remove_file(&config.output);
@@ -106,14 +112,18 @@ fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
     assert!(records.iter().all(|r| r.end().0 <= device_sectors), "every request lies inside the device");
     assert!(records.iter().any(|r| r.op == Op::Flush), "fsync and journal commits flush the cache");
 
-    let data_writes: Vec<&Record> = records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "dd").collect();
+    let data_writes: Vec<&Record> =
+        records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "dd").collect();
     assert_eq!(sectors(data_writes.iter().copied()), 6 << 11, "dd wrote 6 MiB of file data under its own name");
 
     // The 4 MiB victim's blocks are discarded after rm, where dd wrote them.
     let discarded: Vec<&Record> = records.iter().filter(|r| r.op == Op::Discard).collect();
     let discarded_sectors = sectors(discarded.iter().copied());
     assert!(discarded_sectors >= 4 << 11, "at least the victim's 4 MiB are discarded, got {discarded_sectors} sectors");
-    assert!(discarded.iter().any(|d| data_writes.iter().any(|w| w.start < d.end() && d.start < w.end())), "discards hit sectors dd wrote");
+    assert!(
+        discarded.iter().any(|d| data_writes.iter().any(|w| w.start < d.end() && d.start < w.end())),
+        "discards hit sectors dd wrote"
+    );
 
     // jbd2 writes are recognisable by name and lie in the journal's extents.
     assert!(!header.journal.is_empty(), "the ext4 journal was located");
@@ -137,13 +147,18 @@ fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
 #[test]
 fn an_in_process_single_erase_is_traced_under_the_workload_thread_name() {
     let scenario = UavConfig { files: 8, file_bytes: 256 << 10, rounds: 1, replacements: 16, prefill_fraction: 0.5 };
-    let workload = Workload::InProcess(Box::new(move |root: &Path| uav::single_erase(&FileOps::new(root, 1, true), &scenario, &mut |_| {})));
+    let workload = Workload::InProcess(Box::new(move |root: &Path| {
+        uav::single_erase(&FileOps::new(root, 1, true), &scenario, &mut |_| {})
+    }));
     let Some((config, result)) = run("single-erase", workload) else { return };
     let report = result.expect("capture runs");
     assert_eq!(report.exit_code, Some(0));
     let (_, records) = read_trace(&config, &report);
     let image_writes = sectors(records.iter().filter(|r| r.op == Op::Write && r.process.as_str() == "nandlab-fsload"));
-    assert!(image_writes >= 24 * 512, "the 24 fsync'ed 256 KiB images are written by the workload thread, got {image_writes} sectors");
+    assert!(
+        image_writes >= 24 * 512,
+        "the 24 fsync'ed 256 KiB images are written by the workload thread, got {image_writes} sectors"
+    );
     let discarded = sectors(records.iter().filter(|r| r.op == Op::Discard));
     assert!(discarded >= 16 * 512, "the 16 replaced images are discarded, got {discarded} sectors");
     assert_eq!(leftovers(&config), Vec::<String>::new(), "nothing is left behind");

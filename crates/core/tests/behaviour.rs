@@ -93,12 +93,18 @@ fn runs_are_deterministic_per_seed() {
 fn mixed_workload_counts_every_operation() {
     let (config, _) = common::config(
         "small",
-        &["workload.read_fraction=0.3", "workload.trim_fraction=0.1", "workload.request_pages=4", "workload.requests=20000"],
+        &[
+            "workload.read_fraction=0.3",
+            "workload.trim_fraction=0.1",
+            "workload.request_pages=4",
+            "workload.requests=20000",
+        ],
     );
     let report = nandlab_core::run(&config, &mut |_| {}).expect("run succeeds");
     let measured = &report.measured.counters;
     assert_eq!(measured.requests, 20_000);
-    let pages = measured.host_pages_written + measured.host_pages_read + measured.unmapped_reads + measured.host_pages_trimmed;
+    let pages =
+        measured.host_pages_written + measured.host_pages_read + measured.unmapped_reads + measured.host_pages_trimmed;
     assert_eq!(pages, 80_000);
     assert!(measured.host_pages_read > 20_000 && measured.host_pages_trimmed > 4_000);
     assert!(report.precondition.as_ref().is_some_and(|p| p.steady));
@@ -110,7 +116,11 @@ fn hot_cold_skew_lowers_waf_under_cost_benefit() {
     let waf = |distribution: &str| {
         let (config, _) = common::config(
             "small",
-            &["ftl.gc_policy=\"cost-benefit\"", &format!("workload.distribution=\"{distribution}\""), "workload.hot_cold_streams=true"],
+            &[
+                "ftl.gc_policy=\"cost-benefit\"",
+                &format!("workload.distribution=\"{distribution}\""),
+                "workload.hot_cold_streams=true",
+            ],
         );
         nandlab_core::run(&config, &mut |_| {}).expect("run succeeds").measured.waf.expect("pages written")
     };

@@ -48,7 +48,12 @@ fn workload(seed: u64, events: usize, logical_pages: u64) -> Vec<HostEvent> {
                     journal_head = (journal_head + 2) % JOURNAL_PAGES;
                     let commit = index % 3 == 0;
                     let flags = WriteFlags { fua: commit, preflush: commit, sync: true, meta: false };
-                    HostEvent { flags, journal_thread: true, journal_commit: commit, ..event(HostOp::Write, start, 2 * PAGE) }
+                    HostEvent {
+                        flags,
+                        journal_thread: true,
+                        journal_commit: commit,
+                        ..event(HostOp::Write, start, 2 * PAGE)
+                    }
                 }
                 7 => match written.pop() {
                     Some((first, pages)) => event(HostOp::Discard, first * PAGE, pages * PAGE),
@@ -124,8 +129,15 @@ fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
                     assert_eq!(measured.host_pages_written, expected_pages, "{case}: host pages in = pages accounted");
                     let per_stream: u64 = measured.stream_host_pages_written.iter().sum();
                     assert_eq!(per_stream, expected_pages, "{case}: every page in some stream");
-                    assert!(report.measured.waf.expect("pages written") >= 1.0, "{case}: WAF {:?}", report.measured.waf);
-                    assert_eq!(report.host.writes + report.host.reads + report.host.discards + report.host.flushes, 6_000);
+                    assert!(
+                        report.measured.waf.expect("pages written") >= 1.0,
+                        "{case}: WAF {:?}",
+                        report.measured.waf
+                    );
+                    assert_eq!(
+                        report.host.writes + report.host.reads + report.host.discards + report.host.flushes,
+                        6_000
+                    );
                     let aging = report.precondition.as_ref().expect("aged");
                     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
                     let half = (logical_pages as f64 * 0.5).round() as u64;
@@ -157,7 +169,9 @@ fn aging_before_a_replay_shows_the_gc_a_fresh_device_hides() {
     let logical_pages = u64::from(geometry.logical_pages);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
     let events: Vec<HostEvent> = (0..logical_pages / 2)
-        .map(|_| HostEvent::new(SimNs(0), HostOp::Write, SectorRange::new(rng.random_range(0..logical_pages) * PAGE, PAGE)))
+        .map(|_| {
+            HostEvent::new(SimNs(0), HostOp::Write, SectorRange::new(rng.random_range(0..logical_pages) * PAGE, PAGE))
+        })
         .collect();
     let replay = |config: &Config| {
         let mut simulation = Simulation::new(config).expect("valid");

@@ -43,7 +43,8 @@ impl OutputDir {
     /// Writes `value` as pretty-printed JSON.
     pub fn write_json<T: Serialize + ?Sized>(&self, name: &str, value: &T) -> Result<PathBuf, ReportError> {
         let path = self.file(name)?;
-        let mut text = serde_json::to_string_pretty(value).map_err(|cause| ReportError::Json { path: path.clone(), cause })?;
+        let mut text =
+            serde_json::to_string_pretty(value).map_err(|cause| ReportError::Json { path: path.clone(), cause })?;
         text.push('\n');
         self.write_text(name, &text)
     }
@@ -95,7 +96,8 @@ mod tests {
     fn csv_header_comes_from_field_names_and_names_must_be_plain() {
         let folder = std::env::temp_dir().join(format!("nandlab-report-test-{}", std::process::id()));
         let output = OutputDir::create(folder.join("nested")).expect("folder is created");
-        let path = output.write_csv("rows.csv", &[Row { granularity: 4, utilization_percent: 83.5 }]).expect("csv is written");
+        let path =
+            output.write_csv("rows.csv", &[Row { granularity: 4, utilization_percent: 83.5 }]).expect("csv is written");
         let text = std::fs::read_to_string(path).expect("csv is readable");
         assert_eq!(text, "granularity,utilization_percent\n4,83.5\n");
         assert!(matches!(output.write_text("../escape.md", "x"), Err(ReportError::InvalidFileName { .. })));

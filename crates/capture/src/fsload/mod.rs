@@ -86,7 +86,11 @@ impl FileOps {
 
     pub fn append(&self, name: &str, bytes: u64) -> std::io::Result<()> {
         let path = self.path(name);
-        let mut file = OpenOptions::new().append(true).create(true).open(&path).map_err(|error| with_path(error, "opening for append", &path))?;
+        let mut file = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(|error| with_path(error, "opening for append", &path))?;
         self.write_bytes(&mut file, &path, bytes)
     }
 
@@ -117,7 +121,8 @@ impl FileOps {
 
     /// `(total, used)` bytes of the file system holding the root.
     pub fn usage(&self) -> std::io::Result<(u64, u64)> {
-        let stats = nix::sys::statvfs::statvfs(&self.root).map_err(|errno| with_path(std::io::Error::from(errno), "statvfs of", &self.root))?;
+        let stats = nix::sys::statvfs::statvfs(&self.root)
+            .map_err(|errno| with_path(std::io::Error::from(errno), "statvfs of", &self.root))?;
         let fragment = stats.fragment_size();
         let total = stats.blocks() * fragment;
         Ok((total, total - stats.blocks_free() * fragment))

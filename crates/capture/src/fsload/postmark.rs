@@ -49,7 +49,18 @@ impl Default for PostmarkConfig {
     /// Postmark's own defaults (500 B - 9.77 KiB files, 512 B blocks, even
     /// biases) with the transaction count of the slides' largest point.
     fn default() -> PostmarkConfig {
-        PostmarkConfig { files: 2000, transactions: 8000, min_size: 500, max_size: 10_000, read_block: 512, write_block: 512, subdirectories: 10, bias_read: 5, bias_create: 5, seed: 42 }
+        PostmarkConfig {
+            files: 2000,
+            transactions: 8000,
+            min_size: 500,
+            max_size: 10_000,
+            read_block: 512,
+            write_block: 512,
+            subdirectories: 10,
+            bias_read: 5,
+            bias_create: 5,
+            seed: 42,
+        }
     }
 }
 
@@ -61,7 +72,9 @@ pub fn run(root: &Path, config: &PostmarkConfig, engine: Engine, progress: Progr
             run_debian(&binary, root, config)?;
             Ok("postmark (Debian)")
         }
-        (Engine::Debian, None) => Err(io::Error::new(io::ErrorKind::NotFound, "postmark is not installed (apt-get install postmark)")),
+        (Engine::Debian, None) => {
+            Err(io::Error::new(io::ErrorKind::NotFound, "postmark is not installed (apt-get install postmark)"))
+        }
         (Engine::Auto | Engine::Builtin, _) => {
             run_builtin(&mut FileOps::new(root, config.seed, false), config, progress)?;
             Ok("built-in Postmark equivalent")

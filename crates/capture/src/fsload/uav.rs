@@ -67,7 +67,11 @@ pub fn prefill(ops: &FileOps, fraction: f64, progress: Progress<'_>) -> io::Resu
         used = ops.usage()?.1;
     }
     ops.sync_all();
-    progress(&format!("prefill: {files} dummy files, {:.0} % of {} MiB used", used as f64 * 100.0 / total as f64, total >> 20));
+    progress(&format!(
+        "prefill: {files} dummy files, {:.0} % of {} MiB used",
+        used as f64 * 100.0 / total as f64,
+        total >> 20
+    ));
     Ok(files)
 }
 
@@ -133,7 +137,11 @@ mod tests {
         let ops = FileOps::new(&root, 1, false);
         let config = UavConfig { files: 4, file_bytes: 4096, rounds: 1, replacements: 6, prefill_fraction: 0.0 };
         single_erase(&ops, &config, &mut |_| {}).expect("runs");
-        let mut names: Vec<String> = std::fs::read_dir(root.join(IMAGE_DIR)).expect("dir").flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(root.join(IMAGE_DIR))
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         assert_eq!(names, ["img00000006.jpg", "img00000007.jpg", "img00000008.jpg", "img00000009.jpg"]);
         batch_erase(&ops, &UavConfig { files: 3, ..config }, &mut |_| {}).expect("runs");

@@ -49,8 +49,14 @@ fn impossible_geometry_is_explained() {
     assert_eq!(build(&["device.page_size=1000"]).expect_err("sector").key, "device.page_size");
     assert_eq!(build(&["device.over_provisioning=-0.1"]).expect_err("negative").key, "device.over_provisioning");
     assert_eq!(build(&["device.logical_pages=16384"]).expect_err("no spare").key, "device.logical_pages");
-    assert_eq!(build(&["device.blocks_per_plane=16000000", "device.pages_per_block=128"]).expect_err("too big").key, "device");
-    assert_eq!(build(&["device.blocks_per_plane=100000000"]).expect_err("above the limit").key, "device.blocks_per_plane");
+    assert_eq!(
+        build(&["device.blocks_per_plane=16000000", "device.pages_per_block=128"]).expect_err("too big").key,
+        "device"
+    );
+    assert_eq!(
+        build(&["device.blocks_per_plane=100000000"]).expect_err("above the limit").key,
+        "device.blocks_per_plane"
+    );
     assert_eq!(build(&["ftl.gc_threshold_blocks=1"]).expect_err("reserve").key, "ftl.gc_threshold_blocks");
     assert_eq!(build(&["ftl.streams=300"]).expect_err("streams").key, "ftl.streams");
     assert_eq!(build(&["device.blocks_per_plane=4"]).expect_err("reserve").key, "device.blocks_per_plane");
@@ -165,7 +171,10 @@ mod hardening {
 
     #[test]
     fn set_preset_does_not_reapply_over_the_files_keys() {
-        let file = || Document::Toml { text: "preset = \"femu-32g\"\nseed = 9\n[ftl]\ngc_policy = \"fifo\"\n", origin: "f.toml" };
+        let file = || Document::Toml {
+            text: "preset = \"femu-32g\"\nseed = 9\n[ftl]\ngc_policy = \"fifo\"\n",
+            origin: "f.toml",
+        };
         let (config, geometry) = from_sources(None, Some(file()), &["preset=small".to_owned()], None).expect("valid");
         assert_eq!((config.seed, config.name.as_deref()), (9, Some("small")));
         assert_eq!(config.ftl.gc_policy, crate::ftl::VictimPolicy::Fifo);

@@ -61,10 +61,7 @@ impl FlashArray {
         let block = self.block_index(page)?;
         let in_block = self.geometry.page_in_block(page);
         if in_block >= self.next_page[block] {
-            return Err(DeviceError::ReadUnwritten {
-                block: self.geometry.block_of_page(page).0,
-                page: in_block,
-            });
+            return Err(DeviceError::ReadUnwritten { block: self.geometry.block_of_page(page).0, page: in_block });
         }
         Ok(())
     }

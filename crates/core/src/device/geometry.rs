@@ -63,9 +63,11 @@ impl DeviceConfig {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
         let blocks = physical_pages.div_ceil(units * u64::from(self.pages_per_block)).max(4);
-        let blocks_per_plane = u32::try_from(blocks)
-            .map_err(|_| ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks")))?;
-        let fitted = Self { blocks_per_plane, over_provisioning: None, logical_pages: Some(logical_pages), ..self.clone() };
+        let blocks_per_plane = u32::try_from(blocks).map_err(|_| {
+            ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks"))
+        })?;
+        let fitted =
+            Self { blocks_per_plane, over_provisioning: None, logical_pages: Some(logical_pages), ..self.clone() };
         Geometry::from_config(&fitted)?;
         Ok(fitted)
     }
@@ -143,8 +145,7 @@ impl Geometry {
             * u64::from(config.chips_per_channel)
             * u64::from(config.dies_per_chip)
             * u64::from(config.planes_per_die);
-        let physical_pages =
-            units * u64::from(config.blocks_per_plane) * u64::from(config.pages_per_block);
+        let physical_pages = units * u64::from(config.blocks_per_plane) * u64::from(config.pages_per_block);
         if physical_pages > PHYSICAL_PAGES_MAX {
             return Err(ConfigError::new(
                 "device",
@@ -271,10 +272,7 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
             pages
         }
         (None, None) => {
-            return Err(ConfigError::new(
-                "device",
-                "set either `over_provisioning` (ρ) or `logical_pages`",
-            ))
+            return Err(ConfigError::new("device", "set either `over_provisioning` (ρ) or `logical_pages`"))
         }
     };
     if logical_pages == 0 {

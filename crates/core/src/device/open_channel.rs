@@ -72,7 +72,9 @@ pub enum OpenChannelError {
     WriteSize { pages: u32, ws_min: u32 },
     #[error("write to chunk {chunk} of PU {pu}: the chunk is closed and must be reset before it is written again")]
     ChunkClosed { pu: u32, chunk: u32 },
-    #[error("write of {pages} pages at page {page} runs past the end of chunk {chunk} of PU {pu} ({pages_per_chunk} pages)")]
+    #[error(
+        "write of {pages} pages at page {page} runs past the end of chunk {chunk} of PU {pu} ({pages_per_chunk} pages)"
+    )]
     BeyondChunk { pu: u32, chunk: u32, page: u32, pages: u32, pages_per_chunk: u32 },
     #[error("read of page {page} of chunk {chunk} of PU {pu}: above the write pointer {write_pointer}")]
     ReadAboveWritePointer { pu: u32, chunk: u32, page: u32, write_pointer: u32 },
@@ -97,7 +99,10 @@ pub struct OpenChannelDevice {
 impl OpenChannelDevice {
     pub fn new(geometry: &Geometry, ws_min_pages: u32) -> Result<Self, OpenChannelError> {
         if ws_min_pages == 0 || !geometry.pages_per_block.is_multiple_of(ws_min_pages) {
-            return Err(OpenChannelError::BadWriteSize { ws_min: ws_min_pages, pages_per_chunk: geometry.pages_per_block });
+            return Err(OpenChannelError::BadWriteSize {
+                ws_min: ws_min_pages,
+                pages_per_chunk: geometry.pages_per_block,
+            });
         }
         let exposed = OpenChannelGeometry {
             groups: geometry.channels,
@@ -107,7 +112,11 @@ impl OpenChannelDevice {
             ws_min_pages,
             page_bytes: geometry.page_size,
         };
-        Ok(Self { geometry: exposed, flash: FlashArray::new(geometry), states: vec![ChunkState::Free; geometry.blocks() as usize] })
+        Ok(Self {
+            geometry: exposed,
+            flash: FlashArray::new(geometry),
+            states: vec![ChunkState::Free; geometry.blocks() as usize],
+        })
     }
 
     pub fn geometry(&self) -> &OpenChannelGeometry {
@@ -135,7 +144,12 @@ impl OpenChannelDevice {
             return Err(OpenChannelError::WriteSize { pages, ws_min: geometry.ws_min_pages });
         }
         if page != write_pointer {
-            return Err(OpenChannelError::NotAtWritePointer { pu: chunk.pu.0, chunk: chunk.chunk, page, write_pointer });
+            return Err(OpenChannelError::NotAtWritePointer {
+                pu: chunk.pu.0,
+                chunk: chunk.chunk,
+                page,
+                write_pointer,
+            });
         }
         if page + pages > geometry.pages_per_chunk {
             return Err(OpenChannelError::BeyondChunk {
@@ -158,7 +172,12 @@ impl OpenChannelDevice {
         let block = self.block(chunk)?;
         let write_pointer = self.flash.write_pointer(block);
         if page >= write_pointer {
-            return Err(OpenChannelError::ReadAboveWritePointer { pu: chunk.pu.0, chunk: chunk.chunk, page, write_pointer });
+            return Err(OpenChannelError::ReadAboveWritePointer {
+                pu: chunk.pu.0,
+                chunk: chunk.chunk,
+                page,
+                write_pointer,
+            });
         }
         Ok(self.flash.read(self.page_address(block, page))?)
     }

@@ -144,7 +144,10 @@ impl FtlConfig {
             ));
         }
         if self.gc_policy == VictimPolicy::DChoices && !(1..=D_CHOICES_MAX).contains(&self.d_choices) {
-            return Err(ConfigError::new("ftl.d_choices", format!("{} is not between 1 and {D_CHOICES_MAX}", self.d_choices)));
+            return Err(ConfigError::new(
+                "ftl.d_choices",
+                format!("{} is not between 1 and {D_CHOICES_MAX}", self.d_choices),
+            ));
         }
         Ok(())
     }

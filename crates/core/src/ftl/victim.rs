@@ -208,7 +208,13 @@ impl SealedSets {
         Some(BlockId(set[rng.random_range(0..set.len())]))
     }
 
-    fn best_of_random(&self, unit: UnitId, d: u32, view: &BlockView<'_>, rng: &mut Xoshiro256PlusPlus) -> Option<BlockId> {
+    fn best_of_random(
+        &self,
+        unit: UnitId,
+        d: u32,
+        view: &BlockView<'_>,
+        rng: &mut Xoshiro256PlusPlus,
+    ) -> Option<BlockId> {
         let set = &self.members[unit.index()];
         if set.is_empty() {
             return None;
@@ -226,11 +232,7 @@ impl SealedSets {
             let age = (view.now - view.sealed_at[block as usize]) as f64 + 1.0;
             (1.0 - utilization) * age / (1.0 + utilization)
         };
-        self.members[unit.index()]
-            .iter()
-            .copied()
-            .max_by(|&a, &b| score(a).total_cmp(&score(b)))
-            .map(BlockId)
+        self.members[unit.index()].iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b))).map(BlockId)
     }
 
     fn memory_bytes(&self) -> usize {

@@ -71,7 +71,13 @@ pub struct HotTracker {
 
 impl HotTracker {
     pub fn new(pages: u32, page_sectors: u32, min_writes: u8, halve_every: u64) -> Self {
-        Self { counts: vec![0; pages as usize], page_sectors: u64::from(page_sectors.max(1)), min_writes, halve_every: halve_every.max(1), writes: 0 }
+        Self {
+            counts: vec![0; pages as usize],
+            page_sectors: u64::from(page_sectors.max(1)),
+            min_writes,
+            halve_every: halve_every.max(1),
+            writes: 0,
+        }
     }
 
     fn pages(&self, sectors: SectorRange) -> std::ops::Range<usize> {
@@ -100,7 +106,9 @@ impl Rule {
     fn matches(&self, write: &WriteInfo) -> bool {
         match self {
             Rule::JournalThread => write.journal_thread,
-            Rule::Range { ranges } => ranges.iter().any(|range| range.start < write.sectors.end && write.sectors.start < range.end),
+            Rule::Range { ranges } => {
+                ranges.iter().any(|range| range.start < write.sectors.end && write.sectors.start < range.end)
+            }
             Rule::MetaFlag => write.flags.meta,
             Rule::Hot(tracker) => tracker.is_hot(write.sectors),
         }
@@ -143,7 +151,11 @@ impl Classifier {
     }
 
     /// A preset policy for a file system whose journal lies in `journal`.
-    pub fn from_kind(kind: ClassifierKind, journal: &[SectorRange], hot: Option<HotTracker>) -> Result<Self, ClassifyError> {
+    pub fn from_kind(
+        kind: ClassifierKind,
+        journal: &[SectorRange],
+        hot: Option<HotTracker>,
+    ) -> Result<Self, ClassifyError> {
         let journal_rules = |classifier: Self| {
             classifier.rule("journal", Rule::JournalThread)?.rule("journal", Rule::Range { ranges: journal.to_vec() })
         };
@@ -218,7 +230,8 @@ mod tests {
         let mut classifier = Classifier::from_kind(ClassifierKind::JournalMetadata, &[], None).expect("three classes");
         assert_eq!(classifier.classes(), ["data", "journal", "metadata"]);
         assert_eq!(classifier.classify(&write(0, "kworker/0:1", true)), ClassId(2));
-        let too_many = (0..CLASSES_MAX).try_fold(Classifier::default(), |c, i| c.rule(&format!("c{i}"), Rule::MetaFlag));
+        let too_many =
+            (0..CLASSES_MAX).try_fold(Classifier::default(), |c, i| c.rule(&format!("c{i}"), Rule::MetaFlag));
         assert_eq!(too_many.err(), Some(ClassifyError::TooManyClasses(format!("c{}", CLASSES_MAX - 1))));
     }
 

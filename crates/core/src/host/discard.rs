@@ -89,7 +89,12 @@ fn yes() -> bool {
 
 impl Default for DiscardConfig {
     fn default() -> Self {
-        Self { policy: DiscardPolicy::default(), delay_ms: default_delay_ms(), at_journal_commit: true, period_ms: default_period_ms() }
+        Self {
+            policy: DiscardPolicy::default(),
+            delay_ms: default_delay_ms(),
+            at_journal_commit: true,
+            period_ms: default_period_ms(),
+        }
     }
 }
 
@@ -104,7 +109,10 @@ impl DiscardConfig {
         }
         for (key, value) in [("discard.delay_ms", self.delay_ms), ("discard.period_ms", self.period_ms)] {
             if value > DISCARD_WAIT_MS_MAX {
-                return Err(ConfigError::new(key, format!("{value} ms exceeds the limit of {DISCARD_WAIT_MS_MAX} ms (a day)")));
+                return Err(ConfigError::new(
+                    key,
+                    format!("{value} ms exceeds the limit of {DISCARD_WAIT_MS_MAX} ms (a day)"),
+                ));
             }
         }
         Ok(())
@@ -149,7 +157,12 @@ pub struct DiscardScheduler {
 
 impl DiscardScheduler {
     pub fn new(config: &DiscardConfig) -> Self {
-        Self { config: config.clone(), waiting: BTreeMap::new(), next_batch: SimNs(config.period_ms * 1_000_000), stats: DiscardStats::default() }
+        Self {
+            config: config.clone(),
+            waiting: BTreeMap::new(),
+            next_batch: SimNs(config.period_ms * 1_000_000),
+            stats: DiscardStats::default(),
+        }
     }
 
     pub fn stats(&self) -> &DiscardStats {
@@ -261,7 +274,8 @@ impl DiscardScheduler {
 
     /// Waiting ranges that overlap `range`, in order of start.
     fn overlapping(&self, range: SectorRange) -> Vec<(u64, Waiting)> {
-        let first = self.waiting.range(..=range.start).next_back().filter(|(_, w)| w.end > range.start).map(|(&s, _)| s);
+        let first =
+            self.waiting.range(..=range.start).next_back().filter(|(_, w)| w.end > range.start).map(|(&s, _)| s);
         let from = first.unwrap_or(range.start);
         self.waiting.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
     }

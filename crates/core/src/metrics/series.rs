@@ -24,7 +24,12 @@ pub struct WafSeries {
 
 impl WafSeries {
     pub fn new(window_pages: u64, start: &Counters) -> Self {
-        Self { window_pages: window_pages.max(1), phase_start: start.clone(), window_start: start.clone(), points: Vec::new() }
+        Self {
+            window_pages: window_pages.max(1),
+            phase_start: start.clone(),
+            window_start: start.clone(),
+            points: Vec::new(),
+        }
     }
 
     /// Closes every window completed by `now`; returns the WAF of the last

@@ -252,10 +252,7 @@ impl TimingConfig {
         if low < u64::from(ftl.gc_threshold_blocks) {
             return Err(ConfigError::new(
                 "timing.gc_low_blocks",
-                format!(
-                    "{low} is below the critical watermark ftl.gc_threshold_blocks = {}",
-                    ftl.gc_threshold_blocks
-                ),
+                format!("{low} is below the critical watermark ftl.gc_threshold_blocks = {}", ftl.gc_threshold_blocks),
             ));
         }
         // Streams that are never written hold no open block.
@@ -271,7 +268,11 @@ impl TimingConfig {
         if self.stripe_pages == 0 || self.stripe_pages > geometry.logical_pages.min(STRIPE_PAGES_MAX) {
             return Err(ConfigError::new(
                 "timing.stripe_pages",
-                format!("{} is not between 1 and {} (the logical capacity, at most {STRIPE_PAGES_MAX})", self.stripe_pages, geometry.logical_pages.min(STRIPE_PAGES_MAX)),
+                format!(
+                    "{} is not between 1 and {} (the logical capacity, at most {STRIPE_PAGES_MAX})",
+                    self.stripe_pages,
+                    geometry.logical_pages.min(STRIPE_PAGES_MAX)
+                ),
             ));
         }
         if self.flush == FlushPolicy::StripeMerge && self.write_buffer_pages < self.stripe_pages {
@@ -298,7 +299,10 @@ impl TimingConfig {
         ];
         for (key, value) in latencies {
             if let Some(value) = value.filter(|&value| value > LATENCY_NS_MAX) {
-                return Err(ConfigError::new(key, format!("{value} ns exceeds the limit of {LATENCY_NS_MAX} ns (10 s)")));
+                return Err(ConfigError::new(
+                    key,
+                    format!("{value} ns exceeds the limit of {LATENCY_NS_MAX} ns (10 s)"),
+                ));
             }
         }
         let ranges = [
@@ -308,7 +312,12 @@ impl TimingConfig {
             ("timing.queues", u64::from(self.queues), 1, u64::from(QUEUES_MAX)),
             ("timing.queue_depth", u64::from(self.queue_depth), 1, u64::from(QUEUE_DEPTH_MAX)),
             ("timing.write_buffer_pages", u64::from(self.write_buffer_pages), 0, u64::from(geometry.logical_pages)),
-            ("timing.discard_map_cache_pages", u64::from(self.discard_map_cache_pages), 0, u64::from(geometry.logical_pages)),
+            (
+                "timing.discard_map_cache_pages",
+                u64::from(self.discard_map_cache_pages),
+                0,
+                u64::from(geometry.logical_pages),
+            ),
             (
                 "timing.discard_map_entries_per_page",
                 u64::from(self.discard_map_entries_per_page.unwrap_or(1)),

@@ -24,11 +24,7 @@ fn simulation(overrides: &[String], seed: u64) -> Result<Simulation, SimError> {
     Ok(simulation)
 }
 
-fn timed(
-    simulation: &mut Simulation,
-    source: &mut dyn RequestSource,
-    requests: u64,
-) -> Result<TimedReport, SimError> {
+fn timed(simulation: &mut Simulation, source: &mut dyn RequestSource, requests: u64) -> Result<TimedReport, SimError> {
     Ok(simulation.measure_timed_from(source, requests, &mut |_| {})?.clone())
 }
 

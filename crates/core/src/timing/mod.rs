@@ -7,8 +7,8 @@
 
 mod config;
 mod engine;
-mod map_cache;
 pub mod experiments;
+mod map_cache;
 mod queue;
 mod source;
 mod stats;

@@ -189,7 +189,11 @@ impl Stats {
         let per_second = |count: u64| {
             #[allow(clippy::cast_precision_loss)]
             let count = count as f64;
-            if seconds > 0.0 { count / seconds } else { 0.0 }
+            if seconds > 0.0 {
+                count / seconds
+            } else {
+                0.0
+            }
         };
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
         #[allow(clippy::cast_precision_loss)]
@@ -230,7 +234,6 @@ impl Stats {
         }
     }
 }
-
 
 /// Most points the throughput series keeps. A run longer than this many
 /// intervals doubles the interval (merging pairs of points) instead, so the
@@ -291,7 +294,8 @@ impl Series {
     fn coarsen(&mut self) {
         debug_assert!(self.closed.len().is_multiple_of(2));
         self.interval_ns = self.interval_ns.saturating_mul(2);
-        self.closed = self.closed.chunks(2).map(|pair| pair.iter().fold(Bin::default(), |sum, &bin| sum.merged(bin))).collect();
+        self.closed =
+            self.closed.chunks(2).map(|pair| pair.iter().fold(Bin::default(), |sum, &bin| sum.merged(bin))).collect();
     }
 
     /// Turns the bins into points; the last interval ends at the last

@@ -23,7 +23,11 @@ fn script(requests: Vec<TimedRequest>) -> Script {
 }
 
 fn at(ns: u64, op: Op, start: u32, pages: u32) -> TimedRequest {
-    TimedRequest { request: Request { op, start: Lpn(start), pages, stream: StreamId(0) }, arrival: SimNs(ns), priority: false }
+    TimedRequest {
+        request: Request { op, start: Lpn(start), pages, stream: StreamId(0) },
+        arrival: SimNs(ns),
+        priority: false,
+    }
 }
 
 fn config(overrides: &[&str]) -> (Config, Geometry) {
@@ -34,7 +38,13 @@ fn config(overrides: &[&str]) -> (Config, Geometry) {
     builder.build().expect("valid configuration")
 }
 
-fn run<T: TranslationLayer>(config: &Config, geometry: &Geometry, ftl: &mut T, source: &mut dyn RequestSource, requests: u64) -> TimedReport {
+fn run<T: TranslationLayer>(
+    config: &Config,
+    geometry: &Geometry,
+    ftl: &mut T,
+    source: &mut dyn RequestSource,
+    requests: u64,
+) -> TimedReport {
     Engine::new(geometry, &config.timing, &config.ftl).run(ftl, source, requests, &mut |_| {}).expect("timed run")
 }
 
@@ -165,7 +175,12 @@ fn timing_a_flush_waits_for_the_buffered_writes_before_it() {
     assert!(write.max_us < programs_us, "buffered writes are acknowledged early: {} us", write.max_us);
     assert!(flush.max_us >= programs_us, "the flush waits for the programs: {} us < {programs_us} us", flush.max_us);
     // Latencies are kept to three significant digits.
-    assert!(flush.max_us <= report.drained_s * 1e6 * 1.001, "flush {} us, drained {} s", flush.max_us, report.drained_s);
+    assert!(
+        flush.max_us <= report.drained_s * 1e6 * 1.001,
+        "flush {} us, drained {} s",
+        flush.max_us,
+        report.drained_s
+    );
 }
 
 #[test]
@@ -180,7 +195,8 @@ fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
         let logical = geometry.logical_pages;
         for round in 0..2 {
             let _ = round;
-            submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("fill");
+            submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: logical, stream: StreamId(0) })
+                .expect("fill");
         }
         submit(&mut ftl, &Request { op: Op::Trim, start: Lpn(0), pages: logical, stream: StreamId(0) }).expect("trim");
         submit(&mut ftl, &Request { op: Op::Write, start: Lpn(7), pages: 1, stream: StreamId(0) }).expect("write");
@@ -260,7 +276,12 @@ fn timing_priority_aware_cleaning_lowers_priority_p99() {
     for iops in [3000, 5000] {
         let (unaware, _) = priority_latencies(false, iops);
         let (aware, _) = priority_latencies(true, iops);
-        assert!(aware.p99_us < unaware.p99_us, "priority p99: aware {:.1} us, unaware {:.1} us", aware.p99_us, unaware.p99_us);
+        assert!(
+            aware.p99_us < unaware.p99_us,
+            "priority p99: aware {:.1} us, unaware {:.1} us",
+            aware.p99_us,
+            unaware.p99_us
+        );
     }
 }
 
@@ -296,8 +317,7 @@ fn timing_sata_discard_waits_for_the_queue_and_blocks_what_follows() {
 
 /// Write latency summary of sparse open-loop 4 KiB writes.
 fn sparse_write_latency(buffer_pages: u32) -> LatencySummary {
-    let (config, geometry) =
-        config(&["timing.arrival=\"open\"", &format!("timing.write_buffer_pages={buffer_pages}")]);
+    let (config, geometry) = config(&["timing.arrival=\"open\"", &format!("timing.write_buffer_pages={buffer_pages}")]);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
     let writes = (0..100).map(|i| at(u64::from(i) * 1_000_000, Op::Write, i, 1)).collect();
     run(&config, &geometry, &mut ftl, &mut script(writes), 100).latency.write.expect("writes")

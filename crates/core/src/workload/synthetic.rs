@@ -110,10 +110,9 @@ impl Default for WorkloadConfig {
 
 impl WorkloadConfig {
     pub fn validate(&self, geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
-        for (key, value) in [
-            ("workload.read_fraction", self.read_fraction),
-            ("workload.trim_fraction", self.trim_fraction),
-        ] {
+        for (key, value) in
+            [("workload.read_fraction", self.read_fraction), ("workload.trim_fraction", self.trim_fraction)]
+        {
             if !(0.0..=1.0).contains(&value) {
                 return Err(ConfigError::new(key, format!("{value} is not a fraction in [0, 1]")));
             }
@@ -159,7 +158,10 @@ impl WorkloadConfig {
         }
         if let Some(writes) = self.device_writes {
             if !(writes.is_finite() && writes > 0.0 && writes <= DEVICE_WRITES_MAX) {
-                return Err(ConfigError::new("workload.device_writes", format!("must be a positive number of at most {DEVICE_WRITES_MAX}")));
+                return Err(ConfigError::new(
+                    "workload.device_writes",
+                    format!("must be a positive number of at most {DEVICE_WRITES_MAX}"),
+                ));
             }
         }
         Ok(())
@@ -176,7 +178,8 @@ impl WorkloadConfig {
         }
         let device_writes = self.device_writes.unwrap_or(DEFAULT_DEVICE_WRITES);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let requests = (device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil() as u64;
+        let requests =
+            (device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil() as u64;
         requests
     }
 }
@@ -257,13 +260,22 @@ impl PreconditionConfig {
             }
         }
         if !(self.max_device_writes.is_finite() && (0.0..=DEVICE_WRITES_MAX).contains(&self.max_device_writes)) {
-            return Err(ConfigError::new("precondition.max_device_writes", format!("must be a number from 0 to {DEVICE_WRITES_MAX}")));
+            return Err(ConfigError::new(
+                "precondition.max_device_writes",
+                format!("must be a number from 0 to {DEVICE_WRITES_MAX}"),
+            ));
         }
         if self.window_device_fraction > DEVICE_WRITES_MAX {
-            return Err(ConfigError::new("precondition.window_device_fraction", format!("must be at most {DEVICE_WRITES_MAX}")));
+            return Err(ConfigError::new(
+                "precondition.window_device_fraction",
+                format!("must be at most {DEVICE_WRITES_MAX}"),
+            ));
         }
         if !(1..=STEADY_WINDOWS_MAX).contains(&self.steady_windows) {
-            return Err(ConfigError::new("precondition.steady_windows", format!("must be between 1 and {STEADY_WINDOWS_MAX}")));
+            return Err(ConfigError::new(
+                "precondition.steady_windows",
+                format!("must be between 1 and {STEADY_WINDOWS_MAX}"),
+            ));
         }
         if !(self.fill_fraction.is_finite() && self.fill_fraction > 0.0 && self.fill_fraction <= 1.0) {
             return Err(ConfigError::new("precondition.fill_fraction", "must be in (0, 1]"));

@@ -4,7 +4,10 @@
 //! and the storage and throughput utilization. `--json` writes it all.
 
 use anyhow::Context as _;
-use nandlab_admission::policy::{admit_in_order, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection, StorageCheck, ThroughputCheck};
+use nandlab_admission::policy::{
+    admit_in_order, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection, StorageCheck,
+    ThroughputCheck,
+};
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::{DeviceParams, TaskSet};
 use std::path::PathBuf;
@@ -69,7 +72,11 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
     let device = DeviceParams::preset(&args.preset)
         .with_context(|| format!("unknown preset {:?} (expected `telomere-1tb`, `1tb` or `cosmos`)", args.preset))?;
     let set = TaskSet::load(&args.tasks)?;
-    let mut context = AdmissionContext::new(device, args.granularity, AdmissionContext::utilization_for_over_provisioning(args.over_provisioning))?;
+    let mut context = AdmissionContext::new(
+        device,
+        args.granularity,
+        AdmissionContext::utilization_for_over_provisioning(args.over_provisioning),
+    )?;
     context.storage.write_size = match args.equations {
         EquationsArg::General => WriteSizeModel::General,
         EquationsArg::SmallWrites => WriteSizeModel::SmallWrites,
@@ -85,7 +92,8 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
         print_report(&context, &set, &report);
     }
     if let Some(path) = &args.json {
-        let json = serde_json::json!({ "tasks_file": args.tasks, "context": context, "tasks": set.tasks, "report": report });
+        let json =
+            serde_json::json!({ "tasks_file": args.tasks, "context": context, "tasks": set.tasks, "report": report });
         let text = serde_json::to_string_pretty(&json)? + "\n";
         if to_stdout {
             print!("{text}");
@@ -98,9 +106,9 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
 
 fn policy(policy: PolicyArg, placement: PlacementArg, over_provisioning: f64) -> anyhow::Result<Policy> {
     let multilog = |workload| {
-        multilog_waf(over_provisioning, workload)
-            .map(|waf| Policy::MultiLogOracle { waf })
-            .with_context(|| format!("Table 2 gives MultiLog-Oracle's WAF only for α = 0.10, 0.30, 0.75, not {over_provisioning}"))
+        multilog_waf(over_provisioning, workload).map(|waf| Policy::MultiLogOracle { waf }).with_context(|| {
+            format!("Table 2 gives MultiLog-Oracle's WAF only for α = 0.10, 0.30, 0.75, not {over_provisioning}")
+        })
     };
     Ok(match policy {
         PolicyArg::Telomere => Policy::Telomere {
@@ -126,22 +134,35 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
         context.storage.granularity,
         context.utilization
     );
-    println!("\n{:<12} {:>8} {:>12} {:>8} {:>12} {:>10}  decision", "task", "r_i", "T^r [ms]", "w_i", "T^w [ms]", "l^w");
+    println!(
+        "\n{:<12} {:>8} {:>12} {:>8} {:>12} {:>10}  decision",
+        "task", "r_i", "T^r [ms]", "w_i", "T^w [ms]", "l^w"
+    );
     for (task, decision) in set.tasks.iter().zip(&report.decisions) {
-        let job = |job: Option<nandlab_admission::Periodic>| job.map_or(("-".to_owned(), "-".to_owned()), |job| (job.pages.to_string(), format!("{:.3}", job.period.as_secs_f64() * 1e3)));
+        let job = |job: Option<nandlab_admission::Periodic>| {
+            job.map_or(("-".to_owned(), "-".to_owned()), |job| {
+                (job.pages.to_string(), format!("{:.3}", job.period.as_secs_f64() * 1e3))
+            })
+        };
         let ((read_pages, read_period), (write_pages, write_period)) = (job(task.read), job(task.write));
         let outcome = match decision.rejection {
             None => "admitted".to_owned(),
             Some(Rejection::Storage) => format!("rejected: storage ({})", storage_text(&decision.verdict.storage)),
-            Some(Rejection::Throughput) => format!("rejected: throughput (load {:.4} > 1)", decision.verdict.throughput.load()),
+            Some(Rejection::Throughput) => {
+                format!("rejected: throughput (load {:.4} > 1)", decision.verdict.throughput.load())
+            }
         };
-        println!("{:<12} {read_pages:>8} {read_period:>12} {write_pages:>8} {write_period:>12} {:>10}  {outcome}", task.name, task.lifetime_periods);
+        println!(
+            "{:<12} {read_pages:>8} {read_period:>12} {write_pages:>8} {write_period:>12} {:>10}  {outcome}",
+            task.name, task.lifetime_periods
+        );
     }
     println!("\nadmitted {} of {} tasks", report.admitted.len(), set.tasks.len());
     if let StorageCheck::Blocks(plan) = &report.verdict.storage {
         println!("\n{} partitions ({}):", plan.partitions.len(), plan.placement.name());
         for (index, partition) in plan.partitions.iter().enumerate() {
-            let names: Vec<&str> = partition.tasks.iter().map(|&member| set.tasks[report.admitted[member]].name.as_str()).collect();
+            let names: Vec<&str> =
+                partition.tasks.iter().map(|&member| set.tasks[report.admitted[member]].name.as_str()).collect();
             println!(
                 "  P{index}: {:>8} blocks, stripe {:>3}, longest data lifetime {:>10.3} s, {:>10.1} pages/s  [{}]",
                 partition.blocks,
@@ -162,7 +183,9 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
             edf.write,
             edf.gc
         ),
-        ThroughputCheck::BankReservation { load } => println!("throughput: bank reservation load {load:.4} (average, not a deadline guarantee)"),
+        ThroughputCheck::BankReservation { load } => {
+            println!("throughput: bank reservation load {load:.4} (average, not a deadline guarantee)")
+        }
     }
 }
 

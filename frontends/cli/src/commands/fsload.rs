@@ -127,8 +127,17 @@ pub fn run(args: FsloadArgs) -> anyhow::Result<()> {
                 "builtin" => Engine::Builtin,
                 other => anyhow::bail!("unknown --engine `{other}` (auto, debian, builtin)"),
             };
-            let config = PostmarkConfig { files: pm.files, transactions: pm.transactions, min_size: pm.min_size, max_size: pm.max_size, subdirectories: pm.subdirectories, seed: args.seed, ..PostmarkConfig::default() };
-            let used = nandlab_capture::fsload::postmark::run(&dir, &config, engine, &mut progress).context("postmark")?;
+            let config = PostmarkConfig {
+                files: pm.files,
+                transactions: pm.transactions,
+                min_size: pm.min_size,
+                max_size: pm.max_size,
+                subdirectories: pm.subdirectories,
+                seed: args.seed,
+                ..PostmarkConfig::default()
+            };
+            let used =
+                nandlab_capture::fsload::postmark::run(&dir, &config, engine, &mut progress).context("postmark")?;
             eprintln!("fsload: ran {used}");
         }
         FsloadWorkload::Fileserver(fb) => run_filebench(&dir, args.seed, Personality::Fileserver, &fb, &mut progress)?,
@@ -151,11 +160,20 @@ fn uav_setup(dir: &std::path::Path, seed: u64, args: &UavArgs) -> anyhow::Result
     config.replacements = args.replacements.unwrap_or(config.replacements);
     config.file_bytes = args.file_kib << 10;
     config.prefill_fraction = args.prefill_percent / 100.0;
-    eprintln!("fsload: N = {} files of {} KiB, R = {}, K = {}, prefill {} %", config.files, args.file_kib, config.rounds, config.replacements, args.prefill_percent);
+    eprintln!(
+        "fsload: N = {} files of {} KiB, R = {}, K = {}, prefill {} %",
+        config.files, args.file_kib, config.rounds, config.replacements, args.prefill_percent
+    );
     Ok((ops, config))
 }
 
-fn run_filebench(dir: &std::path::Path, seed: u64, personality: Personality, args: &FilebenchArgs, progress: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
+fn run_filebench(
+    dir: &std::path::Path,
+    seed: u64,
+    personality: Personality,
+    args: &FilebenchArgs,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<()> {
     let mut config = FilebenchConfig::new(personality, args.iterations);
     config.files = args.files.unwrap_or(config.files);
     config.mean_file_bytes = args.file_kib.map_or(config.mean_file_bytes, |kib| kib << 10);

@@ -1,8 +1,8 @@
 //! `nandlab run`: one simulation from a preset, a TOML file and overrides.
 
 use crate::output::{self, Output};
-use anyhow::Context;
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use anyhow::Context;
 use nandlab_core::Report;
 use std::io::Write;
 use std::path::PathBuf;
@@ -147,4 +147,3 @@ fn write_throughput_csv(timed: &nandlab_core::timing::TimedReport, mut out: Outp
 fn fixed(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"))
 }
-

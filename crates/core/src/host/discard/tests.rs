@@ -121,13 +121,17 @@ fn events() -> impl Strategy<Value = Vec<Event>> {
 /// Replays `events` (one per simulated second) and checks every issued
 /// sector against the last thing the file system did to it.
 fn never_discards_rewritten_data(policy: DiscardPolicy, events: &[Event]) -> Result<(), TestCaseError> {
-    let mut scheduler = DiscardScheduler::new(&DiscardConfig { policy, delay_ms: 3_000, period_ms: 4_000, ..DiscardConfig::default() });
+    let mut scheduler =
+        DiscardScheduler::new(&DiscardConfig { policy, delay_ms: 3_000, period_ms: 4_000, ..DiscardConfig::default() });
     let mut last_was_discard = [false; 256];
     let mut issued = Vec::new();
     let check = |issued: &mut Vec<SectorRange>, last: &[bool; 256]| -> Result<(), TestCaseError> {
         for range in issued.drain(..) {
             for sector in range.start..range.end {
-                prop_assert!(last[sector as usize], "{policy:?} discarded sector {sector}, rewritten after its DISCARD");
+                prop_assert!(
+                    last[sector as usize],
+                    "{policy:?} discarded sector {sector}, rewritten after its DISCARD"
+                );
             }
         }
         Ok(())
@@ -151,7 +155,9 @@ fn never_discards_rewritten_data(policy: DiscardPolicy, events: &[Event]) -> Res
     scheduler.finish(&mut issued);
     check(&mut issued, &last_was_discard)?;
     let stats = scheduler.stats();
-    prop_assert!(stats.issued_sectors + stats.cancelled_sectors <= stats.received_sectors || policy == DiscardPolicy::Online);
+    prop_assert!(
+        stats.issued_sectors + stats.cancelled_sectors <= stats.received_sectors || policy == DiscardPolicy::Online
+    );
     Ok(())
 }
 
@@ -232,7 +238,10 @@ impl Algorithm1 {
 /// Delay-D against the model: the same commands, in the same order, at the
 /// same time, and the same cancelled sectors.
 fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), TestCaseError> {
-    let (delay_s, config) = (3, DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 3_000, at_journal_commit, ..DiscardConfig::default() });
+    let (delay_s, config) = (
+        3,
+        DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 3_000, at_journal_commit, ..DiscardConfig::default() },
+    );
     let timer_s = if at_journal_commit { 2 * delay_s } else { delay_s };
     let mut scheduler = DiscardScheduler::new(&config);
     let mut model = Algorithm1::new();

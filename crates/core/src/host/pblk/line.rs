@@ -77,7 +77,15 @@ pub struct Line {
 
 impl Line {
     pub fn new(layout: &LineLayout) -> Self {
-        Self { state: LineState::Free, class: ClassId(0), next: 0, valid: 0, p2l: vec![NONE; layout.line_pages as usize], labels: 0, closed_seq: 0 }
+        Self {
+            state: LineState::Free,
+            class: ClassId(0),
+            next: 0,
+            valid: 0,
+            p2l: vec![NONE; layout.line_pages as usize],
+            labels: 0,
+            closed_seq: 0,
+        }
     }
 
     pub fn is_mixed(&self) -> bool {

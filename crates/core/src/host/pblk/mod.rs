@@ -108,7 +108,10 @@ impl PblkConfig {
         if self.write_buffer_pages > geometry.logical_pages {
             return Err(ConfigError::new(
                 "pblk.write_buffer_pages",
-                format!("{} pages exceed the logical capacity of {} pages", self.write_buffer_pages, geometry.logical_pages),
+                format!(
+                    "{} pages exceed the logical capacity of {} pages",
+                    self.write_buffer_pages, geometry.logical_pages
+                ),
             ));
         }
         Ok(())
