@@ -34,6 +34,9 @@ pub struct ReplayArgs {
     /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Print no summary table.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// `page-ftl`: the device-side page-mapped FTL. `open-channel`: an
     /// open-channel device under the pblk-like host FTL (the same as
     /// `--set ftl.kind=open-channel`; `[pblk]` keys; `--set
@@ -111,7 +114,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     });
     progress.finish();
     let report = report?;
-    if !to_stdout {
+    if !(args.quiet || to_stdout) {
         print_summary(&args.trace, &report)?;
         report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
