@@ -10,7 +10,8 @@ use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::event::{HostEvent, HostOp};
 use nandlab_core::workload::IterEvents;
 use nandlab_core::Simulation;
-use nandlab_lab::replay::{host_event, CommitDetector};
+use nandlab_lab::replay::host_event;
+use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
     FioVersion, FioWriter, Format, MsrWriter, NativeReader, NativeWriter, ReadOptions, Record, TraceHeader, TraceRead,
     TraceSummary, TraceWrite,
@@ -85,11 +86,11 @@ pub fn replay_small(data: &[u8]) {
     config.precondition.enabled = false;
     let Ok(mut simulation) = Simulation::new(&config) else { return };
     let sectors_per_page = u64::from(simulation.geometry().sectors_per_page());
-    let mut commits = CommitDetector::default();
+    let mut journal = JournalTracker::new(&header);
     let mut events: Vec<HostEvent> = Vec::new();
     for record in &mut reader {
         let Ok(record) = record else { break };
-        events.push(host_event(&record, &header, &mut commits));
+        events.push(host_event(&record, &header, &mut journal));
     }
     let mut source = IterEvents(events.iter().copied());
     if mode & 4 != 0 {

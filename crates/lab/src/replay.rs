@@ -14,6 +14,7 @@ use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::timing::Arrival;
 use nandlab_core::units::{SimNs, StreamId};
 use nandlab_core::Config;
+use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
 use std::cell::RefCell;
 use std::path::Path;
@@ -50,8 +51,20 @@ impl<'a> TraceSource<'a> {
     }
 
     pub(crate) fn open(&self) -> Result<Box<dyn TraceRead + Send>> {
-        let options = ReadOptions { device: self.device.map(str::to_owned) };
-        Ok(nandlab_trace::open(self.path, self.format, &options)?)
+        Ok(nandlab_trace::open(self.path, self.format, &self.options())?)
+    }
+
+    /// What the trace says about the file system journal: its extents from
+    /// the header when it has them, else inferred as the replay reads
+    /// jbd2's circular log (one pass: a first pass over a long trace would
+    /// delay the replay and could not be interrupted); commits are found as
+    /// the replay goes.
+    pub(crate) fn journal(&self, header: &TraceHeader) -> JournalTracker {
+        JournalTracker::new(header)
+    }
+
+    fn options(&self) -> ReadOptions {
+        ReadOptions { device: self.device.map(str::to_owned) }
     }
 }
 
@@ -78,14 +91,17 @@ pub fn replay(
     let watched = Watched { observer: RefCell::new(observer), stopped: RefCell::new(None) };
     let mut aging = match mode.age_with {
         Some(path) => {
-            let trace = TraceSource::file(path).open()?;
+            let aging = TraceSource::file(path);
+            let trace = aging.open()?;
             let header = trace.header().clone();
-            Some(TraceEvents::new(trace, header, Phase::AgingTrace, &watched))
+            let journal = aging.journal(&header);
+            Some(TraceEvents::new(trace, header, journal, Phase::AgingTrace, &watched))
         }
         None => None,
     };
-    let mut events = TraceEvents::new(trace, header, Phase::Measure, &watched);
-    let journal = journal_sectors(&events.header);
+    let tracker = source.journal(&header);
+    let journal = journal_sectors(&header.journal, &header);
+    let mut events = TraceEvents::new(trace, header, tracker, Phase::Measure, &watched);
     // The trace phases report through their events; the synthetic aging through the driver.
     let mut aging_progress = |progress: Progress| {
         if matches!(progress.phase, Phase::Fill | Phase::Overwrite) {
@@ -149,15 +165,21 @@ impl Watched<'_> {
 struct TraceEvents<'w, 'o> {
     records: Box<dyn TraceRead + Send>,
     header: TraceHeader,
-    commits: CommitDetector,
+    journal: JournalTracker,
     phase: Phase,
     done: u64,
     watched: &'w Watched<'o>,
 }
 
 impl<'w, 'o> TraceEvents<'w, 'o> {
-    fn new(records: Box<dyn TraceRead + Send>, header: TraceHeader, phase: Phase, watched: &'w Watched<'o>) -> Self {
-        Self { records, header, commits: CommitDetector::default(), phase, done: 0, watched }
+    fn new(
+        records: Box<dyn TraceRead + Send>,
+        header: TraceHeader,
+        journal: JournalTracker,
+        phase: Phase,
+        watched: &'w Watched<'o>,
+    ) -> Self {
+        Self { records, header, journal, phase, done: 0, watched }
     }
 }
 
@@ -172,7 +194,7 @@ impl EventSource for TraceEvents<'_, '_> {
         }
         match self.records.next() {
             None => Ok(None),
-            Some(Ok(record)) => Ok(Some(host_event(&record, &self.header, &mut self.commits))),
+            Some(Ok(record)) => Ok(Some(host_event(&record, &self.header, &mut self.journal))),
             Some(Err(error)) => {
                 let message = error.to_string();
                 self.watched.stop(error.into());
@@ -182,14 +204,15 @@ impl EventSource for TraceEvents<'_, '_> {
     }
 }
 
-/// The journal's extents in 512-byte sectors.
-pub(crate) fn journal_sectors(header: &TraceHeader) -> Vec<SectorRange> {
+/// Journal extents given in the trace's sectors, in 512-byte sectors.
+pub(crate) fn journal_sectors(regions: &[nandlab_trace::SectorRange], header: &TraceHeader) -> Vec<SectorRange> {
     let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
-    header.journal.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
+    regions.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
 }
 
-/// A trace record as the simulator's host sees it, in 512-byte sectors.
-pub fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDetector) -> HostEvent {
+/// A trace record as the simulator's host sees it, in 512-byte sectors;
+/// `journal` marks the commits it completes (Delay-D's issue points).
+pub fn host_event(record: &Record, header: &TraceHeader, journal: &mut JournalTracker) -> HostEvent {
     let scale = u64::from(header.sector_size_bytes) / SECTOR_BYTES;
     let start = record.start.0 * scale.max(1);
     let sectors = SectorRange::new(start, u64::from(record.len.0) * scale.max(1));
@@ -208,37 +231,9 @@ pub fn host_event(record: &Record, header: &TraceHeader, commits: &mut CommitDet
     HostEvent {
         flags,
         journal_thread: record.process.as_str().starts_with("jbd2"),
-        journal_commit: commits.is_commit(record, header),
+        journal_commit: journal.observe(record).commit,
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
         ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
-    }
-}
-
-/// Recognises jbd2 commits. A commit record goes out with PREFLUSH|FUA; a
-/// device without FUA (a loop device) gets it as a flush, the write, and a
-/// flush. So a commit is an ordered write or flush from `jbd2/...`, an ordered
-/// write into the journal, or a flush right after a journal write; when the
-/// trace knows neither processes nor the journal, any ordered write or flush.
-#[derive(Debug, Default)]
-pub struct CommitDetector {
-    last_write_in_journal: bool,
-}
-
-impl CommitDetector {
-    pub fn is_commit(&mut self, record: &Record, header: &TraceHeader) -> bool {
-        let ordered =
-            record.flags.contains(Flags::FUA) || record.flags.contains(Flags::PREFLUSH) || record.op == Op::Flush;
-        let in_journal = !header.journal.is_empty() && header.is_journal(record.start, record.len);
-        let commit = match record.op {
-            Op::Write => ordered && (in_journal || record.process.as_str().starts_with("jbd2")),
-            Op::Flush => self.last_write_in_journal || record.process.as_str().starts_with("jbd2"),
-            Op::Read | Op::Discard => false,
-        };
-        if record.op == Op::Write {
-            self.last_write_in_journal = in_journal;
-        }
-        let nothing_known = header.journal.is_empty() && record.process.is_empty();
-        commit || (nothing_known && ordered && matches!(record.op, Op::Write | Op::Flush))
     }
 }
 

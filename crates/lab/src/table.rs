@@ -4,7 +4,7 @@
 
 use crate::drive::SECTOR_BYTES;
 use crate::error::{Context as _, Result};
-use crate::replay::{host_event, CommitDetector, TraceSource};
+use crate::replay::{host_event, TraceSource};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_trace::{Flags, Record, TraceHeader};
 use std::collections::HashMap;
@@ -86,10 +86,10 @@ impl TraceTable {
 pub fn read_table(source: &TraceSource<'_>, observer: &mut dyn Observer) -> Result<TraceTable> {
     let mut trace = source.open()?;
     let mut table = TraceTable { header: trace.header().clone(), ..TraceTable::default() };
-    let mut commits = CommitDetector::default();
+    let mut journal = source.journal(&table.header);
     for record in &mut trace {
         let record = record?;
-        let commit = host_event(&record, &table.header, &mut commits).journal_commit;
+        let commit = host_event(&record, &table.header, &mut journal).journal_commit;
         table.push(&record, commit)?;
         let done = table.len() as u64;
         if done.is_multiple_of(OBSERVER_INTERVAL) {

@@ -465,12 +465,13 @@ mod tests {
     //! test removes its trace and image directory even when it fails.
 
     use super::*;
-    use crate::replay::{host_event, journal_sectors, CommitDetector};
+    use crate::replay::{host_event, journal_sectors};
     use crate::Interrupt;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
     use nandlab_core::config::ConfigBuilder;
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
+    use nandlab_trace::journal::JournalTracker;
     use nandlab_trace::{Op, ReadOptions};
 
     /// Removes the test's trace and image directory on drop.
@@ -560,17 +561,17 @@ mod tests {
     #[test]
     fn classifier_tags_jbd2_writes_in_a_captured_trace_as_journal() {
         let Some((scratch, report)) = capture_small("classify") else { return };
-        let journal = journal_sectors(&report.header);
+        let journal = journal_sectors(&report.header.journal, &report.header);
         assert!(!journal.is_empty(), "capture located the ext4 journal");
         let mut classifier = Classifier::from_kind(ClassifierKind::Journal, &journal, None).expect("two classes");
         let journal_class = classifier.class_named("journal").expect("journal class");
         let trace = nandlab_trace::open(&scratch.trace, None, &ReadOptions::default()).expect("trace reads");
         let header = trace.header().clone();
         let (mut jbd2_writes, mut data_writes) = (0, 0);
-        let mut commits = CommitDetector::default();
+        let mut tracker = JournalTracker::new(&header);
         for record in trace {
             let record = record.expect("record decodes");
-            let event = host_event(&record, &header, &mut commits);
+            let event = host_event(&record, &header, &mut tracker);
             if record.op != Op::Write {
                 continue;
             }
