@@ -10,13 +10,14 @@ use crate::device::open_channel::OpenChannelGeometry;
 use crate::device::Geometry;
 use crate::ftl::{FtlError, LayerKind, PageFtl, TranslationLayer};
 use crate::host::discard::{DiscardStats, SectorRange};
+use crate::host::event::{HostEvent, HostOp};
 use crate::host::pblk::{LineLayout, Pblk, PblkStats};
 use crate::host::stages::{HostCounts, HostStages};
 use crate::host::{submit, Request};
 use crate::metrics::{Counters, EraseStats, WafPoint, WafSeries};
 use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
-use crate::units::SimNs;
-use crate::workload::{EventSource, SourceError, Synthetic, SyntheticEvents};
+use crate::units::{SimNs, StreamId};
+use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -278,14 +279,6 @@ impl Simulation {
         &self.config
     }
 
-    /// The page-mapped FTL, when the run uses it.
-    pub fn page_ftl(&self) -> Option<&PageFtl> {
-        match &self.layer {
-            Layer::Page(ftl) => Some(ftl),
-            Layer::OpenChannel(_) => None,
-        }
-    }
-
     /// The open-channel host FTL, when the run uses it.
     pub fn pblk(&self) -> Option<&Pblk> {
         match &self.layer {
@@ -359,10 +352,9 @@ impl Simulation {
         let chunks = (0..pages).step_by(CHUNK_PAGES as usize).map(move |first| {
             let length = CHUNK_PAGES.min(pages - first);
             let sectors = SectorRange::new(u64::from(first) * sectors_per_page, u64::from(length) * sectors_per_page);
-            let write = crate::host::event::HostEvent::new(SimNs(0), crate::host::event::HostOp::Write, sectors);
-            crate::host::event::HostEvent { stream: crate::units::StreamId(stream), ..write }
+            HostEvent { stream: StreamId(stream), ..HostEvent::new(SimNs(0), HostOp::Write, sectors) }
         });
-        let mut source = crate::workload::IterEvents(chunks);
+        let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
         on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
@@ -430,12 +422,8 @@ impl Simulation {
 
     /// Runs `requests` requests of the synthetic workload in counting mode.
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let pages = requests * u64::from(self.config.workload.request_pages);
-        let mut series = {
-            let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
-            WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()))
-        };
         let observe = |counters: &Counters| {
             series.observe(counters);
             false
@@ -475,10 +463,8 @@ impl Simulation {
         let timing = &self.config.timing;
         let iops = (timing.arrival == Arrival::Open).then_some(timing.arrival_iops);
         let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
+        let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, Some(arrivals));
-        let pages = requests * u64::from(self.config.workload.request_pages);
-        let window = self.config.metrics.window_pages.unwrap_or_else(|| (pages / 100).max(1));
-        let mut series = WafSeries::new(window, on_layer!(&self.layer, ftl => ftl.counters()));
         let mut staged = StagedSource::new(&mut source, &mut self.stages);
         let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
         let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));

@@ -155,7 +155,7 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     }
 
     #[allow(clippy::cast_precision_loss)]
-    let seconds = trace.last_ns.unwrap_or(0).saturating_sub(trace.first_ns.unwrap_or(0)) as f64 / 1e9;
+    let seconds = trace.span_ns() as f64 / 1e9;
     writeln!(
         out,
         "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",

@@ -304,14 +304,6 @@ impl Pblk {
         self.lines.iter().filter(|line| line.is_mixed()).count()
     }
 
-    /// Starts counting afresh (after preconditioning), keeping all state.
-    pub fn reset_counters(&mut self) {
-        let classes = self.stats.class_pages.len();
-        self.counters = Counters::new(classes);
-        self.stats =
-            PblkStats { class_pages: vec![0; classes], class_gc_copies: vec![0; classes], ..PblkStats::default() };
-    }
-
     pub fn count_request(&mut self) {
         self.counters.requests += 1;
     }
