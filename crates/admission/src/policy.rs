@@ -3,7 +3,7 @@
 //! incremental per-task admission in `open()` order.
 
 use crate::storage::{self, Placement, StorageModel, StoragePlan};
-use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, WriteCost};
+use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, ThroughputOptions, WriteCost};
 use crate::{AdmissionError, DeviceParams, Task};
 use serde::{Deserialize, Serialize};
 
@@ -81,13 +81,16 @@ impl Policy {
     }
 }
 
-/// Everything a check needs besides the tasks: device, granularity, λ.
+/// Everything a check needs besides the tasks: device, granularity, λ and
+/// the modelling choices of both tests (defaults: see [`StorageModel`] and
+/// [`ThroughputOptions`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdmissionContext {
     pub device: DeviceParams,
     /// λ, eq. (1): the fraction of the physical space given to data.
     pub utilization: f64,
     pub storage: StorageModel,
+    pub throughput: ThroughputOptions,
 }
 
 impl AdmissionContext {
@@ -99,7 +102,7 @@ impl AdmissionContext {
             });
         }
         let storage = StorageModel::new(&device, granularity)?;
-        Ok(Self { device, utilization, storage })
+        Ok(Self { device, utilization, storage, throughput: ThroughputOptions::default() })
     }
 
     /// λ = 1 / (1 + α), eq. (2).
@@ -195,7 +198,8 @@ pub fn check_storage(policy: &Policy, context: &AdmissionContext, tasks: &[Task]
 #[must_use]
 pub fn check_throughput(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> ThroughputCheck {
     let edf = |cost| {
-        ThroughputCheck::Edf(ThroughputModel::new(&context.device, context.storage.granularity, cost).edf(tasks))
+        let model = ThroughputModel::new(&context.device, context.storage.granularity, cost, context.throughput);
+        ThroughputCheck::Edf(model.edf(tasks))
     };
     match policy {
         Policy::Telomere { .. } => edf(WriteCost::Telomere),

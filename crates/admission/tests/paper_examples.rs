@@ -59,7 +59,7 @@ fn section_4_2_opt1_opt2_opt3() {
 
 #[test]
 fn section_4_2_with_the_erase_term_as_printed_does_not_match_the_paper() {
-    let model = example_model(EraseAllowance::PerPeriod);
+    let model = example_model(EraseAllowance::Printed);
     let [t0, t1, t2] = section_4_2_tasks();
     assert_eq!(model.partition_blocks(&[&t0, &t1]), 12);
     assert_eq!(model.partition_blocks(&[&t0, &t1]) + model.partition_blocks(&[&t2]), 21);
@@ -90,7 +90,7 @@ fn model_strategy() -> impl Strategy<Value = StorageModel> {
         |(granularity, general, prorated)| {
             let mut model = StorageModel::new(&DeviceParams::telomere_1tb(), granularity).expect("valid");
             model.write_size = if general { WriteSizeModel::General } else { WriteSizeModel::SmallWrites };
-            model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::PerPeriod };
+            model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::Printed };
             model
         },
     )
