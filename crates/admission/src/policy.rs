@@ -249,24 +249,53 @@ pub struct AdmissionReport {
     pub verdict: Verdict,
 }
 
+/// Which of the two tests decide an admission. Both are always computed and
+/// reported; a test left out only stops rejecting. Section 4's worked
+/// examples, for instance, are storage-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Tests {
+    #[default]
+    Both,
+    Storage,
+    Throughput,
+}
+
+impl Tests {
+    fn rejection(self, verdict: &Verdict) -> Option<Rejection> {
+        let storage = self != Self::Throughput && !verdict.storage.fits();
+        let throughput = self != Self::Storage && !verdict.throughput.fits();
+        if storage {
+            Some(Rejection::Storage)
+        } else if throughput {
+            Some(Rejection::Throughput)
+        } else {
+            None
+        }
+    }
+}
+
 /// Admits tasks one at a time in order, as successive `open()` calls would
 /// (Section 3.1): a task is admitted if the already admitted tasks plus it pass
 /// both tests, otherwise it is rejected and later tasks are tried without it.
 #[must_use]
 pub fn admit_in_order(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> AdmissionReport {
+    admit_in_order_by(policy, context, tasks, Tests::Both)
+}
+
+/// [`admit_in_order`] with only the `tests` deciding.
+#[must_use]
+pub fn admit_in_order_by(policy: &Policy, context: &AdmissionContext, tasks: &[Task], tests: Tests) -> AdmissionReport {
     let mut admitted: Vec<usize> = Vec::new();
     let mut decisions = Vec::with_capacity(tasks.len());
     for (index, task) in tasks.iter().enumerate() {
         let candidate: Vec<Task> = admitted.iter().chain([&index]).map(|&member| tasks[member].clone()).collect();
         let verdict = check(policy, context, &candidate);
-        let rejection = if !verdict.storage.fits() {
-            Some(Rejection::Storage)
-        } else if !verdict.throughput.fits() {
-            Some(Rejection::Throughput)
-        } else {
+        let rejection = tests.rejection(&verdict);
+        if rejection.is_none() {
             admitted.push(index);
-            None
-        };
+        }
         decisions.push(TaskDecision { task: task.name.clone(), rejection, verdict });
     }
     let members: Vec<Task> = admitted.iter().map(|&member| tasks[member].clone()).collect();
