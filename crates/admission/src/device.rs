@@ -21,7 +21,7 @@
 //! are refused.
 
 use crate::limits::{integer, real, Number};
-use crate::AdmissionError;
+use crate::{toml_file, AdmissionError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -115,15 +115,12 @@ impl DeviceParams {
 
     /// Reads a device TOML file.
     pub fn load(path: &Path) -> Result<Self, AdmissionError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
-        Self::parse(&text, path)
+        Self::parse(&toml_file::read(path)?, path)
     }
 
     /// Parses device TOML; `path` labels errors and gives the default name.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
-        let raw: RawDevice = toml::from_str(text)
-            .map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
+        let raw: RawDevice = toml_file::parse(text, path)?;
         let default_name = path.file_stem().map_or_else(|| "device".to_owned(), |stem| stem.to_string_lossy().into());
         raw.into_device(default_name).map_err(|(key, reason)| AdmissionError::InvalidDevice {
             path: path.to_owned(),

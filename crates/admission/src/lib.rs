@@ -23,6 +23,7 @@ pub mod storage;
 pub mod sweep;
 pub mod task;
 pub mod throughput;
+mod toml_file;
 
 pub use device::DeviceParams;
 pub use error::AdmissionError;

@@ -37,7 +37,7 @@ impl std::fmt::Display for Number {
 pub(crate) fn integer(value: Number, min: u64, max: u64) -> Result<u64, String> {
     let whole = match value {
         Number::Integer(value) => u64::try_from(value).ok(),
-        Number::Float(value) if value.is_finite() && value.fract() == 0.0 && value >= 0.0 && value <= 1e19 => {
+        Number::Float(value) if value.fract() == 0.0 && (0.0..=1e19).contains(&value) => {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let whole = value as u64;
             Some(whole)

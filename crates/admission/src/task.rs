@@ -18,7 +18,7 @@
 //! [`LIFETIME_PERIODS_MAX`] periods; task names are unique.
 
 use crate::limits::{integer, real, Number};
-use crate::AdmissionError;
+use crate::{toml_file, AdmissionError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -145,15 +145,12 @@ impl RawTask {
 impl TaskSet {
     /// Reads a task-set TOML file (format in the module documentation).
     pub fn load(path: &Path) -> Result<Self, AdmissionError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
-        Self::parse(&text, path)
+        Self::parse(&toml_file::read(path)?, path)
     }
 
     /// Parses task-set TOML; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
-        let raw: RawFile = toml::from_str(text)
-            .map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
+        let raw: RawFile = toml_file::parse(text, path)?;
         let mut first_line: HashMap<String, usize> = HashMap::new();
         let mut tasks = Vec::with_capacity(raw.task.len());
         for (index, spanned) in raw.task.into_iter().enumerate() {
