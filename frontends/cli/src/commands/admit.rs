@@ -82,8 +82,8 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
     context.throughput.write_spread = args.write_spread;
     context.throughput.gc_rounding = args.gc_rounding;
     let policy = policy(args.policy, args.placement, alpha)?;
+    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
     let report = admit_in_order_by(&policy, &context, &set.tasks, args.tests);
-    let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
     if !to_stdout {
         print_report(&context, &set, &report);
         match args.tests {
@@ -92,15 +92,10 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
             Tests::Throughput => println!("(storage test reported only: --tests throughput)"),
         }
     }
-    if let Some(path) = &args.json {
-        let json = serde_json::json!({ "tasks_file": args.tasks, "context": context, "tests": args.tests, "tasks": set.tasks, "report": report });
-        let text = serde_json::to_string_pretty(&json)? + "\n";
-        if to_stdout {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
+    let document = serde_json::json!({
+        "tasks_file": args.tasks, "context": context, "tests": args.tests, "tasks": set.tasks, "report": report
+    });
+    json.map(|out| crate::output::write_json(out, &document)).transpose()?;
     Ok(())
 }
 
