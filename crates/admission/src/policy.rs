@@ -105,6 +105,13 @@ impl AdmissionContext {
         Ok(Self { device, utilization, storage, throughput: ThroughputOptions::default() })
     }
 
+    /// Eq. (17)-(20) for this context's device, granularity and options:
+    /// what a timed simulator needs to give each job its C^r, C^w and C^g.
+    #[must_use]
+    pub fn throughput_model(&self, cost: WriteCost) -> ThroughputModel {
+        ThroughputModel::new(&self.device, self.storage.granularity, cost, self.throughput)
+    }
+
     /// λ = 1 / (1 + α), eq. (2).
     #[must_use]
     pub fn utilization_for_over_provisioning(over_provisioning: f64) -> f64 {
@@ -197,10 +204,7 @@ pub fn check_storage(policy: &Policy, context: &AdmissionContext, tasks: &[Task]
 
 #[must_use]
 pub fn check_throughput(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> ThroughputCheck {
-    let edf = |cost| {
-        let model = ThroughputModel::new(&context.device, context.storage.granularity, cost, context.throughput);
-        ThroughputCheck::Edf(model.edf(tasks))
-    };
+    let edf = |cost| ThroughputCheck::Edf(context.throughput_model(cost).edf(tasks));
     match policy {
         Policy::Telomere { .. } => edf(WriteCost::Telomere),
         Policy::WaoGc => edf(WriteCost::WaoGc),

@@ -199,4 +199,23 @@ proptest! {
         prop_assert!(part.storage.fits() || !whole.storage.fits());
         prop_assert!(part.throughput.load() <= whole.throughput.load() + 1e-12);
     }
+
+    /// Eq. (18)-(19) on the stripe never charge less than as printed, and the
+    /// two agree once the stripe spans every chip (issue 15).
+    #[test]
+    fn the_stripe_charge_is_at_least_the_printed_one(seed in any::<u64>(), tasks in 1_usize..40, utilization in 0.05_f64..1.0, granularity in prop::sample::select(vec![1_u64, 2, 4, 8, 32, 64, 128])) {
+        use nandlab_admission::policy::AdmissionContext;
+        use nandlab_admission::throughput::{WriteCost, WriteSpread};
+        let device = DeviceParams::telomere_1tb();
+        let config = GeneratorConfig { tasks, storage_utilization: utilization, bandwidth_utilization: utilization, granularity, max_stripes_per_request: 3 };
+        let set = generate(&device, &config, seed).expect("valid config");
+        let mut context = AdmissionContext::new(device, granularity, 0.9).expect("valid");
+        let stripe = context.throughput_model(WriteCost::Telomere).edf(&set);
+        context.throughput.write_spread = WriteSpread::AllChips;
+        let printed = context.throughput_model(WriteCost::Telomere).edf(&set);
+        prop_assert!(stripe.write >= printed.write && stripe.gc >= printed.gc);
+        if granularity >= context.device.chips() {
+            prop_assert_eq!(stripe, printed);
+        }
+    }
 }
