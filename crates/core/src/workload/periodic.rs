@@ -222,6 +222,14 @@ pub struct PeriodicEvents {
     sectors_per_page: u64,
     /// The second half of a read job that wrapped its ring.
     pending: Option<HostEvent>,
+    released: Vec<ReleasedPages>,
+}
+
+/// Pages a task's jobs asked for so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReleasedPages {
+    pub written: u64,
+    pub read: u64,
 }
 
 impl PeriodicEvents {
@@ -237,7 +245,19 @@ impl PeriodicEvents {
             return Err(PeriodicError::TooManyTasks { tasks, max: TASK_STREAMS_MAX });
         }
         let sectors_per_page = u64::from(geometry.sectors_per_page());
-        Ok(Self { workload, until, task_streams, sectors_per_page, pending: None })
+        Ok(Self {
+            workload,
+            until,
+            task_streams,
+            sectors_per_page,
+            pending: None,
+            released: vec![ReleasedPages::default(); tasks],
+        })
+    }
+
+    /// Pages each task's jobs asked for so far (a timed run completes them all).
+    pub fn released(&self) -> &[ReleasedPages] {
+        &self.released
     }
 
     fn event(&self, job: &Job, first_page: u32, pages: u32) -> HostEvent {
@@ -263,6 +283,11 @@ impl EventSource for PeriodicEvents {
             };
             if job.pages == 0 {
                 continue;
+            }
+            let released = &mut self.released[job.task];
+            match job.kind {
+                JobKind::Write => released.written += u64::from(job.pages),
+                JobKind::Read => released.read += u64::from(job.pages),
             }
             // Pages up to the end of the ring, then the rest from its start.
             let contiguous = (1..job.pages).find(|&page| job.lpn(page).0 != job.lpn(0).0 + page).unwrap_or(job.pages);

@@ -8,16 +8,16 @@
 //! task and partition types and the experiment set-ups.
 
 use crate::error::{Context as _, Error, Result};
-use crate::experiments::periodic_run::{self, device_config, ns, run_config, PeriodicRun, ThroughputBin};
+use crate::experiments::periodic_run::{
+    self, admission_task, mapped_pages, ns, pagemap_layer, periodic_task, region_pages, telomere_layer, wao_gc_layer,
+    PeriodicRun, ThroughputBin,
+};
 use nandlab_admission::policy::{admit_in_order, check, AdmissionContext, AdmissionReport, Policy, StorageCheck};
 use nandlab_admission::storage::{Placement, StoragePlan};
 use nandlab_admission::{DeviceParams, Task, TaskSet};
 use nandlab_core::config::Config;
 use nandlab_core::device::wear::{WearDistribution, WearLeveling, WearModel, DEAD_SHARE_END};
-use nandlab_core::device::Geometry;
-use nandlab_core::ftl::telomere::{PartitionSpec, TelomereFtl};
-use nandlab_core::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
-use nandlab_core::ftl::{Allocation, FreeBlockOrder, FtlConfig, PageFtl};
+use nandlab_core::ftl::{FreeBlockOrder, FtlConfig};
 use nandlab_core::metrics::Counters;
 use nandlab_core::sim::Layer;
 use nandlab_core::units::SimNs;
@@ -34,61 +34,6 @@ const TABLE_3_PATH: &str = "crates/admission/tasksets/table3.toml";
 /// Over-provisioning α of Figure 10 ("λ = 0.10" in its caption, which only
 /// makes sense as α).
 const OVER_PROVISIONING: f64 = 0.10;
-
-/// The core's view of an admission task.
-fn periodic_task(task: &Task) -> Result<PeriodicTask> {
-    let pages =
-        |pages: u64| u32::try_from(pages).with_context(|| format!("task {}: {pages} pages per period", task.name));
-    let (read_pages, read_period) =
-        task.read.map_or(Ok((0, SimNs(0))), |read| Ok::<_, Error>((pages(read.pages)?, ns(read.period))))?;
-    let (write_pages, write_period) =
-        task.write.map_or(Ok((0, SimNs(0))), |write| Ok::<_, Error>((pages(write.pages)?, ns(write.period))))?;
-    let lifetime_periods =
-        u32::try_from(task.lifetime_periods).with_context(|| format!("task {}: lifetime", task.name))?;
-    Ok(PeriodicTask { read_pages, read_period, write_pages, write_period, lifetime_periods })
-}
-
-/// An admission task from a generated core task.
-fn admission_task(index: usize, task: &PeriodicTask) -> Task {
-    let period = Duration::from_nanos(task.write_period.0);
-    Task::writer(&format!("t{index}"), u64::from(task.write_pages), period, u64::from(task.lifetime_periods))
-}
-
-/// The core's partitions from a storage plan over the same task list.
-fn partition_specs(plan: &StoragePlan) -> Result<Vec<PartitionSpec>> {
-    plan.partitions
-        .iter()
-        .map(|partition| {
-            Ok(PartitionSpec {
-                tasks: partition.tasks.clone(),
-                blocks: u32::try_from(partition.blocks).context("partition blocks")?,
-                stripe_width: u32::try_from(partition.stripe_width).context("stripe width")?,
-                data_lifetime: ns(partition.longest_data_lifetime),
-            })
-        })
-        .collect()
-}
-
-/// The simulated geometry of an admission device with `logical_pages` mapped.
-fn geometry(device: &DeviceParams, logical_pages: u64) -> Result<Geometry> {
-    Ok(Geometry::from_config(&device_config(device, logical_pages)?)?)
-}
-
-/// Data lifetime of every task, for the placement FTL.
-fn lifetimes(tasks: &[PeriodicTask]) -> Vec<SimNs> {
-    tasks.iter().map(PeriodicTask::data_lifetime).collect()
-}
-
-/// Logical pages a page-mapped FTL exposes at device utilization λ.
-fn mapped_pages(device: &DeviceParams, utilization: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let pages = (device.pages() as f64 * utilization).floor() as u64;
-    pages
-}
-
-fn region_pages(tasks: &[PeriodicTask]) -> u64 {
-    tasks.iter().map(PeriodicTask::region_pages).sum()
-}
 
 // ---------------------------------------------------------------------------
 // Table 3 / Figures 13-14
@@ -170,7 +115,7 @@ fn timed(
     eprintln!("telomere-table3: {name}, {} of {} tasks…", admitted.len(), tasks.len());
     let task_streams = matches!(layer.1, Layer::Telomere(_));
     let report =
-        periodic_run::timed(&layer.0, layer.1, admitted, ns(TABLE_3_READS_FROM), ns(TABLE_3_RUN), task_streams)
+        periodic_run::timed_run(&layer.0, layer.1, admitted, ns(TABLE_3_READS_FROM), ns(TABLE_3_RUN), task_streams)
             .with_context(|| format!("{name}: the simulated FTL failed"))?;
     let rejected = (0..tasks.len()).filter(|index| !admitted_indices.contains(index));
     Ok(MethodRun {
@@ -196,17 +141,7 @@ fn table_3_runs(device: &DeviceParams, granularity: u64) -> Result<Vec<MethodRun
         runs.push(timed(name, &tasks, &report.admitted, admitted, layer)?);
     }
     let (report, admitted) = admit(&Policy::WaoGc, &context, &tasks)?;
-    let wao_config = WaoGcConfig::from_latencies(ns(device.read), ns(device.write), ns(device.erase), 2);
-    let wao_utilization = wao_config.utilization_bound(u32::try_from(device.pages_per_block)?).min(utilization);
-    let wao_pages = mapped_pages(device, wao_utilization);
-    let wao = WaoGcFtl::new(&geometry(device, wao_pages)?, wao_config);
-    runs.push(timed(
-        "WAO-GC",
-        &tasks,
-        &report.admitted,
-        admitted,
-        (run_config(device, wao_pages, 1)?, Layer::WaoGc(wao)),
-    )?);
+    runs.push(timed("WAO-GC", &tasks, &report.admitted, admitted, wao_gc_layer(device, utilization)?)?);
     // Pagemap has no admission control: it runs every task.
     let all: Vec<PeriodicTask> = tasks.iter().map(periodic_task).collect::<Result<_>>()?;
     let every: Vec<usize> = (0..tasks.len()).collect();
@@ -220,44 +155,6 @@ fn table_3_runs(device: &DeviceParams, granularity: u64) -> Result<Vec<MethodRun
     let pagemap = pagemap_layer(&half, mapped_pages(&half, half_utilization), FtlConfig::default(), None)?;
     runs.push(timed(PAGEMAP_HALF, &tasks, &every, all, pagemap)?);
     Ok(runs)
-}
-
-/// Telomere's placement FTL for the admitted `tasks` as `plan` lays them
-/// out (free blocks ranked by `wear` when given), and its run configuration.
-fn telomere_layer(
-    device: &DeviceParams,
-    tasks: &[PeriodicTask],
-    plan: &StoragePlan,
-    wear_leveling: WearLeveling,
-    wear: Option<&WearModel>,
-) -> Result<(Config, Layer)> {
-    let pages = region_pages(tasks);
-    let mut ftl =
-        TelomereFtl::new(&geometry(device, pages)?, &partition_specs(plan)?, &lifetimes(tasks), wear_leveling)?;
-    if let Some(model) = wear {
-        ftl.set_wear_model(model.clone());
-    }
-    Ok((run_config(device, pages, 1)?, Layer::Telomere(ftl)))
-}
-
-/// The page-mapped baseline with `logical_pages` mapped (free blocks ranked
-/// by `wear` when given), and its run configuration.
-fn pagemap_layer(
-    device: &DeviceParams,
-    logical_pages: u64,
-    ftl_config: FtlConfig,
-    wear: Option<&WearModel>,
-) -> Result<(Config, Layer)> {
-    let mut config = run_config(device, logical_pages, 1)?;
-    // Static allocation keeps every chip's share of the tasks' rings in that
-    // chip; turn by turn, a periodic pattern piles valid data up in some.
-    let ftl_config = FtlConfig { allocation: Allocation::Static, ..ftl_config };
-    let mut ftl = PageFtl::new(&geometry(device, logical_pages)?, &ftl_config, config.seed)?;
-    if let Some(model) = wear {
-        ftl.set_wear_model(model.clone());
-    }
-    config.ftl = ftl_config;
-    Ok((config, Layer::Page(ftl)))
 }
 
 fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
@@ -655,8 +552,9 @@ fn run_until_worn(
         }
         dead >= dead_end
     };
-    periodic_run::counted_until(&config, layer, tasks, task_streams, &mut worn)
-        .with_context(|| format!("{name}: the simulated FTL failed"))
+    let run = periodic_run::counted(&config, layer, tasks, SimNs(u64::MAX), task_streams, &mut worn)
+        .with_context(|| format!("{name}: the simulated FTL failed"))?;
+    Ok((run.erase_counts, run.counters))
 }
 
 fn block_id(index: usize) -> nandlab_core::units::BlockId {
@@ -1002,6 +900,8 @@ fn figure_10_summary(
 mod tests {
     use super::*;
     use nandlab_admission::policy::wao_gc_max_utilization;
+    use nandlab_admission::storage::EraseAllowance;
+    use nandlab_admission::throughput::WriteSpread;
 
     /// A small device for randomized runs: 4 chips of 48 blocks of 32 pages.
     fn small_device() -> DeviceParams {
@@ -1019,12 +919,14 @@ mod tests {
     /// Telomere's promise, as a property over generated task sets: a set
     /// that passes admission (storage and throughput) runs in the timed
     /// simulator in the blocks reserved for its partitions, never copies a
-    /// page and never misses a deadline — at g = 1, 4 and 32, both placements.
+    /// page and never misses a deadline — at g = 1, 4 and 32, both
+    /// placements, both readings of the erase term.
     #[test]
     fn admitted_task_sets_meet_every_deadline_without_gc_copies() {
         let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
         let mut runs = 0;
-        for seed in 0..36u64 {
+        for seed in 0..48u64 {
+            let erase_allowance = if seed / 3 % 2 == 0 { EraseAllowance::Prorated } else { EraseAllowance::Printed };
             let (device, granularity) = match seed % 3 {
                 0 => (small_device(), 1),
                 1 => (small_device(), 4),
@@ -1041,7 +943,8 @@ mod tests {
             let tasks = random_task_set(&spec, seed).expect("valid spec");
             let admission: Vec<Task> =
                 tasks.iter().enumerate().map(|(index, task)| admission_task(index, task)).collect();
-            let context = AdmissionContext::new(device.clone(), granularity, utilization).expect("valid context");
+            let mut context = AdmissionContext::new(device.clone(), granularity, utilization).expect("valid context");
+            context.storage.erase_allowance = erase_allowance;
             let verdict = check(&Policy::Telomere { placement }, &context, &admission);
             let StorageCheck::Blocks(plan) = &verdict.storage else {
                 panic!("Telomere plans blocks");
@@ -1050,17 +953,47 @@ mod tests {
                 continue;
             }
             runs += 1;
-            let case = format!("seed {seed} ({placement:?}, g = {granularity}, {})", device.name);
+            let case = format!(
+                "seed {seed} ({placement:?}, g = {granularity}, {erase_allowance:?}, {}, EDF load {:.2})",
+                device.name,
+                verdict.throughput.load()
+            );
+            eprintln!("{case}");
             let layer = telomere_layer(&device, &tasks, plan, WearLeveling::Fifo, None).expect("admitted plan builds");
             let horizon = tasks.iter().map(|task| task.data_lifetime().0).max().expect("tasks") * 4;
-            let run = periodic_run::timed(&layer.0, layer.1, tasks, SimNs(0), SimNs(horizon), true)
+            let run = periodic_run::timed_run(&layer.0, layer.1, tasks, SimNs(0), SimNs(horizon), true)
                 .unwrap_or_else(|error| panic!("{case}: {error}"));
             assert_eq!(run.counters.gc_page_copies, 0, "{case}");
             assert!(run.counters.erases > 0, "{case}: the run lasted past the first expiries");
             assert!(run.deadlines.requests > 0, "{case}");
             assert_eq!(run.deadlines.misses, 0, "{case}: worst lateness {} ms", run.deadlines.worst_lateness_ms);
         }
-        assert!(runs >= 12, "only {runs} of 36 random sets were admitted");
+        assert!(runs >= 16, "only {runs} of 48 random sets were admitted");
+    }
+
+    /// Issue 15's counter-example: on `cosmos` at g = 1, one task writing 32
+    /// pages every 10 ms. Charged as if its pages spread over all 32 chips
+    /// (eq. (18) as printed) it is admitted and every job is late, since the
+    /// placement FTL writes the partition to one chip; charged on its stripe
+    /// (the default) it is rejected.
+    #[test]
+    fn the_printed_write_charge_admits_a_set_that_misses_every_deadline() {
+        let device = DeviceParams::cosmos();
+        let task = Task::writer("t0", 32, Duration::from_millis(10), 20);
+        let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+        let mut context = AdmissionContext::new(device.clone(), 1, utilization).expect("valid context");
+        let policy = Policy::Telomere { placement: Placement::Sip };
+        assert!(!check(&policy, &context, std::slice::from_ref(&task)).admitted(), "the stripe charge rejects it");
+        context.throughput.write_spread = WriteSpread::AllChips;
+        let verdict = check(&policy, &context, std::slice::from_ref(&task));
+        assert!(verdict.admitted(), "the printed charge admits it: {:?}", verdict.throughput);
+        let StorageCheck::Blocks(plan) = &verdict.storage else { panic!("Telomere plans blocks") };
+        let tasks = vec![periodic_task(&task).expect("converts")];
+        let layer = telomere_layer(&device, &tasks, plan, WearLeveling::Fifo, None).expect("builds");
+        let run = periodic_run::timed_run(&layer.0, layer.1, tasks, SimNs(0), ns(Duration::from_secs(5)), true)
+            .expect("runs");
+        assert_eq!(run.deadlines.misses, run.deadlines.requests, "every job is late on one chip");
+        assert!(run.deadlines.worst_lateness_ms > 50.0, "{}", run.deadlines.worst_lateness_ms);
     }
 
     #[test]

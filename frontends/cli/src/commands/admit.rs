@@ -3,6 +3,7 @@
 //! per task, admitted or rejected and why, the partitions with their blocks,
 //! and the storage and throughput utilization. `--json` writes it all.
 
+use crate::shared::Timing;
 use anyhow::Context as _;
 use nandlab_admission::policy::{
     admit_in_order_by, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection,
@@ -11,6 +12,7 @@ use nandlab_admission::policy::{
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::throughput::{GcRounding, WriteSpread};
 use nandlab_admission::{DeviceParams, TaskSet};
+use nandlab_lab::AdmittedRun;
 use std::path::PathBuf;
 
 /// Largest `--over-provisioning`: α = 100 leaves λ ≈ 1 % of the device for data.
@@ -54,6 +56,15 @@ pub struct AdmitArgs {
     /// always computed and printed.
     #[arg(long, value_enum, default_value_t = Tests::Both)]
     pub tests: Tests,
+    /// Also run the admitted tasks for this many seconds of simulated time on the policy's own FTL (Telomere's
+    /// placement with the planned partitions, WAO-GC, or the page-mapped FTL) and print deadline misses, GC copies,
+    /// erases and each task's throughput.
+    #[arg(long, value_name = "SECONDS")]
+    pub simulate: Option<f64>,
+    /// With --simulate: `on` runs the timing engine (each chip serves its operations earliest deadline first);
+    /// `off` only counts (no deadlines).
+    #[arg(long, value_enum, default_value_t = Timing::On, num_args = 0..=1, default_missing_value = "on")]
+    pub timing: Timing,
     /// Also write the full report as JSON to this file (`-`: to stdout, instead of the table).
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -92,8 +103,18 @@ pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
             Tests::Throughput => println!("(storage test reported only: --tests throughput)"),
         }
     }
+    let simulation = args
+        .simulate
+        .map(|seconds| {
+            nandlab_lab::simulate_admitted(&context, &policy, &set.tasks, &report, seconds, args.timing == Timing::On)
+        })
+        .transpose()?;
+    if let (Some(simulation), false) = (&simulation, to_stdout) {
+        print_simulation(simulation);
+    }
     let document = serde_json::json!({
-        "tasks_file": args.tasks, "context": context, "tests": args.tests, "tasks": set.tasks, "report": report
+        "tasks_file": args.tasks, "context": context, "tests": args.tests, "tasks": set.tasks, "report": report,
+        "simulation": simulation
     });
     json.map(|out| crate::output::write_json(out, &document)).transpose()?;
     Ok(())
@@ -111,6 +132,25 @@ fn policy(policy: PolicyArg, placement: Placement, over_provisioning: f64) -> an
         PolicyArg::MultilogRandom => multilog(MultiLogWorkload::Random)?,
         PolicyArg::MultilogZipf => multilog(MultiLogWorkload::Zipf8020)?,
     })
+}
+
+fn print_simulation(run: &AdmittedRun) {
+    let mode = if run.timed { "timed, EDF at each chip" } else { "counting" };
+    println!("\nsimulated {} s of the admitted tasks on the {} FTL ({mode}):", run.simulated_s, run.layer);
+    if let Some(deadlines) = &run.deadlines {
+        println!(
+            "  deadline misses: {} of {} jobs, worst lateness {:.3} ms",
+            deadlines.misses, deadlines.requests, deadlines.worst_lateness_ms
+        );
+    }
+    println!(
+        "  host pages written {}, GC page copies {}, erases {}",
+        run.host_pages_written, run.gc_page_copies, run.erases
+    );
+    println!("  {:<12} {:>16} {:>16}", "task", "written pages/s", "read pages/s");
+    for task in &run.tasks {
+        println!("  {:<12} {:>16.1} {:>16.1}", task.task, task.write_pages_per_s, task.read_pages_per_s);
+    }
 }
 
 fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionReport) {
