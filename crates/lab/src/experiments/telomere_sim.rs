@@ -900,6 +900,7 @@ fn figure_10_summary(
 mod tests {
     use super::*;
     use nandlab_admission::policy::wao_gc_max_utilization;
+    use nandlab_core::ftl::wao_gc::WaoGcConfig;
     use nandlab_admission::storage::EraseAllowance;
     use nandlab_admission::throughput::WriteSpread;
 
