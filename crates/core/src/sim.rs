@@ -22,6 +22,8 @@ use crate::units::{SimNs, StreamId};
 use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -35,6 +37,9 @@ pub enum SimError {
     /// A request the translation layer refused, with its position in the source.
     #[error("host request #{event}: {error}{hint}")]
     AtEvent { event: u64, error: FtlError, hint: &'static str },
+    /// The caller raised the stop flag ([`Simulation::stop_when`]).
+    #[error("stopped by the caller")]
+    Stopped,
 }
 
 /// Which part of a run is under way.
@@ -250,6 +255,7 @@ pub struct Simulation {
     pblk_start: PblkStats,
     series: Vec<WafPoint>,
     timed: Option<TimedReport>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Simulation {
@@ -328,6 +334,7 @@ impl Simulation {
             pblk_start: PblkStats::default(),
             series: Vec::new(),
             timed: None,
+            stop: None,
         })
     }
 
@@ -345,6 +352,13 @@ impl Simulation {
             Layer::OpenChannel(pblk) => Some(pblk),
             _ => None,
         }
+    }
+
+    /// Counting phases stop with [`SimError::Stopped`] soon after `flag` is
+    /// raised (they look at it each time they report progress, every
+    /// 65,536 events): how a front end stops a long aging on Ctrl-C.
+    pub fn stop_when(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = Some(flag);
     }
 
     /// The translation layer the run drives.
@@ -399,7 +413,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -426,7 +440,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -461,7 +475,7 @@ impl Simulation {
             let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
         Ok((steady.reached() || requests == 0, series.points().last().map(|point| point.waf_window)))
     }
 
@@ -498,7 +512,7 @@ impl Simulation {
             series.observe(counters);
             false
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -511,7 +525,7 @@ impl Simulation {
             series.observe(counters);
             false
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, observe))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -529,7 +543,7 @@ impl Simulation {
             series.observe(counters);
             stop(counters, erase_counts)
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, &mut observe))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, &mut observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -538,7 +552,7 @@ impl Simulation {
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _| false))
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _| false, self.stop.as_deref()))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -644,6 +658,7 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
     mut after_each: impl FnMut(&Counters, &[u32]) -> bool,
+    stop: Option<&AtomicBool>,
 ) -> Result<(), SimError> {
     let total = source.len_hint().unwrap_or(0);
     let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
@@ -662,6 +677,9 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase, done: events, total });
+                        if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+                            return Err(SimError::Stopped);
+                        }
                     }
                 }
                 None => {

@@ -5,6 +5,8 @@
 use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;
 use nandlab_core::{Config, Simulation};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub use nandlab_core::host::event::{HostEvent, HostOp, SECTOR_BYTES};
 pub use nandlab_core::workload::{EventSource, SourceError};
@@ -19,8 +21,10 @@ pub(crate) fn replay(
     events: &mut dyn EventSource,
     timed: bool,
     progress: &mut dyn FnMut(Progress),
+    stop: Arc<AtomicBool>,
 ) -> Result<Report> {
     let mut simulation = Simulation::with_journal(config, journal)?;
+    simulation.stop_when(stop);
     match aging {
         Some(aging) => {
             simulation.age_with(aging, progress)?;

@@ -18,6 +18,8 @@ use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
 use std::cell::RefCell;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// How a trace is replayed: which DISCARD policy, whether the device is
 /// scaled to the trace, in which mode, and how the device is aged.
@@ -102,10 +104,12 @@ pub fn replay(
     let tracker = source.journal(&header);
     let journal = journal_sectors(&header.journal, &header);
     let mut events = TraceEvents::new(trace, header, tracker, Phase::Measure, &watched);
-    // The trace phases report through their events; the synthetic aging through the driver.
+    // The trace phases report through their events; the synthetic aging
+    // through the driver, which stops once the observer has said so.
+    let stop = Arc::new(AtomicBool::new(false));
     let mut aging_progress = |progress: Progress| {
-        if matches!(progress.phase, Phase::Fill | Phase::Overwrite) {
-            watched.poll(progress);
+        if matches!(progress.phase, Phase::Fill | Phase::Overwrite) && !watched.poll(progress) {
+            stop.store(true, Ordering::Relaxed);
         }
     };
     let report = drive::replay(
@@ -115,6 +119,7 @@ pub fn replay(
         &mut events,
         mode.timed.is_some(),
         &mut aging_progress,
+        Arc::clone(&stop),
     );
     match watched.stopped.into_inner() {
         Some(error) => Err(error),

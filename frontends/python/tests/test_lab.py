@@ -166,7 +166,8 @@ CHILD = """
 import sys, nandlab
 print("replaying", flush=True)
 try:
-    nandlab.replay(sys.argv[1], preset="small", timing=sys.argv[2] == "timed", arrival="closed" if sys.argv[2] == "timed" else "trace", progress=True)
+    preset = "femu-32g" if sys.argv[2] == "aging" else "small"
+    nandlab.replay(sys.argv[1], preset=preset, timing=sys.argv[2] == "timed", arrival="closed" if sys.argv[2] == "timed" else "trace", progress=True)
 except KeyboardInterrupt:
     print("KeyboardInterrupt", flush=True)
     sys.exit(3)
@@ -174,10 +175,11 @@ print("finished", flush=True)
 """
 
 
-@pytest.mark.parametrize("mode", ["counted", "timed"])
+@pytest.mark.parametrize("mode", ["counted", "timed", "aging"])
 def test_ctrl_c_stops_a_long_replay_within_a_second(tmp_path, mode):
+    """`aging`: Ctrl-C during the synthetic aging of a 32 GiB device (a minute of work before the trace)."""
     trace = tmp_path / "long.csv.gz"
-    write_long_trace(trace, members=2000)  # 40 M requests: minutes of work
+    write_long_trace(trace, members=1 if mode == "aging" else 2000)  # 40 M requests: minutes of work
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(trace), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
