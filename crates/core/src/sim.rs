@@ -687,5 +687,8 @@ impl SteadyState {
     }
 }
 
+mod live;
+pub use live::LiveDevice;
+
 #[cfg(test)]
 mod tests;
