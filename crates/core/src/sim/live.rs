@@ -6,10 +6,11 @@
 //! open arrivals).
 
 use super::{at_event, Layer, Report, SimError, Simulation};
+use crate::ftl::TranslationLayer;
 use crate::host::event::HostEvent;
 use crate::host::{submit, Request};
 use crate::timing::{Arrival, Engine, TimedRequest};
-use crate::units::SimNs;
+use crate::units::{SimNs, UnitId};
 use std::collections::VecDeque;
 
 /// A device that takes host events as they come. Event times must not
@@ -72,6 +73,12 @@ impl LiveDevice {
             .map_err(|error| at_event(&self.simulation.stages, error))?;
         let done = self.run_pending()?;
         Ok(SimNs(first.saturating_add(done.0.max(self.last_arrival.0))))
+    }
+
+    /// Free blocks over every unit of the flash (what GC keeps above its watermarks).
+    pub fn free_blocks(&self) -> u64 {
+        let units = self.simulation.geometry.units();
+        on_layer!(&self.simulation.layer, ftl => (0..units).map(|unit| u64::from(ftl.free_blocks(UnitId(unit)))).sum())
     }
 
     /// What the run measured so far (the report a stop would print, timing included).

@@ -4,6 +4,7 @@ pub mod admit;
 pub mod bench;
 pub mod capture;
 pub mod dhrd;
+pub mod emulate;
 pub mod fsload;
 pub mod presets;
 pub mod replay;
