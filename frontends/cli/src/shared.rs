@@ -242,5 +242,46 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
         }
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
+    drop(out);
+    print_lifetime(&report.lifetime)
+}
+
+/// The lifetime forecast lines of every report (docs/lifetime.md).
+pub fn print_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let number = |value: Option<f64>, digits: usize| value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));
+    let Some(to_first) = lifetime.host_gb_to_first_worn else {
+        writeln!(out, "lifetime   no erases in the measured phase: no wear to extrapolate")?;
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "lifetime   rated {} P/E cycles: first block worn after {} host GB, {:.1} % of blocks after {} GB (TBW {} TB, {} DWPD over 5 years)",
+        lifetime.rated_pe_cycles,
+        number(Some(to_first), 1),
+        lifetime.worn_share * 100.0,
+        number(lifetime.host_gb_to_share_worn, 1),
+        number(lifetime.tbw, 3),
+        number(lifetime.dwpd_5_years, 3)
+    )?;
+    match lifetime.host_gb_per_day {
+        Some(rate) => writeln!(
+            out,
+            "           at {rate:.3} GB/day ({}; {} DWPD): {} years to the first worn block, {} years to the share",
+            lifetime.host_rate_source,
+            number(lifetime.dwpd_workload, 3),
+            number(lifetime.years_to_first_worn, 2),
+            number(lifetime.years_to_share_worn, 2)
+        )?,
+        None => writeln!(out, "           years: no host write rate (set lifetime.host_gb_per_day)")?,
+    }
+    if let Some(limit) = lifetime.rber_limit {
+        writeln!(
+            out,
+            "           RBER (Telomere eq. 27) reaches {limit:e} after {} host GB, {} years",
+            number(lifetime.host_gb_to_rber_limit, 1),
+            number(lifetime.years_to_rber_limit, 2)
+        )?;
+    }
     Ok(())
 }

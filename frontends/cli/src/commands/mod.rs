@@ -6,6 +6,7 @@ pub mod capture;
 pub mod dhrd;
 pub mod emulate;
 pub mod fsload;
+pub mod lifetime;
 pub mod presets;
 pub mod replay;
 pub mod reproduce;
