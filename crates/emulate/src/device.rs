@@ -66,6 +66,7 @@ pub struct EmulatedSsd {
     size_bytes: u64,
     pace: Pace,
     data: Option<PathBuf>,
+    record: Option<PathBuf>,
     /// Session times are `base_ns` plus the wall time since `origin`.
     origin: Instant,
     base_ns: u64,
@@ -144,6 +145,7 @@ impl EmulatedSsd {
             size_bytes,
             pace: options.pace,
             data: options.data.clone(),
+            record: options.record.clone(),
             origin: Instant::now(),
             base_ns,
             inner: Mutex::new(Some(session)),
@@ -181,11 +183,13 @@ impl EmulatedSsd {
         let (_, report) = live.finish()?;
         let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
         contents.sync().map_err(EmulateError::file(data, "sync the data file"))?;
-        if let Some(record) = record {
+        if let (Some(record), Some(path)) = (record, &self.record) {
             record.finish()?;
+            private(path)?;
         }
         if let (Some(history), Some(state)) = (history, state) {
             history.finish()?;
+            private(&state.history_path())?;
             state.save(history_requests + requests, last_ns)?;
         }
         Ok(Some(report))
@@ -221,6 +225,13 @@ impl EmulatedSsd {
         }
         Ok(())
     }
+}
+
+/// Mode 0600 for a trace of the device's requests: its access pattern is the user's business.
+fn private(path: &Path) -> Result<(), EmulateError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(EmulateError::file(path, "make the trace private (0600)"))
 }
 
 fn closed() -> BlockError {

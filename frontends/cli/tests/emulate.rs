@@ -217,6 +217,11 @@ fn ext4_on_an_emulated_ssd_makes_gc_work_replays_to_identical_counts_and_survive
     assert!(status.contains("host writes"), "{status}");
     let summary = session.stop();
     assert!(summary.contains("GC page copies"), "the stop prints replay's report: {summary}");
+    for file in ["data", "data.state", "data.state.nlt", "rec.nlt"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(folder.path(file)).expect("written").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file} holds the user's data or access pattern: mode {mode:o}");
+    }
     let emulated = json(&folder.path("report.json"));
     let measured = &emulated["measured"];
     assert!(measured["gc_page_copies"].as_u64().unwrap() > 0, "ext4's rewrites make GC copy pages: {measured}");
