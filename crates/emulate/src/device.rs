@@ -211,7 +211,7 @@ impl EmulatedSsd {
         }
         let done_ns = {
             let mut guard = self.session();
-            let session = guard.as_mut().ok_or_else(|| closed())?;
+            let session = guard.as_mut().ok_or_else(closed)?;
             apply(session.contents.as_mut())?;
             let now_ns =
                 self.base_ns.saturating_add(u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX));
