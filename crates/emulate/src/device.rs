@@ -294,16 +294,17 @@ fn resume(
     Ok(count)
 }
 
-/// Sleeps until `deadline`: the kernel's timer for all but the last stretch, then a yield loop, so
-/// the reply is late by scheduling jitter only (see docs/emulate.md for what was measured).
+/// Waits until `deadline`: the kernel's timer for all but the last stretch, then a busy wait, so
+/// the reply is late by scheduling jitter only; a thread woken from sleep can wait for a CPU behind
+/// other work, a spinning one already holds it (docs/emulate.md has what was measured).
 fn wait_until(deadline: Instant) {
-    const SPIN: Duration = Duration::from_micros(100);
+    const SPIN: Duration = Duration::from_micros(500);
     let now = Instant::now();
     if deadline > now + SPIN {
         std::thread::sleep(deadline - now - SPIN);
     }
     while Instant::now() < deadline {
-        std::thread::yield_now();
+        std::hint::spin_loop();
     }
 }
 

@@ -352,3 +352,38 @@ fn fill_start(disk: &Path, data: &[u8]) {
     file.write_all_at(data, 0).expect("write the pages the reads will find");
     file.sync_all().expect("fsync");
 }
+
+#[test]
+fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("timed");
+    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    let session = Emulator::start(
+        &["--preset", "small", "--mount", &mnt, "--pace", "real", "--record", &record, "--json", &report_json],
+        Some(&folder.path("mnt")),
+    );
+    let disk = folder.path("mnt").join("disk");
+    for round in 0..8u64 {
+        fill_start(&disk, &contents(round + 40, 1 << 20));
+    }
+    median_read_ns(&disk, 20);
+    session.stop();
+    let emulated = json(&folder.path("report.json"));
+    let replayed = folder.path("replayed.json");
+    nandlab(&[
+        "replay",
+        &record,
+        "--preset",
+        "small",
+        "--timing",
+        "on",
+        "--quiet",
+        "--json",
+        replayed.to_str().unwrap(),
+    ]);
+    let replayed = json(&replayed);
+    assert_eq!(counts(&replayed), counts(&emulated));
+    assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
+}
