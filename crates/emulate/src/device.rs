@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use nandlab_core::host::event::SECTOR_BYTES;
+use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
 use nandlab_core::sim::LiveDevice;
+use nandlab_core::workload::{EventSource, SourceError};
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
@@ -273,8 +274,8 @@ impl Session {
     }
 }
 
-/// Replays the saved history onto `simulation` (counting mode) and copies it into the new history;
-/// returns how many requests it held.
+/// Replays the saved history onto `simulation` (counting mode) while copying it into the new
+/// history, streaming; returns how many requests it held.
 fn resume(
     simulation: &mut Simulation,
     previous: &Path,
@@ -283,15 +284,45 @@ fn resume(
     history: &mut dyn TraceWrite,
 ) -> Result<u64, EmulateError> {
     let records = nandlab_trace::open(previous, Some(Format::Native), &ReadOptions::default())?;
-    let mut events = Vec::new();
-    for record in records {
-        let record = record?;
-        history.write(&record)?;
-        events.push(host_event(&record, header, journal));
+    let mut source = History { records, header, journal, copy: history, count: 0, failed: None };
+    let replayed = simulation.replay(&mut source, &mut |_| {});
+    if let Some(error) = source.failed.take() {
+        return Err(error);
     }
-    let count = events.len() as u64;
-    simulation.replay(&mut nandlab_core::workload::IterEvents(events.into_iter()), &mut |_| {})?;
-    Ok(count)
+    replayed?;
+    Ok(source.count)
+}
+
+/// The saved history as the driver's event source, each record copied into the new history.
+struct History<'a> {
+    records: Box<dyn nandlab_trace::TraceRead + Send>,
+    header: &'a TraceHeader,
+    journal: &'a mut JournalTracker,
+    copy: &'a mut dyn TraceWrite,
+    count: u64,
+    /// What stopped the replay, with its own type.
+    failed: Option<EmulateError>,
+}
+
+impl EventSource for History<'_> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        let record = match self
+            .records
+            .next()
+            .transpose()
+            .and_then(|record| record.map(|record| self.copy.write(&record).map(|()| record)).transpose())
+        {
+            Ok(Some(record)) => record,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                let message = error.to_string();
+                self.failed = Some(error.into());
+                return Err(SourceError(message));
+            }
+        };
+        self.count += 1;
+        Ok(Some(host_event(&record, self.header, self.journal)))
+    }
 }
 
 /// Waits until `deadline`: the kernel's timer for all but the last stretch, then a busy wait, so
