@@ -8,12 +8,16 @@ use std::path::PathBuf;
 pub enum AdmissionError {
     // The causes are part of the message (not `source`), so that a report of
     // the error chain does not print them twice.
-    #[error("cannot read task set {path}: {cause}")]
+    #[error("cannot read {path}: {cause}")]
     Read { path: PathBuf, cause: std::io::Error },
     #[error("{path}: {cause}")]
     Toml { path: PathBuf, cause: Box<toml::de::Error> },
     #[error("{path}:{line}: task {task:?}: key `{key}`: {reason}")]
     InvalidTask { path: PathBuf, line: usize, task: String, key: &'static str, reason: String },
+    #[error("{path}: key `{key}`: {reason}")]
+    InvalidDevice { path: PathBuf, key: &'static str, reason: String },
+    #[error("unknown device {spec:?}: not a preset (`telomere-1tb`, `1tb`, `cosmos`) nor an existing TOML file")]
+    UnknownDevice { spec: String },
     #[error("invalid parameter `{name}`: {reason}")]
     InvalidParameter { name: &'static str, reason: String },
 }

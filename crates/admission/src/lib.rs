@@ -3,7 +3,8 @@
 //! 2022) and the baselines it is compared against.
 //!
 //! - [`task`]: the task model of Section 3.1 and the task-set TOML format;
-//! - [`device`]: the SSD parameters of Table 1 and the paper's two devices;
+//! - [`device`]: the SSD parameters of Table 1, the paper's two devices and
+//!   device TOML files;
 //! - [`storage`]: storage admission, SiP (eq. 5-11) and SharP (eq. 12-16,
 //!   Algorithm 1), producing a [`storage::StoragePlan`] the FTL can place by;
 //! - [`throughput`]: EDF throughput admission (eq. 17-20), WAO-GC's costs
@@ -16,11 +17,13 @@
 pub mod device;
 mod error;
 pub mod generator;
+mod limits;
 pub mod policy;
 pub mod storage;
 pub mod sweep;
 pub mod task;
 pub mod throughput;
+mod toml_file;
 
 pub use device::DeviceParams;
 pub use error::AdmissionError;

@@ -3,7 +3,7 @@
 //! incremental per-task admission in `open()` order.
 
 use crate::storage::{self, Placement, StorageModel, StoragePlan};
-use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, WriteCost};
+use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, ThroughputOptions, WriteCost};
 use crate::{AdmissionError, DeviceParams, Task};
 use serde::{Deserialize, Serialize};
 
@@ -81,13 +81,16 @@ impl Policy {
     }
 }
 
-/// Everything a check needs besides the tasks: device, granularity, λ.
+/// Everything a check needs besides the tasks: device, granularity, λ and
+/// the modelling choices of both tests (defaults: see [`StorageModel`] and
+/// [`ThroughputOptions`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AdmissionContext {
     pub device: DeviceParams,
     /// λ, eq. (1): the fraction of the physical space given to data.
     pub utilization: f64,
     pub storage: StorageModel,
+    pub throughput: ThroughputOptions,
 }
 
 impl AdmissionContext {
@@ -99,7 +102,14 @@ impl AdmissionContext {
             });
         }
         let storage = StorageModel::new(&device, granularity)?;
-        Ok(Self { device, utilization, storage })
+        Ok(Self { device, utilization, storage, throughput: ThroughputOptions::default() })
+    }
+
+    /// Eq. (17)-(20) for this context's device, granularity and options:
+    /// what a timed simulator needs to give each job its C^r, C^w and C^g.
+    #[must_use]
+    pub fn throughput_model(&self, cost: WriteCost) -> ThroughputModel {
+        ThroughputModel::new(&self.device, self.storage.granularity, cost, self.throughput)
     }
 
     /// λ = 1 / (1 + α), eq. (2).
@@ -194,9 +204,7 @@ pub fn check_storage(policy: &Policy, context: &AdmissionContext, tasks: &[Task]
 
 #[must_use]
 pub fn check_throughput(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> ThroughputCheck {
-    let edf = |cost| {
-        ThroughputCheck::Edf(ThroughputModel::new(&context.device, context.storage.granularity, cost).edf(tasks))
-    };
+    let edf = |cost| ThroughputCheck::Edf(context.throughput_model(cost).edf(tasks));
     match policy {
         Policy::Telomere { .. } => edf(WriteCost::Telomere),
         Policy::WaoGc => edf(WriteCost::WaoGc),
@@ -245,24 +253,53 @@ pub struct AdmissionReport {
     pub verdict: Verdict,
 }
 
+/// Which of the two tests decide an admission. Both are always computed and
+/// reported; a test left out only stops rejecting. Section 4's worked
+/// examples, for instance, are storage-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Tests {
+    #[default]
+    Both,
+    Storage,
+    Throughput,
+}
+
+impl Tests {
+    fn rejection(self, verdict: &Verdict) -> Option<Rejection> {
+        let storage = self != Self::Throughput && !verdict.storage.fits();
+        let throughput = self != Self::Storage && !verdict.throughput.fits();
+        if storage {
+            Some(Rejection::Storage)
+        } else if throughput {
+            Some(Rejection::Throughput)
+        } else {
+            None
+        }
+    }
+}
+
 /// Admits tasks one at a time in order, as successive `open()` calls would
 /// (Section 3.1): a task is admitted if the already admitted tasks plus it pass
 /// both tests, otherwise it is rejected and later tasks are tried without it.
 #[must_use]
 pub fn admit_in_order(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> AdmissionReport {
+    admit_in_order_by(policy, context, tasks, Tests::Both)
+}
+
+/// [`admit_in_order`] with only the `tests` deciding.
+#[must_use]
+pub fn admit_in_order_by(policy: &Policy, context: &AdmissionContext, tasks: &[Task], tests: Tests) -> AdmissionReport {
     let mut admitted: Vec<usize> = Vec::new();
     let mut decisions = Vec::with_capacity(tasks.len());
     for (index, task) in tasks.iter().enumerate() {
         let candidate: Vec<Task> = admitted.iter().chain([&index]).map(|&member| tasks[member].clone()).collect();
         let verdict = check(policy, context, &candidate);
-        let rejection = if !verdict.storage.fits() {
-            Some(Rejection::Storage)
-        } else if !verdict.throughput.fits() {
-            Some(Rejection::Throughput)
-        } else {
+        let rejection = tests.rejection(&verdict);
+        if rejection.is_none() {
             admitted.push(index);
-            None
-        };
+        }
         decisions.push(TaskDecision { task: task.name.clone(), rejection, verdict });
     }
     let members: Vec<Task> = admitted.iter().map(|&member| tasks[member].clone()).collect();

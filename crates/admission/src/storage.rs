@@ -19,6 +19,7 @@ use std::time::Duration;
 /// Block allocation algorithm of Section 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Placement {
     /// Single Task Placement: one partition per task.
     Sip,
@@ -39,6 +40,7 @@ impl Placement {
 /// Which form of the block equations to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum WriteSizeModel {
     /// Assume w_i < g·P: eq. (5)-(7) and (12)-(14).
     SmallWrites,
@@ -54,6 +56,7 @@ pub enum WriteSizeModel {
 /// `w_i · ⌈t_e / T_i^w⌉` term of eq. (6), (7), (10), (13) and (16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum EraseAllowance {
     /// ⌈w_i · t_e / T_i^w⌉: the pages written at the task's rate during one
     /// erasure. This is the form that reproduces the worked example of
@@ -61,9 +64,12 @@ pub enum EraseAllowance {
     #[default]
     Prorated,
     /// w_i · ⌈t_e / T_i^w⌉ as printed: a whole period's pages for every
-    /// started period. It gives H([τ0, τ1]) = 12 and opt1 = 21, opt2 = 20 in
-    /// Section 4.2's example, so the paper's numbers were not computed this way.
-    PerPeriod,
+    /// started period, the worst case when a job releases all w_i pages at
+    /// once. It gives H([τ0, τ1]) = 12 and opt1 = 21, opt2 = 20 in Section
+    /// 4.2's example, so the paper's numbers were not computed this way.
+    #[serde(alias = "per-period")]
+    #[cfg_attr(feature = "clap", value(alias = "per-period"))]
+    Printed,
 }
 
 /// Parameters of the block equations: P, g, t_e, S_chips and the two modelling choices.
@@ -149,7 +155,7 @@ impl StorageModel {
         let erase_ns = self.erase.as_nanos();
         let pages = match self.erase_allowance {
             EraseAllowance::Prorated => (u128::from(write.pages) * erase_ns).div_ceil(period_ns),
-            EraseAllowance::PerPeriod => u128::from(write.pages) * erase_ns.div_ceil(period_ns),
+            EraseAllowance::Printed => u128::from(write.pages) * erase_ns.div_ceil(period_ns),
         };
         u64::try_from(pages).unwrap_or(u64::MAX)
     }

@@ -12,9 +12,15 @@
 //! write_period_ms = 80   # T_i^w
 //! lifetime_periods = 250 # l_i^w
 //! ```
+//!
+//! Every number is range-checked: pages from 0 to [`PAGES_PER_JOB_MAX`],
+//! periods from [`PERIOD_MS_MIN`] to [`PERIOD_MS_MAX`] ms, lifetimes from 1 to
+//! [`LIFETIME_PERIODS_MAX`] periods; task names are unique.
 
-use crate::AdmissionError;
+use crate::limits::{integer, real, Number};
+use crate::{toml_file, AdmissionError};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -92,63 +98,78 @@ struct RawFile {
     task: Vec<toml::Spanned<RawTask>>,
 }
 
+/// Largest r_i or w_i a task file may give: 2^32 pages (16 TiB of 4 KiB pages).
+pub const PAGES_PER_JOB_MAX: u64 = 1 << 32;
+/// Shortest period a task file may give: 1 µs, the resolution periods are kept in.
+pub const PERIOD_MS_MIN: f64 = 0.001;
+/// Longest period a task file may give: 10^10 ms, about 116 days.
+pub const PERIOD_MS_MAX: f64 = 1e10;
+/// Largest l_i^w a task file may give. With the limits above, w_i·(l_i^w + 1)
+/// and T_i^w·(l_i^w + 1) stay far inside u64 pages and nanoseconds·10^9.
+pub const LIFETIME_PERIODS_MAX: u64 = 1_000_000_000;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTask {
     name: Option<String>,
-    #[serde(default)]
-    read_pages: u64,
-    read_period_ms: Option<f64>,
-    #[serde(default)]
-    write_pages: u64,
-    write_period_ms: Option<f64>,
-    #[serde(default)]
-    lifetime_periods: u64,
+    read_pages: Option<Number>,
+    read_period_ms: Option<Number>,
+    write_pages: Option<Number>,
+    write_period_ms: Option<Number>,
+    lifetime_periods: Option<Number>,
+}
+
+type KeyError = (&'static str, String);
+
+impl RawTask {
+    fn into_task(self, name: String) -> Result<Task, KeyError> {
+        let read = periodic(("read_pages", self.read_pages), ("read_period_ms", self.read_period_ms))?;
+        let write = periodic(("write_pages", self.write_pages), ("write_period_ms", self.write_period_ms))?;
+        let lifetime_periods = match self.lifetime_periods {
+            Some(value) => integer(value, 0, LIFETIME_PERIODS_MAX).map_err(|reason| ("lifetime_periods", reason))?,
+            None => 0,
+        };
+        if write.is_some() && lifetime_periods == 0 {
+            return Err((
+                "lifetime_periods",
+                "a writing task needs a data lifetime of at least 1 write period".to_owned(),
+            ));
+        }
+        if read.is_none() && write.is_none() {
+            return Err(("write_pages", "the task neither reads nor writes".to_owned()));
+        }
+        Ok(Task { name, read, write, lifetime_periods })
+    }
 }
 
 impl TaskSet {
     /// Reads a task-set TOML file (format in the module documentation).
     pub fn load(path: &Path) -> Result<Self, AdmissionError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|cause| AdmissionError::Read { path: path.to_owned(), cause })?;
-        Self::parse(&text, path)
+        Self::parse(&toml_file::read(path)?, path)
     }
 
     /// Parses task-set TOML; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
-        let raw: RawFile = toml::from_str(text)
-            .map_err(|cause| AdmissionError::Toml { path: path.to_owned(), cause: Box::new(cause) })?;
-        let tasks = raw
-            .task
-            .into_iter()
-            .enumerate()
-            .map(|(index, spanned)| {
-                let line = text[..spanned.span().start.min(text.len())].matches('\n').count() + 1;
-                let raw = spanned.into_inner();
-                let name = raw.name.clone().unwrap_or_else(|| format!("task{index}"));
-                let invalid = |key, reason: &str| AdmissionError::InvalidTask {
-                    path: path.to_owned(),
-                    line,
-                    task: name.clone(),
-                    key,
-                    reason: reason.to_owned(),
-                };
-                let read =
-                    periodic(raw.read_pages, raw.read_period_ms).map_err(|reason| invalid("read_period_ms", reason))?;
-                let write = periodic(raw.write_pages, raw.write_period_ms)
-                    .map_err(|reason| invalid("write_period_ms", reason))?;
-                if write.is_some() && raw.lifetime_periods == 0 {
-                    return Err(invalid(
-                        "lifetime_periods",
-                        "a writing task needs a data lifetime of at least 1 write period",
-                    ));
-                }
-                if read.is_none() && write.is_none() {
-                    return Err(invalid("write_pages", "the task neither reads nor writes"));
-                }
-                Ok(Task { name, read, write, lifetime_periods: raw.lifetime_periods })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let raw: RawFile = toml_file::parse(text, path)?;
+        let mut first_line: HashMap<String, usize> = HashMap::new();
+        let mut tasks = Vec::with_capacity(raw.task.len());
+        for (index, spanned) in raw.task.into_iter().enumerate() {
+            let line = text[..spanned.span().start.min(text.len())].matches('\n').count() + 1;
+            let raw = spanned.into_inner();
+            let name = raw.name.clone().unwrap_or_else(|| format!("task{index}"));
+            let invalid = |key, reason| AdmissionError::InvalidTask {
+                path: path.to_owned(),
+                line,
+                task: name.clone(),
+                key,
+                reason,
+            };
+            if let Some(first) = first_line.get(&name) {
+                return Err(invalid("name", format!("a task of this name is already defined on line {first}")));
+            }
+            first_line.insert(name.clone(), line);
+            tasks.push(raw.into_task(name.clone()).map_err(|(key, reason)| invalid(key, reason))?);
+        }
         Ok(Self { tasks })
     }
 
@@ -170,18 +191,26 @@ impl TaskSet {
     }
 }
 
-/// A job from `pages` and a period in milliseconds; no pages and no (or a zero)
-/// period means "no such job", as Table 3 writes "0 0" for tasks that do not read.
-fn periodic(pages: u64, period_ms: Option<f64>) -> Result<Option<Periodic>, &'static str> {
+/// A job from its pages and its period in milliseconds, each with its key;
+/// no pages and no (or a zero) period means "no such job", as Table 3 writes
+/// "0 0" for tasks that do not read.
+fn periodic(
+    (pages_key, pages): (&'static str, Option<Number>),
+    (period_key, period_ms): (&'static str, Option<Number>),
+) -> Result<Option<Periodic>, KeyError> {
+    let pages = match pages {
+        Some(value) => integer(value, 0, PAGES_PER_JOB_MAX).map_err(|reason| (pages_key, reason))?,
+        None => 0,
+    };
     match (pages, period_ms) {
         (0, None) => Ok(None),
-        (0, Some(0.0)) => Ok(None),
-        (0, Some(_)) => Err("a period is given but the task moves 0 pages"),
-        (_, None) => Err("pages are given without a period"),
-        (_, Some(period)) if !(period.is_finite() && period > 0.0) => {
-            Err("the period must be a positive number of milliseconds")
+        (0, Some(period)) if period.as_f64() == 0.0 => Ok(None),
+        (0, Some(_)) => Err((period_key, "a period is given but the task moves 0 pages".to_owned())),
+        (_, None) => Err((period_key, "pages are given without a period".to_owned())),
+        (_, Some(period)) => {
+            let period_ms = real(period, PERIOD_MS_MIN, PERIOD_MS_MAX, "ms").map_err(|reason| (period_key, reason))?;
+            Ok(Some(Periodic { pages, period: Duration::from_secs_f64(period_ms / 1e3) }))
         }
-        (_, Some(period)) => Ok(Some(Periodic { pages, period: Duration::from_secs_f64(period / 1e3) })),
     }
 }
 
@@ -211,5 +240,36 @@ mod tests {
         let unknown =
             TaskSet::parse("[[task]]\nwrite_page = 3\n", Path::new("u.toml")).expect_err("unknown key").to_string();
         assert!(unknown.contains("u.toml") && unknown.contains("write_page"), "{unknown}");
+    }
+
+    /// Issue 15: `write_period_ms = 1e300` panicked `nandlab admit` and 1e-12
+    /// printed "load inf"; both are now refused, naming the key.
+    #[test]
+    fn out_of_range_numbers_are_refused_naming_task_and_key() {
+        let task = |body: &str| format!("[[task]]\nname = \"a\"\nwrite_pages = 4\nlifetime_periods = 9\n{body}\n");
+        let error = |body: &str| TaskSet::parse(&task(body), Path::new("t.toml")).expect_err("invalid").to_string();
+        for period in ["1e300", "1e-12", "-5", "nan", "inf"] {
+            let message = error(&format!("write_period_ms = {period}"));
+            assert!(message.starts_with("t.toml:1: task \"a\": key `write_period_ms`: must be a finite number of ms from 0.001 to 10000000000"), "{message}");
+        }
+        let pages = TaskSet::parse("[[task]]\nread_pages = 1e300\nread_period_ms = 5\n", Path::new("p.toml"))
+            .expect_err("huge pages")
+            .to_string();
+        assert!(pages.contains("key `read_pages`: must be a whole number from 0 to 4294967296"), "{pages}");
+        let lifetime = TaskSet::parse(
+            "[[task]]\nwrite_pages = 1\nwrite_period_ms = 5\nlifetime_periods = 1e10\n",
+            Path::new("l.toml"),
+        )
+        .expect_err("lifetime too long")
+        .to_string();
+        assert!(lifetime.contains("`lifetime_periods`: must be a whole number from 0 to 1000000000"), "{lifetime}");
+        assert!(TaskSet::parse(&task("write_period_ms = 0.001"), Path::new("t.toml")).is_ok());
+    }
+
+    #[test]
+    fn duplicate_task_names_are_refused() {
+        let text = "[[task]]\nname = \"a\"\nread_pages = 1\nread_period_ms = 5\n\n[[task]]\nname = \"a\"\nread_pages = 2\nread_period_ms = 5\n";
+        let error = TaskSet::parse(text, Path::new("d.toml")).expect_err("duplicate").to_string();
+        assert_eq!(error, "d.toml:6: task \"a\": key `name`: a task of this name is already defined on line 1");
     }
 }

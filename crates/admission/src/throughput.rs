@@ -7,18 +7,70 @@ use crate::{DeviceParams, Task};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// The paper's time unit: periods in Table 3 and Section 4.2 are milliseconds.
-pub const TIME_QUANTUM_DEFAULT: Duration = Duration::from_millis(1);
-
 /// Which write and GC capacities enter eq. (20).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WriteCost {
-    /// Eq. (18)-(19): C^w = ⌈w/S_chips⌉·t_w plus a GC task erasing one block.
+    /// Eq. (18)-(19): C^w = ⌈w/chips⌉·t_w plus a GC task erasing one block,
+    /// "chips" as chosen by [`WriteSpread`].
     Telomere,
     /// Eq. (25)-(26): every page write may carry one partial GC step,
-    /// C^w = ⌈w/S_chips⌉·(t_w + max(t_e, t_r + t_w)), and C^g = 0.
+    /// C^w = ⌈w/S_chips⌉·(t_w + max(t_e, t_r + t_w)), and C^g = 0. WAO-GC is a
+    /// page-mapped FTL that stripes every write over all chips.
     WaoGc,
+}
+
+/// Over how many chips a Telomere job's writes and its GC task's erasures are
+/// spread in eq. (18)-(19).
+///
+/// The paper charges ⌈w/S_chips⌉·t_w and ⌈t_e/S_chips⌉, as if every job were
+/// spread over all chips, while its placement (Section 4) writes a partition
+/// into one stripe of g open blocks on g chips. Admission must charge what the
+/// placement does: at g = 1 a job of w pages occupies one chip for w·t_w.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum WriteSpread {
+    /// Over the partition's stripe of min(g, S_chips) chips:
+    /// C^w = ⌈w/min(g, S_chips)⌉·t_w and C^g = ⌈t_e/min(g, S_chips)⌉. What
+    /// nandlab's placement FTL does.
+    #[default]
+    Stripe,
+    /// Over all S_chips chips, eq. (18)-(19) as printed. Sound only for an FTL
+    /// that spreads every job over every chip; equal to `Stripe` at g ≥ S_chips.
+    AllChips,
+}
+
+/// The unit in which eq. (19)'s C^g is rounded up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum GcRounding {
+    /// C^g exact (to the nanosecond): 42,188 ns for t_e = 2.7 ms on 64 chips.
+    #[default]
+    Exact,
+    /// C^g rounded up to whole milliseconds, the paper's time unit (Table 3,
+    /// Section 4.2): 1 ms on the 1 TB drive. Only with it does Figure 9's
+    /// Telomere throughput come out near the paper's 83 % (docs/telomere.md).
+    Millisecond,
+}
+
+impl GcRounding {
+    /// The rounding unit.
+    #[must_use]
+    pub fn quantum(self) -> Duration {
+        match self {
+            Self::Exact => Duration::from_nanos(1),
+            Self::Millisecond => Duration::from_millis(1),
+        }
+    }
+}
+
+/// The modelling choices of eq. (18)-(19) an [`crate::policy::AdmissionContext`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ThroughputOptions {
+    pub write_spread: WriteSpread,
+    pub gc_rounding: GcRounding,
 }
 
 /// Utilization terms of eq. (20), each a fraction of one EDF "processor".
@@ -49,7 +101,7 @@ impl EdfUtilization {
 /// The device figures eq. (17)-(20) need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThroughputModel {
-    /// Read stripe width: g capped at S_chips (a read of g pages on g chips).
+    /// Stripe width: g capped at S_chips (a read or write of g pages on g chips).
     pub stripe_width: u64,
     pub chips: u64,
     pub pages_per_block: u64,
@@ -57,26 +109,30 @@ pub struct ThroughputModel {
     pub write: Duration,
     pub erase: Duration,
     pub cost: WriteCost,
-    /// Time unit in which eq. (19)'s C^g = ⌈t_e / S_chips⌉ is rounded up. The
-    /// paper states periods in milliseconds; rounding to 1 ms gives
-    /// C^g = 1 ms on the 1 TB drive, and only with it does eq. (20) reproduce
-    /// both Telomere's 83 % and WAO-GC's 38 % (see docs/telomere.md). 1 ns
-    /// makes C^g the exact t_e / S_chips.
-    pub time_quantum: Duration,
+    pub options: ThroughputOptions,
 }
 
 impl ThroughputModel {
     #[must_use]
-    pub fn new(device: &DeviceParams, granularity: u64, cost: WriteCost) -> Self {
+    pub fn new(device: &DeviceParams, granularity: u64, cost: WriteCost, options: ThroughputOptions) -> Self {
         Self {
-            stripe_width: granularity.clamp(1, device.chips()),
-            chips: device.chips(),
-            pages_per_block: device.pages_per_block,
+            stripe_width: granularity.clamp(1, device.chips().max(1)),
+            chips: device.chips().max(1),
+            pages_per_block: device.pages_per_block.max(1),
             read: device.read,
             write: device.write,
             erase: device.erase,
             cost,
-            time_quantum: TIME_QUANTUM_DEFAULT,
+            options,
+        }
+    }
+
+    /// Chips a Telomere job's writes and its GC erasures are spread over.
+    #[must_use]
+    pub fn write_chips(&self) -> u64 {
+        match self.options.write_spread {
+            WriteSpread::Stripe => self.stripe_width,
+            WriteSpread::AllChips => self.chips,
         }
     }
 
@@ -86,28 +142,28 @@ impl ThroughputModel {
         scale(self.read, pages.div_ceil(self.stripe_width))
     }
 
-    /// C^w, eq. (18) or (25).
+    /// C^w, eq. (18) with [`Self::write_chips`], or eq. (25) over all chips.
     #[must_use]
     pub fn write_capacity(&self, pages: u64) -> Duration {
-        let rounds = pages.div_ceil(self.chips);
         match self.cost {
-            WriteCost::Telomere => scale(self.write, rounds),
-            WriteCost::WaoGc => scale(self.write + self.erase.max(self.read + self.write), rounds),
+            WriteCost::Telomere => scale(self.write, pages.div_ceil(self.write_chips())),
+            WriteCost::WaoGc => scale(self.write + self.erase.max(self.read + self.write), pages.div_ceil(self.chips)),
         }
     }
 
     /// The GC task of a writing task, eq. (19): (C^g, T^g), or `None` under
-    /// eq. (26). C^g = ⌈t_e / S_chips⌉, the ceiling taken in nanoseconds: one
-    /// erasure's time shared by the chips. T^g = T^w / ⌈w/P⌉ when w > P (the
-    /// task fills ⌈w/P⌉ blocks a period), else T^w·⌊P/w⌋ (one block fills
-    /// every ⌊P/w⌋ periods). The ceiling is taken in [`Self::time_quantum`]s.
+    /// eq. (26). C^g = ⌈t_e / chips⌉ with [`Self::write_chips`], rounded up
+    /// as [`ThroughputOptions::gc_rounding`] says: one erasure's time shared
+    /// by the chips the task's blocks lie on. T^g = T^w / ⌈w/P⌉ when w > P
+    /// (the task fills ⌈w/P⌉ blocks a period), else T^w·⌊P/w⌋ (one block
+    /// fills every ⌊P/w⌋ periods).
     #[must_use]
     pub fn gc_task(&self, write_pages: u64, write_period: Duration) -> Option<(Duration, Duration)> {
         if self.cost == WriteCost::WaoGc || write_pages == 0 {
             return None;
         }
-        let quantum_ns = self.time_quantum.as_nanos().max(1);
-        let quanta = self.erase.as_nanos().div_ceil(u128::from(self.chips) * quantum_ns);
+        let quantum_ns = self.options.gc_rounding.quantum().as_nanos();
+        let quanta = self.erase.as_nanos().div_ceil(u128::from(self.write_chips()) * quantum_ns);
         let capacity = Duration::from_nanos(u64::try_from(quanta * quantum_ns).unwrap_or(u64::MAX));
         let period = if write_pages > self.pages_per_block {
             let blocks = u32::try_from(write_pages.div_ceil(self.pages_per_block)).unwrap_or(u32::MAX);
@@ -196,11 +252,12 @@ mod tests {
     #[test]
     fn eq_17_to_20_on_one_striped_task() {
         let device = DeviceParams::telomere_1tb();
-        let mut model = ThroughputModel::new(&device, 64, WriteCost::Telomere);
+        let mut model = ThroughputModel::new(&device, 64, WriteCost::Telomere, ThroughputOptions::default());
+        model.options.gc_rounding = GcRounding::Millisecond;
         let utilization = model.edf(&[task(64, 10, 64, 20)]);
         // C^g = ⌈2.7 ms / 64⌉ = 1 ms in the paper's millisecond unit, every T^g = 20 ms·⌊128/64⌋.
         assert!((utilization.gc - 1.0 / 40.0).abs() < 1e-12);
-        model.time_quantum = Duration::from_nanos(1);
+        model.options.gc_rounding = GcRounding::Exact;
         let utilization = model.edf(&[task(64, 10, 64, 20)]);
         // C^r = ⌈64/64⌉·0.2 ms over 10 ms; C^w = ⌈64/64⌉·0.7 ms over 20 ms.
         assert!((utilization.read - 0.02).abs() < 1e-12);
@@ -215,16 +272,37 @@ mod tests {
     #[test]
     fn wao_gc_pays_a_partial_gc_step_per_write_and_has_no_gc_task() {
         let device = DeviceParams::telomere_1tb();
-        let model = ThroughputModel::new(&device, 64, WriteCost::WaoGc);
+        let model = ThroughputModel::new(&device, 8, WriteCost::WaoGc, ThroughputOptions::default());
         assert_eq!(model.write_capacity(65), Duration::from_micros(2 * (700 + 2700)));
         assert_eq!(model.gc_task(64, Duration::from_millis(20)), None);
     }
 
     #[test]
     fn gc_period_follows_eq_19() {
-        let model = ThroughputModel::new(&DeviceParams::telomere_1tb(), 64, WriteCost::Telomere);
+        let model =
+            ThroughputModel::new(&DeviceParams::telomere_1tb(), 64, WriteCost::Telomere, ThroughputOptions::default());
         let period = Duration::from_millis(30);
         assert_eq!(model.gc_task(300, period).map(|gc| gc.1), Some(Duration::from_millis(10)));
         assert_eq!(model.gc_task(50, period).map(|gc| gc.1), Some(Duration::from_millis(60)));
+    }
+
+    /// Issue 15: on `cosmos` a task writing 32 pages every 10 ms at g = 1 was
+    /// admitted with load 0.353 and then missed every deadline, because its
+    /// partition lies on one chip and 32 programs there take 22.4 ms.
+    #[test]
+    fn a_job_is_charged_on_its_stripe_not_on_all_chips() {
+        let device = DeviceParams::cosmos();
+        let writer = Task::writer("w", 32, Duration::from_millis(10), 20);
+        let mut model = ThroughputModel::new(&device, 1, WriteCost::Telomere, ThroughputOptions::default());
+        assert_eq!(model.write_capacity(32), Duration::from_micros(32 * 700));
+        assert_eq!(model.gc_task(32, Duration::from_millis(10)).map(|gc| gc.0), Some(device.erase));
+        assert!(!model.edf(std::slice::from_ref(&writer)).schedulable());
+        model.options.write_spread = WriteSpread::AllChips;
+        assert_eq!(model.write_capacity(32), Duration::from_micros(700));
+        assert!(model.edf(&[writer]).schedulable(), "the printed eq. (18) admits it");
+        // At g = S_chips both readings agree.
+        let striped = ThroughputModel::new(&device, 32, WriteCost::Telomere, ThroughputOptions::default());
+        assert_eq!(striped.write_capacity(32), model.write_capacity(32));
+        assert_eq!(striped.gc_task(32, Duration::from_millis(10)), model.gc_task(32, Duration::from_millis(10)));
     }
 }

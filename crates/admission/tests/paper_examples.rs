@@ -59,7 +59,7 @@ fn section_4_2_opt1_opt2_opt3() {
 
 #[test]
 fn section_4_2_with_the_erase_term_as_printed_does_not_match_the_paper() {
-    let model = example_model(EraseAllowance::PerPeriod);
+    let model = example_model(EraseAllowance::Printed);
     let [t0, t1, t2] = section_4_2_tasks();
     assert_eq!(model.partition_blocks(&[&t0, &t1]), 12);
     assert_eq!(model.partition_blocks(&[&t0, &t1]) + model.partition_blocks(&[&t2]), 21);
@@ -90,7 +90,7 @@ fn model_strategy() -> impl Strategy<Value = StorageModel> {
         |(granularity, general, prorated)| {
             let mut model = StorageModel::new(&DeviceParams::telomere_1tb(), granularity).expect("valid");
             model.write_size = if general { WriteSizeModel::General } else { WriteSizeModel::SmallWrites };
-            model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::PerPeriod };
+            model.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::Printed };
             model
         },
     )
@@ -198,5 +198,24 @@ proptest! {
         let (whole, part) = (check(&policy, &context, &set), check(&policy, &context, &subset));
         prop_assert!(part.storage.fits() || !whole.storage.fits());
         prop_assert!(part.throughput.load() <= whole.throughput.load() + 1e-12);
+    }
+
+    /// Eq. (18)-(19) on the stripe never charge less than as printed, and the
+    /// two agree once the stripe spans every chip (issue 15).
+    #[test]
+    fn the_stripe_charge_is_at_least_the_printed_one(seed in any::<u64>(), tasks in 1_usize..40, utilization in 0.05_f64..1.0, granularity in prop::sample::select(vec![1_u64, 2, 4, 8, 32, 64, 128])) {
+        use nandlab_admission::policy::AdmissionContext;
+        use nandlab_admission::throughput::{WriteCost, WriteSpread};
+        let device = DeviceParams::telomere_1tb();
+        let config = GeneratorConfig { tasks, storage_utilization: utilization, bandwidth_utilization: utilization, granularity, max_stripes_per_request: 3 };
+        let set = generate(&device, &config, seed).expect("valid config");
+        let mut context = AdmissionContext::new(device, granularity, 0.9).expect("valid");
+        let stripe = context.throughput_model(WriteCost::Telomere).edf(&set);
+        context.throughput.write_spread = WriteSpread::AllChips;
+        let printed = context.throughput_model(WriteCost::Telomere).edf(&set);
+        prop_assert!(stripe.write >= printed.write && stripe.gc >= printed.gc);
+        if granularity >= context.device.chips() {
+            prop_assert_eq!(stripe, printed);
+        }
     }
 }

@@ -8,6 +8,8 @@
 use crate::config::{Config, ConfigError};
 use crate::device::open_channel::OpenChannelGeometry;
 use crate::device::Geometry;
+use crate::ftl::telomere::TelomereFtl;
+use crate::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
 use crate::ftl::{FtlError, LayerKind, PageFtl, TranslationLayer};
 use crate::host::discard::{DiscardStats, SectorRange};
 use crate::host::event::{HostEvent, HostOp};
@@ -201,11 +203,26 @@ pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<
     Ok(simulation.report())
 }
 
-/// The translation layers a configuration can name.
+/// The translation layers the driver runs (`ftl.kind`). Front ends build
+/// one themselves only when configuration cannot describe it (Telomere's
+/// admitted partitions, a page FTL with a wear model).
 #[derive(Debug, Clone)]
-enum Layer {
+pub enum Layer {
     Page(PageFtl),
     OpenChannel(Pblk),
+    WaoGc(WaoGcFtl),
+    Telomere(TelomereFtl),
+}
+
+impl Layer {
+    fn kind(&self) -> LayerKind {
+        match self {
+            Layer::Page(_) => LayerKind::Page,
+            Layer::OpenChannel(_) => LayerKind::OpenChannel,
+            Layer::WaoGc(_) => LayerKind::WaoGc,
+            Layer::Telomere(_) => LayerKind::Telomere,
+        }
+    }
 }
 
 /// Runs `$body` with `$ftl` bound to the concrete layer, so the hot loops
@@ -215,6 +232,8 @@ macro_rules! on_layer {
         match $layer {
             Layer::Page($ftl) => $body,
             Layer::OpenChannel($ftl) => $body,
+            Layer::WaoGc($ftl) => $body,
+            Layer::Telomere($ftl) => $body,
         }
     };
 }
@@ -256,7 +275,48 @@ impl Simulation {
                     .map_err(|error| ConfigError::new("pblk", error.to_string()))?;
                 Layer::OpenChannel(pblk)
             }
+            LayerKind::WaoGc => {
+                let timing = &config.timing;
+                let wao = WaoGcConfig::from_latencies(
+                    SimNs(timing.read_ns),
+                    SimNs(timing.program_ns),
+                    SimNs(timing.erase_ns),
+                    config.ftl.gc_threshold_blocks,
+                );
+                Layer::WaoGc(WaoGcFtl::new(&geometry, wao))
+            }
+            LayerKind::Telomere => {
+                return Err(ConfigError::new(
+                    "ftl.kind",
+                    "\"telomere\" needs the partitions of an admitted task set: run it with `nandlab admit TASKS --simulate SECONDS`",
+                )
+                .into())
+            }
         };
+        Self::assemble(config, geometry, journal, layer)
+    }
+
+    /// A run on a layer the caller built (Telomere's planned partitions, a
+    /// page FTL with a wear model). The configuration describes the same
+    /// device (its geometry must be the layer's); `ftl.kind` is set from
+    /// the layer.
+    pub fn with_layer(config: &Config, layer: Layer) -> Result<Self, SimError> {
+        let mut config = config.clone();
+        config.ftl.kind = LayerKind::Page;
+        let geometry = config.validate()?;
+        let layer_geometry = *on_layer!(&layer, ftl => ftl.geometry());
+        if layer_geometry != geometry {
+            return Err(ConfigError::new(
+                "device",
+                format!("describes {geometry:?}, but the translation layer was built for {layer_geometry:?}"),
+            )
+            .into());
+        }
+        config.ftl.kind = layer.kind();
+        Self::assemble(&config, geometry, &[], layer)
+    }
+
+    fn assemble(config: &Config, geometry: Geometry, journal: &[SectorRange], layer: Layer) -> Result<Self, SimError> {
         let measure_start = on_layer!(&layer, ftl => ftl.counters().clone());
         Ok(Self {
             stages: HostStages::new(&geometry, &config.host, &config.discard, journal)?,
@@ -284,9 +344,19 @@ impl Simulation {
     /// The open-channel host FTL, when the run uses it.
     pub fn pblk(&self) -> Option<&Pblk> {
         match &self.layer {
-            Layer::Page(_) => None,
             Layer::OpenChannel(pblk) => Some(pblk),
+            _ => None,
         }
+    }
+
+    /// The translation layer the run drives.
+    pub fn layer(&self) -> &Layer {
+        &self.layer
+    }
+
+    /// Erase count of every block (chunk) of the flash.
+    pub fn erase_counts(&self) -> &[u32] {
+        on_layer!(&self.layer, ftl => ftl.erase_counts())
     }
 
     /// The layer's cumulative counters (aging included).
@@ -331,7 +401,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -358,7 +428,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -389,7 +459,7 @@ impl Simulation {
         let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters| {
+        let observe = |counters: &Counters, _: &[u32]| {
             let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
@@ -426,7 +496,7 @@ impl Simulation {
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters| {
+        let observe = |counters: &Counters, _: &[u32]| {
             series.observe(counters);
             false
         };
@@ -439,7 +509,7 @@ impl Simulation {
     /// (a trace replay), then issues what the DISCARD stage still holds.
     pub fn replay(&mut self, source: &mut dyn EventSource, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(None);
-        let observe = |counters: &Counters| {
+        let observe = |counters: &Counters, _: &[u32]| {
             series.observe(counters);
             false
         };
@@ -448,11 +518,29 @@ impl Simulation {
         Ok(())
     }
 
+    /// Like [`Self::replay`], stopping early once `stop` says so; it sees the
+    /// counters and the erase count of every block after each request.
+    pub fn replay_until(
+        &mut self,
+        source: &mut dyn EventSource,
+        observer: &mut dyn FnMut(Progress),
+        stop: &mut dyn FnMut(&Counters, &[u32]) -> bool,
+    ) -> Result<(), SimError> {
+        let mut series = self.phase_series(None);
+        let mut observe = |counters: &Counters, erase_counts: &[u32]| {
+            series.observe(counters);
+            stop(counters, erase_counts)
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, &mut observe))?;
+        self.series.extend(series.into_points());
+        Ok(())
+    }
+
     /// Issues `requests` writes of the workload with nothing but the driver
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_| false))
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _| false))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -573,17 +661,21 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     source: &mut S,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
-    mut after_each: impl FnMut(&Counters) -> bool,
+    mut after_each: impl FnMut(&Counters, &[u32]) -> bool,
 ) -> Result<(), SimError> {
     let total = source.len_hint().unwrap_or(0);
     let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    // A layer that follows time must see each event's time just before the
+    // event's own requests, so it gets no requests ahead.
+    let lookahead = if ftl.follows_time() { 0 } else { LOOKAHEAD };
     let mut dry = false;
     let mut events: u64 = 0;
     loop {
-        while !dry && ahead.len() <= LOOKAHEAD {
+        while !dry && ahead.len() <= lookahead {
             let before = ahead.len();
             match source.next_event()? {
                 Some(event) => {
+                    ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
                     stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {
@@ -606,7 +698,7 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             ftl.prefetch_old_page(halfway.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
-        if after_each(ftl.counters()) {
+        if after_each(ftl.counters(), ftl.erase_counts()) {
             break;
         }
     }
@@ -623,6 +715,7 @@ struct StagedSource<'a, S: EventSource + ?Sized> {
     stages: &'a mut HostStages,
     pending: VecDeque<(Request, bool)>,
     arrival: SimNs,
+    deadline: Option<SimNs>,
     first_ns: Option<u64>,
     error: Option<SimError>,
     done: bool,
@@ -630,7 +723,16 @@ struct StagedSource<'a, S: EventSource + ?Sized> {
 
 impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
     fn new(source: &'a mut S, stages: &'a mut HostStages) -> Self {
-        Self { source, stages, pending: VecDeque::new(), arrival: SimNs(0), first_ns: None, error: None, done: false }
+        Self {
+            source,
+            stages,
+            pending: VecDeque::new(),
+            arrival: SimNs(0),
+            deadline: None,
+            first_ns: None,
+            error: None,
+            done: false,
+        }
     }
 
     /// Turns the next event (or the end of the source) into pending
@@ -644,10 +746,12 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
             Ok(Some(event)) => {
                 let first = *self.first_ns.get_or_insert(event.time.0);
                 self.arrival = SimNs(event.time.0.saturating_sub(first));
+                self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
                 self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error))
             }
             Ok(None) => {
                 self.done = true;
+                self.deadline = None;
                 self.stages.finish(&mut self.pending).map_err(|error| at_event(self.stages, error))
             }
             Err(error) => Err(SimError::Source(error)),
@@ -671,7 +775,7 @@ impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
             self.refill()?;
         }
         let (request, priority) = self.pending.pop_front()?;
-        Some(TimedRequest { request, arrival: self.arrival, priority })
+        Some(TimedRequest { request, arrival: self.arrival, priority, deadline: self.deadline })
     }
 }
 

@@ -67,14 +67,17 @@ fn workload(seed: u64, events: usize, logical_pages: u64) -> Vec<HostEvent> {
 }
 
 fn config(kind: LayerKind, policy: DiscardPolicy, classifier: &str) -> Config {
-    let kind = match kind {
-        LayerKind::Page => "page",
-        LayerKind::OpenChannel => "open-channel",
+    let (name, over_provisioning) = match kind {
+        LayerKind::Page | LayerKind::Telomere => ("page", 0.25),
+        LayerKind::OpenChannel => ("open-channel", 0.25),
+        // Well below WAO-GC's utilization bound (0.74 with Telomere's latencies).
+        LayerKind::WaoGc => ("wao-gc", 0.4),
     };
     let (config, _) = common::config(
         "small",
         &[
-            &format!("ftl.kind=\"{kind}\""),
+            &format!("ftl.kind=\"{name}\""),
+            &format!("device.over_provisioning={over_provisioning}"),
             &format!("host.classifier=\"{classifier}\""),
             "pblk.write_buffer_pages=64",
             &format!("pblk.separate={}", classifier != "none"),
@@ -113,11 +116,12 @@ fn written_pages(events: &[HostEvent]) -> u64 {
 
 #[test]
 fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
-    let logical_pages = u64::from(common::config("small", &[]).1.logical_pages);
-    let events = workload(11, 6_000, logical_pages);
-    let expected_pages = written_pages(&events);
     let policies = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD, DiscardPolicy::Periodic];
-    for kind in [LayerKind::Page, LayerKind::OpenChannel] {
+    for kind in [LayerKind::Page, LayerKind::OpenChannel, LayerKind::WaoGc] {
+        let logical_pages =
+            u64::from(config(kind, DiscardPolicy::Off, "none").validate().expect("valid").logical_pages);
+        let events = workload(11, 6_000, logical_pages);
+        let expected_pages = written_pages(&events);
         for policy in policies {
             for classifier in ["none", "journal"] {
                 let config = config(kind, policy, classifier);
@@ -146,7 +150,13 @@ fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
                 assert_eq!(counted.discard, timed.discard, "{case}: the DISCARD stage does not depend on time");
                 assert_eq!(counted.measured.counters.host_pages_trimmed, timed.measured.counters.host_pages_trimmed);
                 let journal_stream = counted.measured.counters.stream_host_pages_written.get(1).copied().unwrap_or(0);
-                assert_eq!(journal_stream > 0, classifier == "journal", "{case}: journal writes get their own stream");
+                // WAO-GC has one write point and takes no placement hints.
+                let hints = kind != LayerKind::WaoGc;
+                assert_eq!(
+                    journal_stream > 0,
+                    hints && classifier == "journal",
+                    "{case}: journal writes get their own stream"
+                );
                 if policy == DiscardPolicy::Off {
                     assert_eq!(counted.measured.counters.host_pages_trimmed, 0, "{case}");
                 }

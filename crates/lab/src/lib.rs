@@ -22,6 +22,7 @@ pub mod table;
 
 pub use drive::Report;
 pub use error::{Error, Result};
+pub use experiments::periodic_run::{simulate_admitted, AdmittedRun, TaskThroughput, SIMULATE_S_MAX};
 pub use nandlab_core::sim::{Phase, Progress};
 pub use registry::{reproduce, ExperimentArgs, Reproduced, EXPERIMENTS};
 

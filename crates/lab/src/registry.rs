@@ -62,7 +62,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
     Experiment {
         name: "telomere-fig9",
         description: "Telomere Fig. 9: Telomere SiP/SharP vs WAO-GC vs MultiLog-Oracle at α = 0.10, 0.30, 0.75",
-        keys: &[],
+        keys: &telomere::FIGURE_9_KEYS,
         needs_root: false,
         rough_seconds: 3,
         run: telomere::figure_9,

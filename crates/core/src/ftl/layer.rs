@@ -1,12 +1,13 @@
 //! The translation-layer boundary: what the driver and the timing engine ask
 //! of whatever maps logical pages onto flash — the device-side page-mapped
-//! FTL ([`super::PageFtl`]) or the host-level FTL over an open-channel device
-//! ([`crate::host::pblk::Pblk`]).
+//! FTL ([`super::PageFtl`]), the host-level FTL over an open-channel device
+//! ([`crate::host::pblk::Pblk`]), Telomere's lifetime-aware placement FTL
+//! ([`super::telomere::TelomereFtl`]) and WAO-GC ([`super::wao_gc::WaoGcFtl`]).
 
 use crate::device::Geometry;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError};
 use crate::metrics::Counters;
-use crate::units::{Lpn, StreamId, UnitId};
+use crate::units::{Lpn, SimNs, StreamId, UnitId};
 
 /// A translation layer: logical pages in, flash operations out.
 ///
@@ -16,7 +17,13 @@ use crate::units::{Lpn, StreamId, UnitId};
 ///   operations and any garbage collection it ran inline — to
 ///   [`Self::recorded`], in the order the flash must perform them. The timing
 ///   engine decides *when* they happen; counting mode ignores them.
-/// - The layer enforces nothing about time, and never reads the clock.
+/// - The layer enforces nothing about time and never reads a clock. It
+///   learns the time only through [`Self::advance`], which the driver calls
+///   with each request's arrival before submitting it; a layer whose data
+///   expire by time (Telomere's placement FTL) reclaims what expired there,
+///   recording the erases like any other operation, and says so through
+///   [`Self::follows_time`] (the driver then submits requests strictly one
+///   event at a time). Every other layer ignores time.
 /// - `write` takes a placement hint (the stream the host stages chose); a
 ///   layer may ignore it but must refuse a stream it was not configured for.
 /// - `read` of a page that holds no data (never written, or trimmed) performs
@@ -48,6 +55,18 @@ pub trait TranslationLayer {
     /// Free blocks in `unit`, which the engine's cleaning watermarks compare against.
     fn free_blocks(&self, unit: UnitId) -> u32;
     fn collect_one(&mut self, unit: UnitId) -> Result<bool, FtlError>;
+
+    /// Time moved to `now` (never backwards): reclaim what expired.
+    #[inline]
+    fn advance(&mut self, _now: SimNs) -> Result<(), FtlError> {
+        Ok(())
+    }
+
+    /// Whether [`Self::advance`] matters to this layer.
+    #[inline]
+    fn follows_time(&self) -> bool {
+        false
+    }
 
     /// Turns recording of flash operations on or off (off: counting mode pays nothing).
     fn set_recording(&mut self, on: bool);

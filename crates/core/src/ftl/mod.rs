@@ -59,6 +59,25 @@ pub struct FtlConfig {
     /// What a read of a page that holds no data (never written, or trimmed) does.
     #[serde(default)]
     pub unmapped_reads: UnmappedReads,
+    /// Which parallel unit a host write goes to.
+    #[serde(default)]
+    pub allocation: Allocation,
+}
+
+/// Which parallel unit a host write goes to (`ftl.allocation`). Garbage
+/// collection copies stay in the victim's unit either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Allocation {
+    /// The next unit in turn, whatever the page (dynamic allocation): full
+    /// parallelism for any pattern, but a page rewritten after a number of
+    /// writes that is not a multiple of the units moves to another unit, so
+    /// a periodic pattern can pile valid data up in some units.
+    #[default]
+    RoundRobin,
+    /// Unit = logical page mod units (MQSim's static allocation): every unit
+    /// holds exactly its share of the logical space, whatever the pattern.
+    Static,
 }
 
 /// The translation layers a run can use (`ftl.kind`).
@@ -71,6 +90,15 @@ pub enum LayerKind {
     /// An open-channel device under the pblk-like host FTL (`[pblk]` keys;
     /// `ftl.gc_policy` and the free-block keys do not apply).
     OpenChannel,
+    /// WAO-GC (Zhang et al., RTAS'15), Telomere's real-time baseline:
+    /// partial GC steps of at most ⌊t_e / (t_r + t_w)⌋ copies after each
+    /// write (from `[timing]`'s latencies), collection below
+    /// `ftl.gc_threshold_blocks` free blocks per chip.
+    WaoGc,
+    /// Telomere's lifetime-aware placement FTL. It needs the partitions an
+    /// admission test planned, so only `nandlab admit … --simulate` and the
+    /// Telomere experiments build it; a configuration cannot name it alone.
+    Telomere,
 }
 
 /// What a read of a page holding no data does. Real devices return zeros
@@ -109,6 +137,7 @@ impl Default for FtlConfig {
             streams: default_streams(),
             free_block_order: FreeBlockOrder::default(),
             unmapped_reads: UnmappedReads::default(),
+            allocation: Allocation::default(),
         }
     }
 }
@@ -359,7 +388,10 @@ impl PageFtl {
         if old != NONE {
             self.invalidate(Ppn(old));
         }
-        let unit = self.advance_unit();
+        let unit = match self.config.allocation {
+            Allocation::RoundRobin => self.advance_unit(),
+            Allocation::Static => UnitId(lpn.0 % self.geometry.units()),
+        };
         let ppn = self.program_next(stream.index(), unit, lpn)?;
         self.counters.host_pages_written += 1;
         self.counters.stream_host_pages_written[stream.index()] += 1;

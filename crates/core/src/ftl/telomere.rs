@@ -13,15 +13,20 @@
 //! admission control reserved for it (H_g of eq. (7)/(14)); asking for more
 //! is an error, which is how a run checks the admission bounds. Expired data
 //! are no longer readable.
+//!
+//! As a [`TranslationLayer`], the placement hint of a write is the task
+//! (stream i = task i), and the data expire one data lifetime of that task,
+//! T^w · (l^w + 1) (eq. (3)-(4)), after the request's arrival, which the
+//! driver passes through [`TranslationLayer::advance`]. Erases of expired
+//! blocks are recorded as garbage-collection operations when time passes, so
+//! in a timed run they occupy their chip like every other operation.
 
 use crate::device::wear::{take_free_block, Hotness, WearLeveling, WearModel};
 use crate::device::{FlashArray, Geometry};
 use crate::ftl::shared::{check_lpn, read_mapped};
-use crate::ftl::Recorder;
-use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::metrics::Counters;
-use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
-use crate::workload::periodic::PeriodicSink;
+use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -53,6 +58,8 @@ pub enum TelomereError {
     TaskTwice { task: usize, first: usize, second: usize },
     #[error("the partitions reserve {reserved} blocks, the device has {blocks}")]
     OverReserved { reserved: u64, blocks: u32 },
+    #[error("task {task} has no data lifetime")]
+    NoLifetime { task: usize },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +95,8 @@ pub struct TelomereFtl {
     free: Vec<VecDeque<u32>>,
     partitions: Vec<Partition>,
     task_partition: Vec<Option<usize>>,
+    /// T^w · (l^w + 1) of every task: how long the data of its writes live.
+    task_lifetime: Vec<SimNs>,
     wear_leveling: WearLeveling,
     wear: Option<WearModel>,
     now: SimNs,
@@ -97,9 +106,12 @@ pub struct TelomereFtl {
 }
 
 impl TelomereFtl {
+    /// `task_lifetime[i]`: the data lifetime of task i (every task of the
+    /// partitions needs one).
     pub fn new(
         geometry: &Geometry,
         partitions: &[PartitionSpec],
+        task_lifetime: &[SimNs],
         wear_leveling: WearLeveling,
     ) -> Result<Self, TelomereError> {
         let units = geometry.units();
@@ -129,6 +141,9 @@ impl TelomereFtl {
                 }
                 if let Some(first) = task_partition[task] {
                     return Err(TelomereError::TaskTwice { task, first, second: index });
+                }
+                if task >= task_lifetime.len() {
+                    return Err(TelomereError::NoLifetime { task });
                 }
                 task_partition[task] = Some(index);
             }
@@ -162,10 +177,11 @@ impl TelomereFtl {
             free,
             partitions: built,
             task_partition,
+            task_lifetime: task_lifetime.to_vec(),
             wear_leveling,
             wear: None,
             now: SimNs(0),
-            counters: Counters::new(1),
+            counters: Counters::new(task_lifetime.len().max(1)),
             expired_reads: 0,
             recorded: Recorder::default(),
         })
@@ -227,6 +243,7 @@ impl TelomereFtl {
         let block_expires = &mut self.block_expires[block.index()];
         *block_expires = (*block_expires).max(expires.0);
         self.counters.host_pages_written += 1;
+        self.counters.stream_host_pages_written[task] += 1;
         self.counters.flash_pages_programmed += 1;
         if self.flash.is_full(block) {
             self.state[block.index()] = BlockState::Sealed;
@@ -308,26 +325,96 @@ impl TelomereFtl {
     }
 }
 
-impl PeriodicSink for TelomereFtl {
+impl TranslationLayer for TelomereFtl {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.flash.erase_counts()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.l2p.capacity() * 4
+            + self.lpn_expires.capacity() * 8
+            + self.block_expires.capacity() * 8
+            + self.state.capacity()
+            + self.owner.capacity() * 4
+            + self.free.iter().map(|free| free.capacity() * 4).sum::<usize>()
+            + self.flash.memory_bytes()
+    }
+
+    fn count_request(&mut self) {
+        self.counters.requests += 1;
+    }
+
+    /// Writes a page of task `stream`, valid for the task's data lifetime.
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError> {
+        let task = stream.0 as usize;
+        let lifetime =
+            self.task_lifetime.get(task).copied().ok_or(FtlError::UnadmittedTask { task: u64::from(stream.0) })?;
+        let expires = SimNs(self.now.0.saturating_add(lifetime.0));
+        TelomereFtl::write(self, lpn, task, expires).map(drop)
+    }
+
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        TelomereFtl::read(self, lpn).map(drop)
+    }
+
+    /// The pages become unreadable; their blocks are still erased when the
+    /// data in them expire (no page is ever copied).
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        if pages == 0 {
+            return Ok(());
+        }
+        check_lpn(&self.geometry, Lpn(first.0.saturating_add(pages - 1)))?;
+        for lpn in first.0..first.0 + pages {
+            self.l2p[lpn as usize] = NONE;
+        }
+        self.counters.host_pages_trimmed += u64::from(pages);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), FtlError> {
+        Ok(())
+    }
+
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn.index()).is_some_and(|&ppn| ppn != NONE) && self.lpn_expires[lpn.index()] > self.now.0
+    }
+
+    fn free_blocks(&self, unit: UnitId) -> u32 {
+        u32::try_from(self.free[unit.index()].len()).unwrap_or(u32::MAX)
+    }
+
+    /// Reclaiming is erasing what expired, done as time passes.
+    fn collect_one(&mut self, _unit: UnitId) -> Result<bool, FtlError> {
+        Ok(false)
+    }
+
     fn advance(&mut self, now: SimNs) -> Result<(), FtlError> {
         TelomereFtl::advance(self, now);
         Ok(())
     }
 
-    fn write_page(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<(), FtlError> {
-        self.write(lpn, task, expires).map(drop)
-    }
-
-    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError> {
-        self.read(lpn).map(|page| page.is_some())
+    fn follows_time(&self) -> bool {
+        true
     }
 
     fn set_recording(&mut self, on: bool) {
         self.recorded.set(on);
     }
 
-    fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
-        self.recorded.drain_into(into);
+    fn recorded(&self) -> &[FlashOp] {
+        self.recorded.ops()
+    }
+
+    fn clear_recorded(&mut self) {
+        self.recorded.clear();
     }
 }
 
@@ -373,6 +460,10 @@ mod tests {
         PartitionSpec { tasks: vec![task], blocks, stripe_width: 1, data_lifetime: ms(8) }
     }
 
+    fn lifetimes(tasks: &[PeriodicTask]) -> Vec<SimNs> {
+        tasks.iter().map(PeriodicTask::data_lifetime).collect()
+    }
+
     fn run(ftl: &mut TelomereFtl, tasks: Vec<PeriodicTask>, until: SimNs) -> Result<(), FtlError> {
         let mut workload = PeriodicWorkload::new(tasks, 64, SimNs(0)).expect("fits");
         while let Some(job) = workload.next_job().filter(|job| job.release < until) {
@@ -384,8 +475,13 @@ mod tests {
     #[test]
     fn sip_figure_5_runs_in_two_blocks_per_task_without_copies() {
         // Figure 5: SiP needs 2 blocks for each task (4 in all).
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2), partition(1, 2)], WearLeveling::Fifo)
-            .expect("valid plan");
+        let mut ftl = TelomereFtl::new(
+            &eight_page_chip(8),
+            &[partition(0, 2), partition(1, 2)],
+            &lifetimes(&figure_5_tasks()),
+            WearLeveling::Fifo,
+        )
+        .expect("valid plan");
         run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("admitted set fits its blocks");
         assert_eq!(ftl.counters().gc_page_copies, 0);
         assert!(ftl.counters().erases > 1000, "blocks are erased as they expire");
@@ -394,8 +490,13 @@ mod tests {
 
     #[test]
     fn a_partition_beyond_its_reservation_is_an_error() {
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 1), partition(1, 2)], WearLeveling::Fifo)
-            .expect("valid plan");
+        let mut ftl = TelomereFtl::new(
+            &eight_page_chip(8),
+            &[partition(0, 1), partition(1, 2)],
+            &lifetimes(&figure_5_tasks()),
+            WearLeveling::Fifo,
+        )
+        .expect("valid plan");
         let error = run(&mut ftl, figure_5_tasks(), ms(1_000)).expect_err("one block cannot hold τ1");
         assert_eq!(error, FtlError::PartitionFull { partition: 0, blocks: 1 });
     }
@@ -403,19 +504,47 @@ mod tests {
     #[test]
     fn sharp_figure_6_shares_three_blocks() {
         let shared = PartitionSpec { tasks: vec![0, 1], blocks: 3, stripe_width: 1, data_lifetime: ms(9) };
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[shared], WearLeveling::Fifo).expect("valid plan");
+        let mut ftl =
+            TelomereFtl::new(&eight_page_chip(8), &[shared], &lifetimes(&figure_5_tasks()), WearLeveling::Fifo)
+                .expect("valid plan");
         run(&mut ftl, figure_5_tasks(), ms(10_000)).expect("Figure 6: three shared blocks suffice");
         assert_eq!(ftl.counters().gc_page_copies, 0);
     }
 
-    /// One chip, 0.7 ms programs, 2.7 ms erases, 8-page blocks: a 2-page job
-    /// every 5 ms takes 1.4 ms, or 4.1 ms behind the erase of an expired
-    /// block, and meets every deadline at 400 pages/s; a job every 1 ms needs
-    /// more than 1.4 ms per period and falls further behind with each job.
+    /// The eight-page chip as a configuration, with Telomere's latencies,
+    /// no bus cost and EDF at the chip, writes through.
+    fn timed_config(blocks: u32) -> crate::config::Config {
+        let mut builder = crate::config::ConfigBuilder::preset("small").expect("preset");
+        for assignment in [
+            "device.channels=1".to_owned(),
+            "device.chips_per_channel=1".to_owned(),
+            "device.dies_per_chip=1".to_owned(),
+            "device.planes_per_die=1".to_owned(),
+            format!("device.blocks_per_plane={blocks}"),
+            "device.pages_per_block=8".to_owned(),
+            "device.page_size=4096".to_owned(),
+            format!("device.logical_pages={}", (blocks - 1) * 8),
+            "timing.read_ns=200000".to_owned(),
+            "timing.program_ns=700000".to_owned(),
+            "timing.erase_ns=2700000".to_owned(),
+            "timing.channel_bytes_per_s=1000000000000".to_owned(),
+            "timing.arrival=\"open\"".to_owned(),
+            "timing.queue_depth=1024".to_owned(),
+            "timing.die_queue=\"edf\"".to_owned(),
+        ] {
+            builder.set(&assignment).expect("override");
+        }
+        builder.build().expect("valid configuration").0
+    }
+
+    /// One chip, 0.7 ms programs, 2.7 ms erases, 8-page blocks, through the
+    /// shared timing engine: a 2-page job every 5 ms takes 1.4 ms, or 4.1 ms
+    /// behind the erase of an expired block, and meets every deadline; a job
+    /// every 1 ms needs 1.4 ms per period and falls further behind each time.
     #[test]
     fn timed_run_serializes_a_chip_and_counts_deadline_misses() {
-        use crate::workload::periodic::{run_timed, FlashLatency};
-        let latency = FlashLatency { read: SimNs(200_000), program: SimNs(700_000), erase: SimNs(2_700_000) };
+        use crate::sim::{Layer, Simulation};
+        use crate::workload::periodic::PeriodicEvents;
         let task = |period| PeriodicTask {
             read_pages: 0,
             read_period: SimNs(0),
@@ -424,25 +553,29 @@ mod tests {
             lifetime_periods: 1,
         };
         let run = |period| {
+            let config = timed_config(8);
+            let geometry = eight_page_chip(8);
             let spec = PartitionSpec { tasks: vec![0], blocks: 4, stripe_width: 1, data_lifetime: ms(2 * period) };
-            let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[spec], WearLeveling::Fifo).expect("valid");
-            let mut workload = PeriodicWorkload::new(vec![task(period)], 64, SimNs(0)).expect("fits");
-            run_timed(&mut workload, &mut ftl, 1, latency, ms(1_000), ms(500)).expect("runs")
+            let ftl = TelomereFtl::new(&geometry, &[spec], &[ms(2 * period)], WearLeveling::Fifo).expect("valid");
+            let mut simulation = Simulation::with_layer(&config, Layer::Telomere(ftl)).expect("same device");
+            let workload = PeriodicWorkload::new(vec![task(period)], 56, SimNs(0)).expect("fits");
+            let mut source = PeriodicEvents::new(workload, &geometry, ms(1_000), true).expect("one task");
+            simulation.replay_timed(&mut source, &mut |_| {}).expect("runs").deadlines.clone().expect("deadlines")
         };
         let relaxed = run(5);
-        assert_eq!((relaxed.jobs, relaxed.deadline_misses), (200, 0));
-        assert!(relaxed.bins.iter().all(|bin| (bin.written_pages_per_s - 400.0).abs() < 1e-9), "{:?}", relaxed.bins);
+        assert_eq!((relaxed.requests, relaxed.misses), (200, 0));
         let overloaded = run(1);
-        assert_eq!((overloaded.jobs, overloaded.deadline_misses), (1000, 1000));
+        assert_eq!((overloaded.requests, overloaded.misses), (1000, 1000));
         // Programs alone end job k at 1.4·(k + 1) ms, against a deadline of k + 1 ms.
         assert!(overloaded.worst_lateness_ms >= 0.4 * 1000.0, "{}", overloaded.worst_lateness_ms);
     }
 
     #[test]
     fn expired_data_is_unreadable() {
-        let mut ftl = TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], WearLeveling::Fifo).expect("valid");
+        let mut ftl =
+            TelomereFtl::new(&eight_page_chip(8), &[partition(0, 2)], &[ms(8)], WearLeveling::Fifo).expect("valid");
         ftl.advance(ms(0));
-        ftl.write(Lpn(0), 0, ms(8)).expect("room");
+        TranslationLayer::write(&mut ftl, Lpn(0), StreamId(0)).expect("room");
         ftl.advance(ms(7));
         assert!(ftl.read(Lpn(0)).expect("in range").is_some());
         ftl.advance(ms(8));
@@ -455,16 +588,16 @@ mod tests {
         let geometry = eight_page_chip(8);
         let wide = PartitionSpec { stripe_width: 2, ..partition(0, 4) };
         assert!(matches!(
-            TelomereFtl::new(&geometry, &[wide], WearLeveling::Fifo),
+            TelomereFtl::new(&geometry, &[wide], &[ms(8)], WearLeveling::Fifo),
             Err(TelomereError::StripeWidth { .. })
         ));
         let twice = [partition(0, 2), partition(0, 2)];
         assert!(matches!(
-            TelomereFtl::new(&geometry, &twice, WearLeveling::Fifo),
+            TelomereFtl::new(&geometry, &twice, &[ms(8)], WearLeveling::Fifo),
             Err(TelomereError::TaskTwice { .. })
         ));
         assert!(matches!(
-            TelomereFtl::new(&geometry, &[partition(0, 9)], WearLeveling::Fifo),
+            TelomereFtl::new(&geometry, &[partition(0, 9)], &[ms(8)], WearLeveling::Fifo),
             Err(TelomereError::OverReserved { .. })
         ));
     }

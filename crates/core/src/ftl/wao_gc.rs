@@ -15,11 +15,9 @@
 
 use crate::device::{FlashArray, Geometry};
 use crate::ftl::shared::{check_lpn, read_mapped};
-use crate::ftl::Recorder;
-use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::metrics::Counters;
-use crate::units::{BlockId, Lpn, Ppn, SimNs, UnitId};
-use crate::workload::periodic::PeriodicSink;
+use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -146,6 +144,7 @@ impl WaoGcFtl {
         self.next_unit = (self.next_unit + 1) % self.geometry.units();
         let ppn = self.program(unit, lpn, false)?;
         self.counters.host_pages_written += 1;
+        self.counters.stream_host_pages_written[0] += 1;
         self.partial_step(unit)?;
         Ok(ppn)
     }
@@ -243,25 +242,81 @@ impl WaoGcFtl {
     }
 }
 
-impl PeriodicSink for WaoGcFtl {
-    fn advance(&mut self, _now: SimNs) -> Result<(), FtlError> {
+impl TranslationLayer for WaoGcFtl {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn erase_counts(&self) -> &[u32] {
+        self.flash.erase_counts()
+    }
+
+    fn memory_bytes(&self) -> usize {
+        (self.l2p.capacity() + self.p2l.capacity() + self.valid.capacity()) * 4
+            + self.state.capacity()
+            + self.chips.iter().map(|chip| chip.free.capacity() * 4).sum::<usize>()
+            + self.flash.memory_bytes()
+    }
+
+    fn count_request(&mut self) {
+        self.counters.requests += 1;
+    }
+
+    /// One write point for every stream: WAO-GC has no placement hints.
+    fn write(&mut self, lpn: Lpn, _stream: StreamId) -> Result<(), FtlError> {
+        WaoGcFtl::write(self, lpn).map(drop)
+    }
+
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        WaoGcFtl::read(self, lpn).map(drop)
+    }
+
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        if pages == 0 {
+            return Ok(());
+        }
+        check_lpn(&self.geometry, Lpn(first.0.saturating_add(pages - 1)))?;
+        for lpn in first.0..first.0 + pages {
+            let ppn = std::mem::replace(&mut self.l2p[lpn as usize], NONE);
+            if ppn != NONE {
+                self.invalidate(Ppn(ppn));
+            }
+        }
+        self.counters.host_pages_trimmed += u64::from(pages);
         Ok(())
     }
 
-    fn write_page(&mut self, lpn: Lpn, _task: usize, _expires: SimNs) -> Result<(), FtlError> {
-        self.write(lpn).map(drop)
+    fn flush(&mut self) -> Result<(), FtlError> {
+        Ok(())
     }
 
-    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError> {
-        self.read(lpn).map(|page| page.is_some())
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        self.l2p.get(lpn.index()).is_some_and(|&ppn| ppn != NONE)
+    }
+
+    fn free_blocks(&self, unit: UnitId) -> u32 {
+        u32::try_from(self.chips[unit.index()].free.len()).unwrap_or(u32::MAX)
+    }
+
+    /// Collection runs in partial steps after host writes, never apart.
+    fn collect_one(&mut self, _unit: UnitId) -> Result<bool, FtlError> {
+        Ok(false)
     }
 
     fn set_recording(&mut self, on: bool) {
         self.recorded.set(on);
     }
 
-    fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
-        self.recorded.drain_into(into);
+    fn recorded(&self) -> &[FlashOp] {
+        self.recorded.ops()
+    }
+
+    fn clear_recorded(&mut self) {
+        self.recorded.clear();
     }
 }
 
@@ -314,12 +369,11 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut ftl = WaoGcFtl::new(&geometry, config);
         ftl.set_recording(true);
-        let mut ops = Vec::new();
         for i in 0..400_000u32 {
             let lpn = if i < geometry.logical_pages { i } else { rng.random_range(0..geometry.logical_pages) };
             ftl.write(Lpn(lpn)).expect("below the bound a chip never runs out");
-            ops.clear();
-            ftl.drain_ops(&mut ops);
+            let ops = ftl.recorded().to_vec();
+            ftl.clear_recorded();
             let count = |kind| ops.iter().filter(|op| op.kind == kind && op.gc).count();
             let (copies, erases) = (count(FlashOpKind::Program), count(FlashOpKind::Erase));
             assert!(

@@ -40,6 +40,10 @@ pub struct HostEvent {
     /// The placement hint the source gave (a trace's stream tag, a
     /// synthetic workload's stream); a classifier stage may replace it.
     pub stream: StreamId,
+    /// When the request must be complete (a real-time task's job); the
+    /// timing engine counts misses and, with `timing.die_queue = "edf"`,
+    /// serves each die's operations earliest deadline first.
+    pub deadline: Option<SimNs>,
 }
 
 impl HostEvent {
@@ -54,6 +58,7 @@ impl HostEvent {
             journal_commit: false,
             priority: false,
             stream: StreamId(0),
+            deadline: None,
         }
     }
 }

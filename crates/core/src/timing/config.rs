@@ -49,6 +49,27 @@ pub enum FlushPolicy {
     StripeMerge,
 }
 
+/// The order in which a die serves its queued host operations
+/// (`timing.die_queue`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DieQueue {
+    /// In the order the translation layer issued them.
+    #[default]
+    Fifo,
+    /// Earliest deadline first, without preemption (Telomere Section 6.3:
+    /// "the FTL ... orders them according to EDF and starts handling the
+    /// request if the flash chip is not busy"). An operation takes its
+    /// request's deadline, garbage collection the request ran inline
+    /// included (WAO-GC's partial step is part of the write job it follows,
+    /// eq. (25)); operations of no request (requests without a deadline,
+    /// background GC, Telomere's erases of expired blocks — the GC tasks of
+    /// eq. (19), whose deadlines are far longer than the writes') come after
+    /// every operation with a deadline, in order. An erase, once started,
+    /// still holds its chip for t_e: the blocking term of eq. (20).
+    Edf,
+}
+
 /// The `[timing]` section.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +142,8 @@ pub struct TimingConfig {
     /// page still crosses the bus). Off: the planes of a die take turns.
     #[serde(default)]
     pub multi_plane: bool,
+    #[serde(default)]
+    pub die_queue: DieQueue,
     /// Mapping unit in pages (a stripe); writes that cover a stripe only in
     /// part cost a read-modify-write of the rest. 1 = page mapping.
     #[serde(default = "one")]
@@ -202,6 +225,7 @@ impl Default for TimingConfig {
             gc_low_blocks: None,
             priority_aware_gc: false,
             multi_plane: false,
+            die_queue: DieQueue::Fifo,
             stripe_pages: 1,
             series_interval_ns: default_series_interval_ns(),
         }

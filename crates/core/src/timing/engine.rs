@@ -31,13 +31,13 @@ use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, TranslationLayer};
 use crate::host::Op;
 use crate::metrics::WafSeries;
 use crate::sim::{Phase, Progress};
-use crate::timing::config::{Arrival, FlushPolicy, Interface, TimingConfig};
+use crate::timing::config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig};
 use crate::timing::map_cache::MapCache;
 use crate::timing::queue::{Event, EventQueue};
 use crate::timing::source::{RequestSource, TimedRequest};
 use crate::timing::stats::{Stats, TimedReport};
 use crate::timing::stripe::{StripeFill, WriteBuffer};
-use crate::units::{Lpn, StreamId, UnitId};
+use crate::units::{Lpn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
 
 /// One request at a time, for a live emulated device.
@@ -83,6 +83,8 @@ struct QueuedOp {
     /// Plane of the die, for multi-plane operations.
     plane: u16,
     job: u32,
+    /// When it is due (`timing.die_queue = "edf"` serves the smallest first).
+    due_ns: u64,
 }
 
 /// Most operations one multi-plane command carries.
@@ -97,7 +99,7 @@ struct Command {
 
 impl Default for Command {
     fn default() -> Self {
-        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB };
+        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB, due_ns: u64::MAX };
         Self { ops: [idle; MULTI_PLANE_MAX], len: 0 }
     }
 }
@@ -550,8 +552,14 @@ impl Engine {
         if timed.priority {
             self.priority_outstanding += 1;
         }
-        ftl.count_request();
         let arrival_ns = timed.arrival.0.min(self.now_ns);
+        ftl.advance(SimNs(arrival_ns))?;
+        if !ftl.recorded().is_empty() {
+            // What expired is erased in the background: no request waits
+            // for it, but it holds its die like any other operation.
+            self.enqueue_recorded(ftl, NO_JOB);
+        }
+        ftl.count_request();
         let slot = self.requests.insert(InFlight { timed, arrival_ns, queue, unmapped_pages: 0 });
         let request = timed.request;
         match request.op {
@@ -632,6 +640,9 @@ impl Engine {
                 let request = done.timed.request;
                 let flash_pages = request.pages - done.unmapped_pages;
                 self.stats.complete(request.op, flash_pages, done.timed.priority, done.arrival_ns, self.now_ns);
+                if let Some(deadline) = done.timed.deadline {
+                    self.stats.deadline(deadline.0, self.now_ns);
+                }
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
                 if request.op == Op::Trim {
@@ -796,13 +807,20 @@ impl Engine {
         self.host_epoch += 1;
         let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
+        let due_ns = self.due_ns(job);
         for &op in ftl.recorded() {
             if job != NO_JOB {
                 self.jobs.get_mut(job).open_ops += 1;
             }
             let die = op.unit.0 % dies;
-            let queued = self.queued(op, job);
-            self.dies[die as usize].host_ops.push_back(queued);
+            let queued = QueuedOp { due_ns, ..self.queued(op, job) };
+            let host_ops = &mut self.dies[die as usize].host_ops;
+            match self.config.die_queue {
+                DieQueue::Fifo => host_ops.push_back(queued),
+                DieQueue::Edf => {
+                    host_ops.insert(host_ops.partition_point(|queued_op| queued_op.due_ns <= queued.due_ns), queued)
+                }
+            }
             if !multi_plane && !self.dies[die as usize].busy {
                 self.start_command(die, Queue::Host);
             }
@@ -824,7 +842,18 @@ impl Engine {
         // Planes per die fit in u16 whenever multi-plane batching matters.
         #[allow(clippy::cast_possible_truncation)]
         let plane = (op.unit.0 / self.geometry.dies()) as u16;
-        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
+        QueuedOp { kind: op.kind, gc: op.gc, plane, job, due_ns: u64::MAX }
+    }
+
+    /// The deadline of the request `job` serves (`u64::MAX` for none).
+    fn due_ns(&self, job: u32) -> u64 {
+        if self.config.die_queue == DieQueue::Fifo || job == NO_JOB {
+            return u64::MAX;
+        }
+        match self.jobs.get(job).kind {
+            JobKind::Request(slot) => self.requests.get(slot).timed.deadline.map_or(u64::MAX, |deadline| deadline.0),
+            JobKind::Flush { .. } => u64::MAX,
+        }
     }
 
     /// The die is ready: host operations first, then background GC when

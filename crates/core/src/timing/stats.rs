@@ -60,6 +60,16 @@ pub struct LatencyReport {
     pub normal: Option<LatencySummary>,
 }
 
+/// How requests with a deadline (real-time jobs) fared.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeadlineReport {
+    pub requests: u64,
+    /// Requests that completed after their deadline.
+    pub misses: u64,
+    /// The latest completion after a deadline; 0 when none was missed.
+    pub worst_lateness_ms: f64,
+}
+
 /// Everything a timed run measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TimedReport {
@@ -92,6 +102,9 @@ pub struct TimedReport {
     /// with zeros by the controller, no flash read, and not counted in
     /// `read_mb_s` (`ftl.unmapped_reads`).
     pub unmapped_read_pages: u64,
+    /// Present when requests carried deadlines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<DeadlineReport>,
     pub throughput_series: Vec<ThroughputPoint>,
 }
 
@@ -113,6 +126,8 @@ pub struct Stats {
     pub discard_map_misses: u64,
     pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
+    deadlines: DeadlineReport,
+    worst_lateness_ns: u64,
     series: Series,
     last_completion_ns: u64,
     last_busy_ns: u64,
@@ -151,6 +166,8 @@ impl Stats {
             discard_map_misses: 0,
             unmapped_read_pages: 0,
             host_pages_written: 0,
+            deadlines: DeadlineReport::default(),
+            worst_lateness_ns: 0,
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
             last_busy_ns: 0,
@@ -172,6 +189,15 @@ impl Stats {
         }
         self.series.complete(done_ns, op, pages * self.page_size);
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
+    }
+
+    /// A request due at `deadline_ns` completed at `done_ns`.
+    pub fn deadline(&mut self, deadline_ns: u64, done_ns: u64) {
+        self.deadlines.requests += 1;
+        if done_ns > deadline_ns {
+            self.deadlines.misses += 1;
+            self.worst_lateness_ns = self.worst_lateness_ns.max(done_ns - deadline_ns);
+        }
     }
 
     /// A die stays busy until `ns`.
@@ -205,6 +231,11 @@ impl Stats {
         let gc_die_time_share =
             if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
         self.series.close(self.last_completion_ns);
+        #[allow(clippy::cast_precision_loss)]
+        let deadlines = (self.deadlines.requests > 0).then(|| DeadlineReport {
+            worst_lateness_ms: self.worst_lateness_ns as f64 / 1e6,
+            ..self.deadlines.clone()
+        });
         TimedReport {
             simulated_s: seconds,
             #[allow(clippy::cast_precision_loss)]
@@ -230,6 +261,7 @@ impl Stats {
             stripes_merged: self.stripes_merged,
             discard_map_misses: self.discard_map_misses,
             unmapped_read_pages: self.unmapped_read_pages,
+            deadlines,
             throughput_series: self.series.points,
         }
     }

@@ -1,9 +1,7 @@
 //! Periodic real-time tasks as a workload (Telomere Section 3.1, Table 1).
 //! This file owns the task model the simulator runs, the job stream it
-//! releases, the [`PeriodicSink`] boundary every lifetime-aware experiment
-//! FTL implements, a seeded task-set generator (Section 6.2), and two
-//! drivers: a counting run and a timed run that places every flash operation
-//! on its chip with the device latencies.
+//! releases as host events ([`PeriodicEvents`], a request source of the one
+//! pipeline), and a seeded task-set generator (Section 6.2).
 //!
 //! Layout: task i owns `w_i · (l_i + 1)` logical pages, a ring of `l_i + 1`
 //! write slots. Write job k fills slot `k mod (l_i + 1)` and its data expire
@@ -12,8 +10,12 @@
 //! knows nothing of lifetimes therefore sees each task overwrite its own data
 //! exactly when it expires. A read job reads the task's `r_i` newest pages.
 
-use crate::ftl::{FlashOp, FlashOpKind, FtlError, PageFtl};
+use crate::device::Geometry;
+use crate::ftl::{FtlError, TranslationLayer};
+use crate::host::discard::SectorRange;
+use crate::host::event::{HostEvent, HostOp};
 use crate::units::{Lpn, SimNs, StreamId};
+use crate::workload::source::{EventSource, SourceError};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -55,6 +57,8 @@ pub enum PeriodicError {
     ZeroPeriod { task: usize, what: &'static str, pages: u32 },
     #[error("the tasks need {needed} logical pages, more than the {available} the device maps")]
     TooLarge { needed: u64, available: u64 },
+    #[error("{tasks} tasks, but a lifetime-aware run tells tasks apart by stream and has {max}")]
+    TooManyTasks { tasks: usize, max: usize },
     #[error("task generator: {0}")]
     Generator(String),
 }
@@ -87,45 +91,6 @@ impl Job {
     /// The logical page of the job's `page`-th page.
     pub fn lpn(&self, page: u32) -> Lpn {
         Lpn(self.region_start + (self.first + page) % self.region_pages.max(1))
-    }
-}
-
-/// The device side of a periodic run: an FTL that may use the task and the
-/// expiry time of every page it writes.
-pub trait PeriodicSink {
-    /// Simulated time moved to `now`: reclaim what expired.
-    fn advance(&mut self, now: SimNs) -> Result<(), FtlError>;
-    /// Writes one page of `task`'s data that expires at `expires`.
-    fn write_page(&mut self, lpn: Lpn, task: usize, expires: SimNs) -> Result<(), FtlError>;
-    /// Reads one page; `false` when it holds no readable data.
-    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError>;
-    /// Turns recording of flash operations on (for the timed run).
-    fn set_recording(&mut self, on: bool);
-    /// Moves the flash operations recorded since the last call into `into`.
-    fn drain_ops(&mut self, into: &mut Vec<FlashOp>);
-}
-
-/// The plain page-mapped FTL ignores lifetimes: expired data stay valid until
-/// the task overwrites them.
-impl PeriodicSink for PageFtl {
-    fn advance(&mut self, _now: SimNs) -> Result<(), FtlError> {
-        Ok(())
-    }
-
-    fn write_page(&mut self, lpn: Lpn, _task: usize, _expires: SimNs) -> Result<(), FtlError> {
-        self.write(lpn, StreamId(0)).map(drop)
-    }
-
-    fn read_page(&mut self, lpn: Lpn) -> Result<bool, FtlError> {
-        self.read(lpn).map(|page| page.is_some())
-    }
-
-    fn set_recording(&mut self, on: bool) {
-        crate::ftl::TranslationLayer::set_recording(self, on);
-    }
-
-    fn drain_ops(&mut self, into: &mut Vec<FlashOp>) {
-        into.extend(self.drain_recorded());
     }
 }
 
@@ -214,280 +179,123 @@ fn ring_index(position: u64, region_pages: u32) -> u32 {
     index
 }
 
-/// Applies one job to the sink without timing; returns the pages read that
-/// held no data (expected 0 for a correct FTL).
-pub fn apply_job(sink: &mut dyn PeriodicSink, job: &Job) -> Result<u32, FtlError> {
-    sink.advance(job.release)?;
+/// Applies one job to `ftl` without timing, page by page, the way the
+/// driver would (time first, then the pages, the task as placement hint);
+/// returns the pages read that held no data (0 for a correct FTL).
+pub fn apply_job<T: TranslationLayer + ?Sized>(ftl: &mut T, job: &Job) -> Result<u32, FtlError> {
+    ftl.advance(job.release)?;
+    ftl.count_request();
     let mut missing = 0;
     for page in 0..job.pages {
         match job.kind {
-            JobKind::Write => sink.write_page(job.lpn(page), job.task, job.expires)?,
-            JobKind::Read => missing += u32::from(!sink.read_page(job.lpn(page))?),
+            JobKind::Write => ftl.write(job.lpn(page), task_stream(job.task))?,
+            JobKind::Read => {
+                let lpn = job.lpn(page);
+                missing += u32::from(!ftl.is_mapped(lpn));
+                ftl.read(lpn)?;
+            }
         }
     }
     Ok(missing)
 }
 
-/// Flash latencies of the timed run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FlashLatency {
-    pub read: SimNs,
-    pub program: SimNs,
-    pub erase: SimNs,
+/// Task i's placement hint; [`PeriodicEvents::new`] refuses sets with more
+/// tasks than stream numbers.
+fn task_stream(task: usize) -> StreamId {
+    StreamId(u8::try_from(task).unwrap_or(u8::MAX))
 }
 
-impl FlashLatency {
-    fn of(&self, kind: FlashOpKind) -> u64 {
-        match kind {
-            FlashOpKind::Read => self.read.0,
-            FlashOpKind::Program => self.program.0,
-            FlashOpKind::Erase => self.erase.0,
-        }
-    }
-}
+/// Most tasks a set may have when each task is its own placement hint.
+pub const TASK_STREAMS_MAX: usize = 1 << u8::BITS;
 
-/// Host pages completed in one interval of a timed run.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct ThroughputBin {
-    pub start_s: f64,
-    pub written_pages_per_s: f64,
-    pub read_pages_per_s: f64,
-}
-
-/// What a timed periodic run measured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TimedPeriodicReport {
-    pub bins: Vec<ThroughputBin>,
-    pub jobs: u64,
-    pub deadline_misses: u64,
-    /// Latest completion after a deadline, 0 when every job met its deadline.
-    pub worst_lateness_ms: f64,
-    pub missing_reads: u64,
-}
-
-/// The timed run (the scheduling of Telomere Section 6.3: "the FTL ...
-/// orders them according to EDF and starts handling the request if the flash
-/// chip is not busy"). At each job's release the FTL maps its pages and
-/// reports the flash operations they take (garbage collection and erases
-/// included); each operation waits in its chip's queue, and an idle chip
-/// starts the queued operation with the earliest deadline (release order
-/// among equal deadlines) and holds it, without preemption, for t_r, t_w or
-/// t_e. A job completes with its last operation. Chips are the parallel
-/// units of the geometry (the Cosmos preset has one plane per chip).
-pub fn run_timed(
-    workload: &mut PeriodicWorkload,
-    sink: &mut dyn PeriodicSink,
-    units: u32,
-    latency: FlashLatency,
-    until: SimNs,
-    bin: SimNs,
-) -> Result<TimedPeriodicReport, FtlError> {
-    sink.set_recording(true);
-    let mut chips = EdfChips::new(units, latency, until, bin);
-    let mut ops = Vec::new();
-    let mut next = workload.next_job().filter(|job| job.release < until);
-    while next.is_some() || chips.busy() {
-        let completion = chips.next_completion_ns();
-        match next {
-            Some(job) if completion.is_none_or(|done| job.release.0 <= done) => {
-                sink.advance(job.release)?;
-                let slot = chips.open_job(&job);
-                for page in 0..job.pages {
-                    let present = match job.kind {
-                        JobKind::Write => {
-                            sink.write_page(job.lpn(page), job.task, job.expires)?;
-                            true
-                        }
-                        JobKind::Read => sink.read_page(job.lpn(page))?,
-                    };
-                    chips.missing_reads += u64::from(!present);
-                    ops.clear();
-                    sink.drain_ops(&mut ops);
-                    chips.enqueue(slot, &job, &ops, present);
-                }
-                chips.close_job(slot, job.release.0);
-                chips.start_idle(job.release.0);
-                next = workload.next_job().filter(|job| job.release < until);
-            }
-            _ => chips.complete_next(),
-        }
-    }
-    sink.set_recording(false);
-    Ok(chips.report())
-}
-
-/// A flash operation in a chip's queue: (deadline, sequence, job slot,
-/// latency, host page kind: 0 none (GC), 1 write, 2 read).
-type QueuedOp = Reverse<(u64, u64, u32, u64, u8)>;
-
-/// A job in flight: operations not yet done (plus one while it is being
-/// built), deadline, latest completion.
-#[derive(Clone, Copy, Debug)]
-struct OpenJob {
-    open_ops: u32,
-    deadline_ns: u64,
-    done_ns: u64,
-}
-
-/// The chips of a timed run and what they measured.
+/// A task set's jobs as host events (Telomere's workload through the one
+/// pipeline): each job is a request released at its release time with its
+/// deadline, the task as placement hint when `task_streams` is on (the
+/// lifetime-aware FTL needs it; other layers take stream 0). A write job
+/// fills one slot of its ring and never wraps (slots are w pages, the ring
+/// w·(l+1)); a read job whose newest pages wrap is two requests.
 #[derive(Debug)]
-struct EdfChips {
-    latency: FlashLatency,
-    queues: Vec<BinaryHeap<QueuedOp>>,
-    /// The operation each chip runs and when it ends.
-    running: Vec<Option<(u64, QueuedOp)>>,
-    jobs: Vec<OpenJob>,
-    free_slots: Vec<u32>,
-    sequence: u64,
-    bin_ns: u64,
-    written: Vec<u64>,
-    read: Vec<u64>,
-    report: TimedPeriodicReport,
-    missing_reads: u64,
+pub struct PeriodicEvents {
+    workload: PeriodicWorkload,
+    until: SimNs,
+    task_streams: bool,
+    sectors_per_page: u64,
+    /// The second half of a read job that wrapped its ring.
+    pending: Option<HostEvent>,
+    released: Vec<ReleasedPages>,
 }
 
-impl EdfChips {
-    fn new(units: u32, latency: FlashLatency, until: SimNs, bin: SimNs) -> Self {
-        let bin_ns = bin.0.max(1);
-        let bins = usize::try_from(until.0.div_ceil(bin_ns)).unwrap_or(0);
-        Self {
-            latency,
-            queues: vec![BinaryHeap::new(); units as usize],
-            running: vec![None; units as usize],
-            jobs: Vec::new(),
-            free_slots: Vec::new(),
-            sequence: 0,
-            bin_ns,
-            written: vec![0; bins],
-            read: vec![0; bins],
-            report: TimedPeriodicReport {
-                bins: Vec::new(),
-                jobs: 0,
-                deadline_misses: 0,
-                worst_lateness_ms: 0.0,
-                missing_reads: 0,
-            },
-            missing_reads: 0,
+/// Pages a task's jobs asked for so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ReleasedPages {
+    pub written: u64,
+    pub read: u64,
+}
+
+impl PeriodicEvents {
+    /// Jobs released before `until`, on a device of `geometry`'s page size.
+    pub fn new(
+        workload: PeriodicWorkload,
+        geometry: &Geometry,
+        until: SimNs,
+        task_streams: bool,
+    ) -> Result<Self, PeriodicError> {
+        let tasks = workload.tasks().len();
+        if task_streams && tasks > TASK_STREAMS_MAX {
+            return Err(PeriodicError::TooManyTasks { tasks, max: TASK_STREAMS_MAX });
         }
+        let sectors_per_page = u64::from(geometry.sectors_per_page());
+        Ok(Self {
+            workload,
+            until,
+            task_streams,
+            sectors_per_page,
+            pending: None,
+            released: vec![ReleasedPages::default(); tasks],
+        })
     }
 
-    fn busy(&self) -> bool {
-        self.running.iter().any(Option::is_some)
+    /// Pages each task's jobs asked for so far (a timed run completes them all).
+    pub fn released(&self) -> &[ReleasedPages] {
+        &self.released
     }
 
-    fn next_completion_ns(&self) -> Option<u64> {
-        self.running.iter().flatten().map(|(done, _)| *done).min()
+    fn event(&self, job: &Job, first_page: u32, pages: u32) -> HostEvent {
+        let op = match job.kind {
+            JobKind::Write => HostOp::Write,
+            JobKind::Read => HostOp::Read,
+        };
+        let start = u64::from(job.lpn(first_page).0) * self.sectors_per_page;
+        let sectors = SectorRange::new(start, u64::from(pages) * self.sectors_per_page);
+        let stream = if self.task_streams { task_stream(job.task) } else { StreamId(0) };
+        HostEvent { stream, deadline: Some(job.deadline), ..HostEvent::new(job.release, op, sectors) }
     }
+}
 
-    fn open_job(&mut self, job: &Job) -> u32 {
-        let open = OpenJob { open_ops: 1, deadline_ns: job.deadline.0, done_ns: job.release.0 };
-        match self.free_slots.pop() {
-            Some(slot) => {
-                self.jobs[slot as usize] = open;
-                slot
-            }
-            None => {
-                self.jobs.push(open);
-                u32::try_from(self.jobs.len() - 1).unwrap_or(u32::MAX)
-            }
+impl EventSource for PeriodicEvents {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        if let Some(event) = self.pending.take() {
+            return Ok(Some(event));
         }
-    }
-
-    /// Queues one page's operations; the host operation of a page that holds
-    /// data counts for the throughput series when it completes.
-    fn enqueue(&mut self, slot: u32, job: &Job, ops: &[FlashOp], present: bool) {
-        for op in ops {
-            let host = match (op.gc, op.kind, present) {
-                (false, FlashOpKind::Program, true) => 1,
-                (false, FlashOpKind::Read, true) => 2,
-                _ => 0,
+        loop {
+            let Some(job) = self.workload.next_job().filter(|job| job.release < self.until) else {
+                return Ok(None);
             };
-            self.sequence += 1;
-            let entry = Reverse((job.deadline.0, self.sequence, slot, self.latency.of(op.kind), host));
-            self.queues[op.unit.index()].push(entry);
-            self.jobs[slot as usize].open_ops += 1;
+            if job.pages == 0 {
+                continue;
+            }
+            let released = &mut self.released[job.task];
+            match job.kind {
+                JobKind::Write => released.written += u64::from(job.pages),
+                JobKind::Read => released.read += u64::from(job.pages),
+            }
+            // Pages up to the end of the ring, then the rest from its start.
+            let contiguous = (1..job.pages).find(|&page| job.lpn(page).0 != job.lpn(0).0 + page).unwrap_or(job.pages);
+            if contiguous < job.pages {
+                self.pending = Some(self.event(&job, contiguous, job.pages - contiguous));
+            }
+            return Ok(Some(self.event(&job, 0, contiguous)));
         }
-    }
-
-    /// The job is fully queued: drop the hold its builder had on it.
-    fn close_job(&mut self, slot: u32, now_ns: u64) {
-        self.finish_op(slot, now_ns);
-    }
-
-    fn start_idle(&mut self, now_ns: u64) {
-        for chip in 0..self.queues.len() {
-            self.start_next(chip, now_ns);
-        }
-    }
-
-    fn start_next(&mut self, chip: usize, now_ns: u64) {
-        if self.running[chip].is_some() {
-            return;
-        }
-        if let Some(op) = self.queues[chip].pop() {
-            let latency = op.0 .3;
-            self.running[chip] = Some((now_ns + latency, op));
-        }
-    }
-
-    /// Completes the operation that ends first and starts its chip's next one.
-    fn complete_next(&mut self) {
-        let Some(chip) = (0..self.running.len())
-            .filter(|&chip| self.running[chip].is_some())
-            .min_by_key(|&chip| self.running[chip].map(|(done, _)| done))
-        else {
-            return;
-        };
-        let Some((done_ns, Reverse((_, _, slot, _, host)))) = self.running[chip].take() else {
-            return;
-        };
-        let bin = usize::try_from(done_ns / self.bin_ns).unwrap_or(usize::MAX);
-        let counts = match host {
-            1 => Some(&mut self.written),
-            2 => Some(&mut self.read),
-            _ => None,
-        };
-        if let Some(count) = counts.and_then(|counts| counts.get_mut(bin)) {
-            *count += 1;
-        }
-        self.finish_op(slot, done_ns);
-        self.start_next(chip, done_ns);
-    }
-
-    fn finish_op(&mut self, slot: u32, done_ns: u64) {
-        let job = &mut self.jobs[slot as usize];
-        job.done_ns = job.done_ns.max(done_ns);
-        job.open_ops -= 1;
-        if job.open_ops > 0 {
-            return;
-        }
-        let job = *job;
-        self.free_slots.push(slot);
-        self.report.jobs += 1;
-        if job.done_ns > job.deadline_ns {
-            self.report.deadline_misses += 1;
-            #[allow(clippy::cast_precision_loss)]
-            let lateness_ms = (job.done_ns - job.deadline_ns) as f64 / 1e6;
-            self.report.worst_lateness_ms = self.report.worst_lateness_ms.max(lateness_ms);
-        }
-    }
-
-    fn report(mut self) -> TimedPeriodicReport {
-        #[allow(clippy::cast_precision_loss)]
-        let bin_s = self.bin_ns as f64 / 1e9;
-        self.report.bins = self
-            .written
-            .iter()
-            .zip(&self.read)
-            .enumerate()
-            .map(|(i, (&w, &r))| {
-                #[allow(clippy::cast_precision_loss)]
-                let (start_s, w, r) = (i as f64 * bin_s, w as f64, r as f64);
-                ThroughputBin { start_s, written_pages_per_s: w / bin_s, read_pages_per_s: r / bin_s }
-            })
-            .collect();
-        self.report.missing_reads = self.missing_reads;
-        self.report
     }
 }
 

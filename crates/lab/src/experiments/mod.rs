@@ -3,6 +3,7 @@
 pub mod dhrd;
 pub mod discard;
 pub mod journal;
+pub mod periodic_run;
 pub mod telomere;
 pub mod telomere_sim;
 pub mod timing;

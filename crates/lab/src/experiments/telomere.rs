@@ -10,6 +10,7 @@ use nandlab_admission::policy::check_throughput;
 use nandlab_admission::policy::{multilog_waf, wao_gc_max_utilization, AdmissionContext, MultiLogWorkload, Policy};
 use nandlab_admission::storage::Placement;
 use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
+use nandlab_admission::throughput::GcRounding;
 use nandlab_admission::DeviceParams;
 use nandlab_admission::TaskSet;
 use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
@@ -176,9 +177,10 @@ fn method_paragraph(summary: &mut Summary, args: &ExperimentArgs) {
         "1 TB drive of Section 6.1.1 (64 chips, 262,144 blocks of 128 × 32 KB pages; t_r/t_w/t_e = 0.2/0.7/2.7 ms). \
          For each utilization u = 1 %, 2 %, … {} task sets are generated (UUniFast, eq. 21-23) with U^s = U^b = u; \
          every task reads and writes one g-page request per period, at most half of the read and write bandwidth \
-         (B^R_max = 64 × 100 MB/s, B^W_max = 64 × 41.4 MB/s: Section 6.1.1's per-chip figures). Eq. (19)'s \
-         C^g = ⌈t_e / S_chips⌉ is rounded up to whole milliseconds, the paper's time unit. A line shows the largest u up to which every task set passes the \
-         storage test (eq. 11 or 24) or the throughput test (eq. 20 or bank reservation). Storage cost = λ − storage \
+         (B^R_max = 64 × 100 MB/s, B^W_max = 64 × 41.4 MB/s: Section 6.1.1's per-chip figures). Eq. (18)-(19) \
+         charge a job's writes and its GC erasures on its stripe of min(g, 64) chips, as the placement writes it: \
+         C^w = ⌈w / min(g, 64)⌉·t_w, C^g = ⌈t_e / min(g, 64)⌉, exact unless said below. A line shows the largest u \
+         up to which every task set passes the storage test (eq. 11 or 24) or the throughput test (eq. 20 or bank reservation). Storage cost = λ − storage \
          utilization, in percentage points of the device. Seed {}.",
         task_sets(args),
         args.seed
@@ -312,6 +314,26 @@ pub fn figure_8(args: &ExperimentArgs) -> Result<()> {
     })
 }
 
+/// `--set` keys of `telomere-fig9`: `gc_rounding=exact|millisecond` (eq. 19's C^g).
+pub const FIGURE_9_KEYS: [&str; 1] = ["gc_rounding"];
+
+/// The rounding of C^g from `--set gc_rounding=…`; exact by default.
+fn gc_rounding(set: &[String]) -> Result<GcRounding> {
+    let mut rounding = GcRounding::default();
+    for assignment in set {
+        rounding = match assignment.split_once('=').map(|(key, value)| (key.trim(), value.trim())) {
+            Some(("gc_rounding", "exact")) => GcRounding::Exact,
+            Some(("gc_rounding", "millisecond")) => GcRounding::Millisecond,
+            _ => {
+                return Err(Error::Invalid(format!(
+                    "--set {assignment:?}: expected gc_rounding=exact or gc_rounding=millisecond"
+                )))
+            }
+        };
+    }
+    Ok(rounding)
+}
+
 /// The policies of Figure 9 at over-provisioning α.
 fn figure_9_policies(over_provisioning: f64) -> Result<Vec<Policy>> {
     let mut policies = TELOMERE.to_vec();
@@ -326,18 +348,21 @@ fn figure_9_policies(over_provisioning: f64) -> Result<Vec<Policy>> {
 
 /// `telomere-fig9`: all four methods at α = 0.10, 0.30, 0.75 (λ = 1/(1+α)).
 pub fn figure_9(args: &ExperimentArgs) -> Result<()> {
+    let rounding = gc_rounding(&args.set)?;
     let points = OVER_PROVISIONING
         .iter()
         .map(|&alpha| {
             let utilization = AdmissionContext::utilization_for_over_provisioning(alpha);
-            point(
+            let mut point = point(
                 args,
                 format!("α = {alpha:.2}"),
                 TASKS_DEFAULT,
                 GRANULARITY_DEFAULT,
                 utilization,
                 figure_9_policies(alpha)?,
-            )
+            )?;
+            point.config.context.throughput.gc_rounding = rounding;
+            Ok(point)
         })
         .collect::<Result<Vec<_>>>()?;
     let rows = run_points("telomere-fig9", args, &points)?;
@@ -398,8 +423,12 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
     summary.paragraph(&format!(
         "λ = 1/(1+α) (eq. 2). WAO-GC stores at most λ_WAO = {:.3} of the device (derived from the SSD parameters, \
          the paper's 0.74) and pays one partial GC step per page write (eq. 25-26). MultiLog-Oracle uses eq. (24) and \
-         bank reservation with Table 2's average WAF (dashed: not a real-time guarantee).",
-        wao_gc_max_utilization(&DeviceParams::telomere_1tb())
+         bank reservation with Table 2's average WAF (dashed: not a real-time guarantee). Eq. (19)'s C^g is {}.",
+        wao_gc_max_utilization(&DeviceParams::telomere_1tb()),
+        match gc_rounding(&args.set)? {
+            GcRounding::Exact => "exact (42,188 ns; `--set gc_rounding=millisecond` rounds it up to the paper's 1 ms)",
+            GcRounding::Millisecond => "rounded up to 1 ms, the paper's time unit (`--set gc_rounding=millisecond`)",
+        }
     ));
     for file in ["figure9a.svg", "figure9b.svg", "figure9c.svg", "figure9_storage.svg", "figure9_throughput.svg"] {
         summary.image(file, file);
@@ -442,7 +471,10 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
             quantity: "Telomere throughput".to_owned(),
             paper: "100 % schedulable at 83 %".to_owned(),
             measured: percent(at("α = 0.10", "Telomere SharP").map(|row| row.throughput_utilization_percent)),
-            note: "eq. (20)".to_owned(),
+            note: match gc_rounding(&args.set)? {
+                GcRounding::Exact => "eq. (20), exact C^g; the paper's 83 % needs C^g rounded up to 1 ms".to_owned(),
+                GcRounding::Millisecond => "eq. (20), C^g rounded up to 1 ms".to_owned(),
+            },
         },
         Comparison {
             quantity: "WAO-GC storage, α = 0.10".to_owned(),
@@ -506,5 +538,6 @@ fn write_first_rejections(out: &OutputDir, summary: &mut Summary, point: &Point,
 fn reproduce_command(name: &str, args: &ExperimentArgs) -> String {
     let scale = if args.paper_scale { " --paper-scale" } else { "" };
     let samples = args.samples.map(|samples| format!(" --samples {samples}")).unwrap_or_default();
-    format!("nandlab reproduce {name} --seed {}{scale}{samples} --out DIR", args.seed)
+    let set: String = args.set.iter().map(|assignment| format!(" --set {assignment}")).collect();
+    format!("nandlab reproduce {name} --seed {}{scale}{samples}{set} --out DIR", args.seed)
 }

@@ -3,49 +3,71 @@
 //! per task, admitted or rejected and why, the partitions with their blocks,
 //! and the storage and throughput utilization. `--json` writes it all.
 
+use crate::shared::Timing;
 use anyhow::Context as _;
 use nandlab_admission::policy::{
-    admit_in_order, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection, StorageCheck,
-    ThroughputCheck,
+    admit_in_order_by, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection,
+    StorageCheck, Tests, ThroughputCheck,
 };
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
+use nandlab_admission::throughput::{GcRounding, WriteSpread};
 use nandlab_admission::{DeviceParams, TaskSet};
+use nandlab_lab::AdmittedRun;
 use std::path::PathBuf;
+
+/// Largest `--over-provisioning`: α = 100 leaves λ ≈ 1 % of the device for data.
+const OVER_PROVISIONING_MAX: f64 = 100.0;
 
 #[derive(clap::Args, Debug)]
 pub struct AdmitArgs {
     /// Task-set TOML file (`[[task]]` tables; see docs/telomere.md).
     pub tasks: PathBuf,
-    /// Device preset: `telomere-1tb` (or `1tb`, Section 6.1.1) or `cosmos` (Section 6.3).
-    #[arg(long, visible_alias = "device", default_value = "telomere-1tb")]
-    pub preset: String,
+    /// Device: a preset, `telomere-1tb` (or `1tb`, Section 6.1.1) or `cosmos` (Section 6.3), or a device TOML file
+    /// (keys in docs/telomere.md).
+    #[arg(long, visible_alias = "preset", default_value = "telomere-1tb")]
+    pub device: String,
     /// Telomere block placement.
-    #[arg(long, value_enum, default_value_t = PlacementArg::Sharp)]
-    pub placement: PlacementArg,
+    #[arg(long, value_enum, default_value_t = Placement::Sharp)]
+    pub placement: Placement,
     /// Admission policy: Telomere, or a baseline of Section 6.1.
     #[arg(long, value_enum, default_value_t = PolicyArg::Telomere)]
     pub policy: PolicyArg,
-    /// Read/write granularity g in pages.
+    /// Read/write granularity g in pages: each partition is written over a stripe of min(g, chips) chips.
     #[arg(long, default_value_t = 1)]
     pub granularity: u64,
-    /// Over-provisioning α; the device utilization is λ = 1/(1+α), eq. (2).
+    /// Over-provisioning α (0 to 100); the device utilization is λ = 1/(1+α), eq. (2).
     #[arg(long, default_value_t = 0.10)]
     pub over_provisioning: f64,
     /// Block equations: `general` (eq. 8-10, 15-16) or `small-writes` (w < g·P, eq. 5-7, 12-14).
-    #[arg(long, value_enum, default_value_t = EquationsArg::General)]
-    pub equations: EquationsArg,
-    /// Erase term: `prorated` ⌈w·t_e/T⌉ (matches Section 4.2's example) or `per-period` w·⌈t_e/T⌉ as printed.
-    #[arg(long, value_enum, default_value_t = EraseArg::Prorated)]
-    pub erase_term: EraseArg,
+    #[arg(long, value_enum, default_value_t = WriteSizeModel::General)]
+    pub equations: WriteSizeModel,
+    /// Erase term of the block equations: `prorated` ⌈w·t_e/T⌉ (matches Section 4.2's example) or `printed`
+    /// w·⌈t_e/T⌉ (the worst case when a job releases all w pages at once).
+    #[arg(long, value_enum, default_value_t = EraseAllowance::Prorated)]
+    pub erase_term: EraseAllowance,
+    /// Chips a job's writes and erasures are charged on in eq. (18)-(19): `stripe` ⌈w/min(g, chips)⌉·t_w, as the
+    /// placement writes, or `all-chips` ⌈w/chips⌉·t_w as printed (sound only if every job spans every chip).
+    #[arg(long, value_enum, default_value_t = WriteSpread::Stripe)]
+    pub write_spread: WriteSpread,
+    /// Rounding of eq. (19)'s C^g: `exact`, or `millisecond` (up to whole ms, the paper's unit).
+    #[arg(long, value_enum, default_value_t = GcRounding::Exact)]
+    pub gc_rounding: GcRounding,
+    /// Tests that decide: `both`, or only `storage` (Section 4's worked examples) or `throughput`; both are
+    /// always computed and printed.
+    #[arg(long, value_enum, default_value_t = Tests::Both)]
+    pub tests: Tests,
+    /// Also run the admitted tasks for this many seconds of simulated time on the policy's own FTL (Telomere's
+    /// placement with the planned partitions, WAO-GC, or the page-mapped FTL) and print deadline misses, GC copies,
+    /// erases and each task's throughput.
+    #[arg(long, value_name = "SECONDS")]
+    pub simulate: Option<f64>,
+    /// With --simulate: `on` runs the timing engine (each chip serves its operations earliest deadline first);
+    /// `off` only counts (no deadlines).
+    #[arg(long, value_enum, default_value_t = Timing::On, num_args = 0..=1, default_missing_value = "on")]
+    pub timing: Timing,
     /// Also write the full report as JSON to this file (`-`: to stdout, instead of the table).
     #[arg(long)]
     pub json: Option<PathBuf>,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum PlacementArg {
-    Sip,
-    Sharp,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -56,71 +78,79 @@ pub enum PolicyArg {
     MultilogZipf,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum EquationsArg {
-    General,
-    SmallWrites,
-}
-
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum EraseArg {
-    Prorated,
-    PerPeriod,
-}
-
 pub fn run(args: AdmitArgs) -> anyhow::Result<()> {
-    let device = DeviceParams::preset(&args.preset)
-        .with_context(|| format!("unknown preset {:?} (expected `telomere-1tb`, `1tb` or `cosmos`)", args.preset))?;
+    let device = DeviceParams::from_preset_or_file(&args.device)?;
     let set = TaskSet::load(&args.tasks)?;
-    let mut context = AdmissionContext::new(
-        device,
-        args.granularity,
-        AdmissionContext::utilization_for_over_provisioning(args.over_provisioning),
-    )?;
-    context.storage.write_size = match args.equations {
-        EquationsArg::General => WriteSizeModel::General,
-        EquationsArg::SmallWrites => WriteSizeModel::SmallWrites,
-    };
-    context.storage.erase_allowance = match args.erase_term {
-        EraseArg::Prorated => EraseAllowance::Prorated,
-        EraseArg::PerPeriod => EraseAllowance::PerPeriod,
-    };
-    let policy = policy(args.policy, args.placement, args.over_provisioning)?;
-    let report = admit_in_order(&policy, &context, &set.tasks);
-    let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
+    let alpha = args.over_provisioning;
+    anyhow::ensure!(
+        alpha.is_finite() && (0.0..=OVER_PROVISIONING_MAX).contains(&alpha),
+        "--over-provisioning must be a finite number from 0 to {OVER_PROVISIONING_MAX}, got {alpha}"
+    );
+    let mut context =
+        AdmissionContext::new(device, args.granularity, AdmissionContext::utilization_for_over_provisioning(alpha))?;
+    context.storage.write_size = args.equations;
+    context.storage.erase_allowance = args.erase_term;
+    context.throughput.write_spread = args.write_spread;
+    context.throughput.gc_rounding = args.gc_rounding;
+    let policy = policy(args.policy, args.placement, alpha)?;
+    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
+    let report = admit_in_order_by(&policy, &context, &set.tasks, args.tests);
     if !to_stdout {
         print_report(&context, &set, &report);
-    }
-    if let Some(path) = &args.json {
-        let json =
-            serde_json::json!({ "tasks_file": args.tasks, "context": context, "tasks": set.tasks, "report": report });
-        let text = serde_json::to_string_pretty(&json)? + "\n";
-        if to_stdout {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        match args.tests {
+            Tests::Both => {}
+            Tests::Storage => println!("(throughput test reported only: --tests storage)"),
+            Tests::Throughput => println!("(storage test reported only: --tests throughput)"),
         }
     }
+    let simulation = args
+        .simulate
+        .map(|seconds| {
+            nandlab_lab::simulate_admitted(&context, &policy, &set.tasks, &report, seconds, args.timing == Timing::On)
+        })
+        .transpose()?;
+    if let (Some(simulation), false) = (&simulation, to_stdout) {
+        print_simulation(simulation);
+    }
+    let document = serde_json::json!({
+        "tasks_file": args.tasks, "context": context, "tests": args.tests, "tasks": set.tasks, "report": report,
+        "simulation": simulation
+    });
+    json.map(|out| crate::output::write_json(out, &document)).transpose()?;
     Ok(())
 }
 
-fn policy(policy: PolicyArg, placement: PlacementArg, over_provisioning: f64) -> anyhow::Result<Policy> {
+fn policy(policy: PolicyArg, placement: Placement, over_provisioning: f64) -> anyhow::Result<Policy> {
     let multilog = |workload| {
         multilog_waf(over_provisioning, workload).map(|waf| Policy::MultiLogOracle { waf }).with_context(|| {
             format!("Table 2 gives MultiLog-Oracle's WAF only for α = 0.10, 0.30, 0.75, not {over_provisioning}")
         })
     };
     Ok(match policy {
-        PolicyArg::Telomere => Policy::Telomere {
-            placement: match placement {
-                PlacementArg::Sip => Placement::Sip,
-                PlacementArg::Sharp => Placement::Sharp,
-            },
-        },
+        PolicyArg::Telomere => Policy::Telomere { placement },
         PolicyArg::WaoGc => Policy::WaoGc,
         PolicyArg::MultilogRandom => multilog(MultiLogWorkload::Random)?,
         PolicyArg::MultilogZipf => multilog(MultiLogWorkload::Zipf8020)?,
     })
+}
+
+fn print_simulation(run: &AdmittedRun) {
+    let mode = if run.timed { "timed, EDF at each chip" } else { "counting" };
+    println!("\nsimulated {} s of the admitted tasks on the {} FTL ({mode}):", run.simulated_s, run.layer);
+    if let Some(deadlines) = &run.deadlines {
+        println!(
+            "  deadline misses: {} of {} jobs, worst lateness {:.3} ms",
+            deadlines.misses, deadlines.requests, deadlines.worst_lateness_ms
+        );
+    }
+    println!(
+        "  host pages written {}, GC page copies {}, erases {}",
+        run.host_pages_written, run.gc_page_copies, run.erases
+    );
+    println!("  {:<12} {:>16} {:>16}", "task", "written pages/s", "read pages/s");
+    for task in &run.tasks {
+        println!("  {:<12} {:>16.1} {:>16.1}", task.task, task.write_pages_per_s, task.read_pages_per_s);
+    }
 }
 
 fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionReport) {
@@ -134,6 +164,21 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
         context.storage.granularity,
         context.utilization
     );
+    let spread = match context.throughput.write_spread {
+        WriteSpread::Stripe => {
+            format!("its stripe ({} of {} chips)", context.storage.stripe_width(), context.device.chips())
+        }
+        WriteSpread::AllChips => format!("all {} chips", context.device.chips()),
+    };
+    let erase_term = match context.storage.erase_allowance {
+        EraseAllowance::Prorated => "prorated ⌈w·t_e/T⌉",
+        EraseAllowance::Printed => "printed w·⌈t_e/T⌉",
+    };
+    let rounding = match context.throughput.gc_rounding {
+        GcRounding::Exact => "exact",
+        GcRounding::Millisecond => "rounded up to 1 ms",
+    };
+    println!("eq. (18)-(19) charge a job on {spread}, C^g {rounding}; erase term {erase_term}");
     println!(
         "\n{:<12} {:>8} {:>12} {:>8} {:>12} {:>10}  decision",
         "task", "r_i", "T^r [ms]", "w_i", "T^w [ms]", "l^w"
