@@ -23,6 +23,8 @@ pub struct LiveDevice {
     /// replay's does.
     first_ns: Option<u64>,
     last_arrival: SimNs,
+    /// The last event's deadline (real-time jobs), in the engine's frame.
+    last_deadline: Option<SimNs>,
     pending: VecDeque<(Request, bool)>,
 }
 
@@ -40,7 +42,14 @@ impl LiveDevice {
         } else {
             None
         };
-        Ok(Self { simulation, engine, first_ns: None, last_arrival: SimNs(0), pending: VecDeque::new() })
+        Ok(Self {
+            simulation,
+            engine,
+            first_ns: None,
+            last_arrival: SimNs(0),
+            last_deadline: None,
+            pending: VecDeque::new(),
+        })
     }
 
     pub fn simulation(&self) -> &Simulation {
@@ -67,6 +76,7 @@ impl LiveDevice {
     pub fn submit(&mut self, event: &HostEvent) -> Result<SimNs, SimError> {
         let first = *self.first_ns.get_or_insert(event.time.0);
         self.last_arrival = SimNs(event.time.0.saturating_sub(first));
+        self.last_deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
         self.simulation
             .stages
             .requests(event, &mut self.pending)
@@ -93,6 +103,7 @@ impl LiveDevice {
     /// Ends the run as a replay ends: what the DISCARD stage still holds is
     /// issued, the device finishes its queued work; returns the final report.
     pub fn finish(mut self) -> Result<(Simulation, Report), SimError> {
+        self.last_deadline = None;
         self.simulation.stages.finish(&mut self.pending).map_err(|error| at_event(&self.simulation.stages, error))?;
         self.run_pending()?;
         if let Some(engine) = self.engine.take() {
@@ -113,7 +124,8 @@ impl LiveDevice {
             let outcome = match &mut self.engine {
                 None => on_layer!(layer, ftl => submit(ftl, &request)).map(|()| self.last_arrival),
                 Some(engine) => {
-                    let timed = TimedRequest { request, arrival: self.last_arrival, priority };
+                    let timed =
+                        TimedRequest { request, arrival: self.last_arrival, priority, deadline: self.last_deadline };
                     on_layer!(layer, ftl => engine.live_submit(ftl, timed))
                 }
             };
