@@ -16,7 +16,7 @@ use crate::host::event::{HostEvent, HostOp};
 use crate::host::pblk::{LineLayout, Pblk, PblkStats};
 use crate::host::stages::{HostCounts, HostStages};
 use crate::host::{submit, Request};
-use crate::metrics::{Counters, EraseStats, WafPoint, WafSeries};
+use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
 use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
 use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
@@ -177,6 +177,8 @@ pub struct Report {
     /// Throughput and latency of a timed run (`--timing on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed: Option<TimedReport>,
+    /// How long the device lasts at the measured workload (docs/lifetime.md).
+    pub lifetime: LifetimeForecast,
 }
 
 /// How often (in events) the observer hears about progress.
@@ -611,6 +613,14 @@ impl Simulation {
     pub fn report(&self) -> Report {
         let geometry = self.geometry;
         let (memory, erase_counts) = on_layer!(&self.layer, ftl => (ftl.memory_bytes(), EraseStats::from_counts(ftl.erase_counts(), geometry.pe_cycles)));
+        let measured = self.counters().since(&self.measure_start);
+        let lifetime = on_layer!(&self.layer, ftl => LifetimeForecast::new(&WearInputs {
+            geometry: &geometry,
+            erase_counts: ftl.erase_counts(),
+            measured: &measured,
+            measured_ns: self.measured_ns(),
+            seed: self.config.seed,
+        }, &self.config.lifetime));
         #[allow(clippy::cast_precision_loss)]
         let memory_bytes_per_physical_page = memory as f64 / f64::from(geometry.physical_pages());
         let open_channel = self.pblk().map(|pblk| OpenChannelSummary {
@@ -629,12 +639,20 @@ impl Simulation {
             host: self.stages.counts().clone(),
             discard: self.stages.discard_stats().clone(),
             classes: self.stages.classes(),
-            measured: PhaseReport::new(self.counters().since(&self.measure_start)),
+            measured: PhaseReport::new(measured),
             erase_counts,
             waf_series: self.series.clone(),
             memory_bytes_per_physical_page,
             timed: self.timed.clone(),
+            lifetime,
         }
+    }
+
+    /// Simulated time of the measured phase: the timed run's, else the trace's span.
+    fn measured_ns(&self) -> Option<u64> {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let timed = self.timed.as_ref().map(|timed| (timed.simulated_s * 1e9) as u64);
+        timed.or(Some(self.stages.counts().span_ns())).filter(|&ns| ns > 0)
     }
 }
 
@@ -808,6 +826,9 @@ impl SteadyState {
         self.streak >= self.windows
     }
 }
+
+mod live;
+pub use live::LiveDevice;
 
 #[cfg(test)]
 mod tests;

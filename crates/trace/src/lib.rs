@@ -243,7 +243,7 @@ pub fn read_from<R: BufRead + Send + 'static>(
 /// Creates a trace file; `header` is kept by formats that have one. The
 /// file appears under `path` only when [`TraceWrite::finish`] succeeds; until
 /// then (and for good if writing fails) an existing file there is untouched.
-pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite>, TraceError> {
+pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite + Send>, TraceError> {
     let path_buf = path.to_path_buf();
     header.validate().map_err(|message| TraceError::Unrepresentable {
         path: path_buf.clone(),
@@ -252,7 +252,7 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
     let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
     let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let sector_bytes = header.sector_size_bytes;
-    let inner: Box<dyn TraceWrite> = match format {
+    let inner: Box<dyn TraceWrite + Send> = match format {
         Format::Native => Box::new(NativeWriter::new(output, path_buf, header)?),
         Format::Msr => Box::new(MsrWriter::new(output, path_buf, sector_bytes)),
         Format::FioV2 => Box::new(FioWriter::new(output, path_buf, FioVersion::V2, "/dev/nandlab", sector_bytes)?),
@@ -268,7 +268,7 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
 
 /// A trace writer whose file is renamed into place once it is finished.
 struct RenameOnFinish {
-    inner: Box<dyn TraceWrite>,
+    inner: Box<dyn TraceWrite + Send>,
     pending: PendingPath,
 }
 

@@ -30,6 +30,11 @@ enum Command {
     Bench(commands::bench::BenchArgs),
     /// Durable hybrid RAM disk (DHRD): serve a RAM disk mirrored to a durable file over FUSE.
     Dhrd(commands::dhrd::DhrdArgs),
+    /// A live emulated SSD: mount it (DIR/disk) or export it over NBD, run real software on it,
+    /// watch its statistics (`emulate status DIR`), get the replay report at stop.
+    Emulate(commands::emulate::EmulateArgs),
+    /// How long a device lasts at W GB/day with a workload, forecast from a short run.
+    Lifetime(commands::lifetime::LifetimeArgs),
     /// Telomere admission control: admit or reject a periodic task set.
     Admit(commands::admit::AdmitArgs),
     /// Replay a block trace on the simulated SSD under a DISCARD policy.
@@ -52,6 +57,8 @@ fn main() -> std::process::ExitCode {
         Command::Presets(args) => commands::presets::run(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Dhrd(args) => commands::dhrd::run(args),
+        Command::Emulate(args) => commands::emulate::run(args),
+        Command::Lifetime(args) => commands::lifetime::run(args),
         Command::Admit(args) => commands::admit::run(args),
         Command::Replay(args) => commands::replay::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),

@@ -155,3 +155,133 @@ impl ProgressReporter {
         self.bar.finish_and_clear();
     }
 }
+
+/// The summary table of a replayed (or emulated) run; `heading` says what ran.
+pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let trace = &report.host;
+    let measured = &report.measured.counters;
+    let discard = &report.discard;
+    writeln!(out, "nandlab {} — {heading}, seed {}", report.nandlab_version, report.seed)?;
+    match &report.open_channel {
+        None => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            report.config.ftl.gc_policy,
+            report.config.discard.policy
+        )?,
+        Some(open_channel) => writeln!(
+            out,
+            "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
+             lines of {} pages) under pblk, separation {}, discard {:?}",
+            bytes(report.device.logical_bytes),
+            report.device.over_provisioning,
+            open_channel.geometry.groups,
+            open_channel.geometry.pus_per_group,
+            open_channel.geometry.chunks_per_pu,
+            open_channel.geometry.pages_per_chunk,
+            open_channel.geometry.ws_min_pages,
+            open_channel.line_layout.line_pages,
+            if report.config.pblk.separate { "on" } else { "off" },
+            report.config.discard.policy
+        )?,
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    let seconds = trace.span_ns() as f64 / 1e9;
+    writeln!(
+        out,
+        "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
+        trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
+    )?;
+    match &report.precondition {
+        Some(aging) => writeln!(
+            out,
+            "aging      {:?}: {} host pages written, {} GC copies, WAF {} (steady: {}; not counted below)",
+            aging.kind,
+            aging.phase.counters.host_pages_written,
+            aging.phase.counters.gc_page_copies,
+            aging.phase.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")),
+            aging.steady
+        )?,
+        None => writeln!(out, "aging      none: the replay starts on an empty device")?,
+    }
+    let rows = [
+        ("DISCARD received", discard.received_commands),
+        ("DISCARD issued", discard.issued_commands),
+        ("DISCARD merged", discard.merged_commands),
+        ("DISCARD cancelled", discard.cancelled_commands),
+        ("sectors discarded", discard.issued_sectors),
+        ("sectors cancelled", discard.cancelled_sectors),
+        ("host pages written", measured.host_pages_written),
+        ("host pages trimmed", measured.host_pages_trimmed),
+        ("host pages read", measured.host_pages_read),
+        ("reads of unwritten pages", measured.unmapped_reads),
+        ("flash pages programmed", measured.flash_pages_programmed),
+        ("GC page copies", measured.gc_page_copies),
+        ("erases", measured.erases),
+    ];
+    for (label, value) in rows {
+        writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
+        writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
+    }
+    if let Some(open_channel) = &report.open_channel {
+        let pblk = &open_channel.pblk;
+        let rows = [
+            ("GC lines", pblk.gc_lines),
+            ("padding pages", pblk.padded_pages),
+            ("line metadata pages", pblk.metadata_pages),
+            ("mixed lines closed", pblk.mixed_lines_closed),
+        ];
+        for (label, value) in rows {
+            writeln!(out, "  {label:<24}{value:>16}")?;
+        }
+    }
+    writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
+    drop(out);
+    print_lifetime(&report.lifetime)
+}
+
+/// The lifetime forecast lines of every report (docs/lifetime.md).
+pub fn print_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let number = |value: Option<f64>, digits: usize| value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));
+    let Some(to_first) = lifetime.host_gb_to_first_worn else {
+        writeln!(out, "lifetime   no erases in the measured phase: no wear to extrapolate")?;
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "lifetime   rated {} P/E cycles: first block worn after {} host GB, {:.1} % of blocks after {} GB (TBW {} TB, {} DWPD over 5 years)",
+        lifetime.rated_pe_cycles,
+        number(Some(to_first), 1),
+        lifetime.worn_share * 100.0,
+        number(lifetime.host_gb_to_share_worn, 1),
+        number(lifetime.tbw, 3),
+        number(lifetime.dwpd_5_years, 3)
+    )?;
+    match lifetime.host_gb_per_day {
+        Some(rate) => writeln!(
+            out,
+            "           at {rate:.3} GB/day ({}; {} DWPD): {} years to the first worn block, {} years to the share",
+            lifetime.host_rate_source,
+            number(lifetime.dwpd_workload, 3),
+            number(lifetime.years_to_first_worn, 2),
+            number(lifetime.years_to_share_worn, 2)
+        )?,
+        None => writeln!(out, "           years: no host write rate (set lifetime.host_gb_per_day)")?,
+    }
+    if let Some(limit) = lifetime.rber_limit {
+        writeln!(
+            out,
+            "           RBER (Telomere eq. 27) reaches {limit:e} after {} host GB, {} years",
+            number(lifetime.host_gb_to_rber_limit, 1),
+            number(lifetime.years_to_rber_limit, 2)
+        )?;
+    }
+    Ok(())
+}

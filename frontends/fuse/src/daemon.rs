@@ -5,13 +5,14 @@
 //! is flushed and closed before the process exits.
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use nandlab_dhrd::Device;
-use nandlab_nbd::NbdServer;
+use nandlab_nbd::{BlockDevice, NbdAddress, NbdServer};
 
 use crate::error::FuseError;
 use crate::serve::{mount, MountOptions, MountedDisk, ServeArgs};
@@ -25,42 +26,79 @@ const STOP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
 /// does not turn a repeated request into a forced one.
 pub(crate) static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
 
-/// What serves the device to its users.
-struct Frontends {
+/// What serves a device to its users: a FUSE mount and/or an NBD export.
+pub struct Frontends {
     fuse: Option<MountedDisk>,
     nbd: Option<NbdServer>,
 }
 
 /// How the serving loop ended.
-enum Ending {
+pub enum Ending {
     /// Every front end is gone (stopped while unused, or the mount was unmounted externally).
     Released,
     /// A second stop request while the disk was in use.
     Forced,
 }
 
-/// Runs the daemon until a stop completes or the mount is unmounted externally. Prints one
-/// `dhrd: serving ...` line on stdout once the front ends are up.
-pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
+impl Frontends {
+    /// Serves `device` on `mount` (as `DIR/disk`) and/or over NBD at `nbd`; returns the front ends
+    /// and a description of each.
+    pub fn start(
+        device: &Arc<dyn BlockDevice>,
+        mount_on: Option<&Path>,
+        options: MountOptions,
+        nbd: Option<&NbdAddress>,
+    ) -> Result<(Frontends, Vec<String>), FuseError> {
+        let mut frontends = Frontends { fuse: None, nbd: None };
+        let mut served = Vec::new();
+        if let Some(mountpoint) = mount_on {
+            let mounted = mount(Arc::clone(device), mountpoint, options)?;
+            served.push(mounted.disk_path().display().to_string());
+            frontends.fuse = Some(mounted);
+        }
+        if let Some(address) = nbd {
+            let server = NbdServer::start(Arc::clone(device), address)?;
+            served.push(format!("NBD export {:?} on {}", nandlab_nbd::EXPORT_NAME, server.address()));
+            frontends.nbd = Some(server);
+        }
+        Ok((frontends, served))
+    }
+
+    /// Ends the front ends; after a forced stop, detaches the mount and disconnects NBD clients.
+    pub fn end(mut self, ending: &Ending) {
+        if let Ending::Forced = ending {
+            if let Some(nbd) = self.nbd.take() {
+                nbd.shut_down();
+            }
+            if let Some(mut fuse) = self.fuse.take() {
+                if let Err(err) = fuse.detach() {
+                    eprintln!("nandlab: {err}");
+                }
+                fuse.abandon();
+            }
+        }
+    }
+}
+
+/// SIGINT and SIGTERM raise the returned flag instead of ending the process.
+pub fn stop_signals() -> Result<Arc<AtomicBool>, FuseError> {
     let signalled = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&signalled)).map_err(FuseError::Signals)?;
     }
+    Ok(signalled)
+}
+
+/// Runs the daemon until a stop completes or the mount is unmounted externally. Prints one
+/// `dhrd: serving ...` line on stdout once the front ends are up.
+pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
+    let signalled = stop_signals()?;
     let started = Instant::now();
     let device = Arc::new(Device::open(&args.device_config())?);
-    let mut frontends = Frontends { fuse: None, nbd: None };
-    let mut served = Vec::new();
-    if let Some(mountpoint) = &args.mount {
-        let options = MountOptions { threads: args.threads, allow_other: args.allow_other };
-        let mounted = mount(Arc::clone(&device), mountpoint, options)?;
-        served.push(mounted.disk_path().display().to_string());
-        frontends.fuse = Some(mounted);
-    }
-    if let Some(address) = &args.nbd {
-        let server = NbdServer::start(Arc::clone(&device), address)?;
-        served.push(format!("NBD export {:?} on {}", nandlab_nbd::EXPORT_NAME, server.address()));
-        frontends.nbd = Some(server);
-    }
+    let options = MountOptions { threads: args.threads, allow_other: args.allow_other };
+    let shared: Arc<dyn BlockDevice> = device.clone();
+    let (mut frontends, served) = Frontends::start(&shared, args.mount.as_deref(), options, args.nbd.as_ref())?;
+    drop(shared);
     println!(
         "dhrd: serving {} ({} bytes, chunk {} bytes, durability {}) after {} us",
         served.join(" and "),
@@ -71,19 +109,9 @@ pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
     );
     let _ = io::stdout().flush();
 
-    let ending = serve_until_stopped(&mut frontends, &device, &signalled, args.progress_ms);
-    if let Ending::Forced = ending {
-        if let Some(nbd) = frontends.nbd.take() {
-            nbd.shut_down();
-        }
-        if let Some(mut fuse) = frontends.fuse.take() {
-            if let Err(err) = fuse.detach() {
-                eprintln!("dhrd: {err}");
-            }
-            fuse.abandon();
-        }
-    }
-    drop(frontends);
+    let mut progress = ProgressReporter::new(args.progress_ms);
+    let ending = serve_until_stopped(&mut frontends, &signalled, &mut || progress.report(&device));
+    frontends.end(&ending);
     let closed = match Arc::try_unwrap(device) {
         Ok(device) => device.close(),
         // Forced: request threads still hold the device; the process exit ends them.
@@ -94,14 +122,15 @@ pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
     Ok(())
 }
 
-fn serve_until_stopped(frontends: &mut Frontends, device: &Device, signalled: &AtomicBool, progress_ms: u64) -> Ending {
-    let mut progress = ProgressReporter::new(progress_ms);
+/// Serves until a stop request (`signalled`) finds the disk unused, a second one forces the stop, or
+/// the mount is unmounted externally; calls `tick` between checks.
+pub fn serve_until_stopped(frontends: &mut Frontends, signalled: &AtomicBool, tick: &mut dyn FnMut()) -> Ending {
     let mut stop_requests = 0u32;
     let mut last_attempt: Option<Instant> = None;
     let mut last_reason = String::new();
     loop {
         if let Some(fuse) = frontends.fuse.as_mut().filter(|fuse| !fuse.is_serving()) {
-            eprintln!("dhrd: {} was unmounted externally", fuse.mountpoint.display());
+            eprintln!("nandlab: {} was unmounted externally", fuse.mountpoint.display());
             fuse.join();
             return Ending::Released;
         }
@@ -111,7 +140,7 @@ fn serve_until_stopped(frontends: &mut Frontends, device: &Device, signalled: &A
             STOP_REQUESTED.store(true, Ordering::Release);
         }
         if stop_requests >= 2 {
-            eprintln!("dhrd: second stop request: stopping although the disk is in use");
+            eprintln!("nandlab: second stop request: stopping although the disk is in use");
             return Ending::Forced;
         }
         if stop_requests == 1 && last_attempt.is_none_or(|at| at.elapsed() >= STOP_RETRY_INTERVAL) {
@@ -120,7 +149,7 @@ fn serve_until_stopped(frontends: &mut Frontends, device: &Device, signalled: &A
                 Ok(()) => return Ending::Released,
                 Err(reason) if reason != last_reason => {
                     eprintln!(
-                        "dhrd: stop requested, but {reason}; still serving. It stops once the disk is \
+                        "nandlab: stop requested, but {reason}; still serving. It stops once the disk is \
                          released (umount the file system, losetup -d the loop device, close the file, \
                          disconnect the NBD client), or at once on a second signal (the user then sees \
                          I/O errors)"
@@ -130,7 +159,7 @@ fn serve_until_stopped(frontends: &mut Frontends, device: &Device, signalled: &A
                 Err(_) => {}
             }
         }
-        progress.report(device);
+        tick();
         thread::sleep(POLL_INTERVAL);
     }
 }

@@ -20,7 +20,7 @@ use fuser::{
     LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, Request,
     TimeOrNow, WriteFlags,
 };
-use nandlab_dhrd::{Device, DhrdError};
+use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
 
 pub(crate) const DISK_INODE: INodeNo = INodeNo(2);
 pub(crate) const STATS_INODE: INodeNo = INodeNo(3);
@@ -38,12 +38,13 @@ const FALLOC_FL_PUNCH_HOLE: i32 = 0x02;
 const FALLOC_FL_ZERO_RANGE: i32 = 0x10;
 
 pub(crate) struct DiskFs {
-    device: Arc<Device>,
+    device: Arc<dyn BlockDevice>,
     stats_snapshots: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     next_handle: AtomicU64,
     mounted_at: SystemTime,
-    /// The backing store, whose mode and owner `disk` reports and chmod/chown change.
-    backing_path: PathBuf,
+    /// The backing store, whose mode and owner `disk` reports and chmod/chown change (none: the
+    /// daemon's user, 0600, unchangeable).
+    backing_path: Option<PathBuf>,
     daemon_pid: u32,
     /// Request threads: the kernel may keep this many asynchronous requests in flight.
     threads: u16,
@@ -59,12 +60,12 @@ struct Ownership {
 }
 
 impl DiskFs {
-    pub(crate) fn new(device: Arc<Device>, threads: u16) -> DiskFs {
+    pub(crate) fn new(device: Arc<dyn BlockDevice>, threads: u16) -> DiskFs {
         DiskFs {
             stats_snapshots: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
             mounted_at: SystemTime::now(),
-            backing_path: device.backing_path().to_path_buf(),
+            backing_path: device.backing_path().map(std::path::Path::to_path_buf),
             device,
             daemon_pid: std::process::id(),
             threads,
@@ -79,7 +80,10 @@ impl DiskFs {
 
     /// The backing store's permission bits and owner: what `disk` reports.
     fn disk_ownership(&self) -> Result<Ownership, Errno> {
-        let metadata = std::fs::metadata(&self.backing_path).map_err(|err| io_errno(&err))?;
+        let Some(path) = &self.backing_path else {
+            return Ok(self.daemon_owned(0o600));
+        };
+        let metadata = std::fs::metadata(path).map_err(|err| io_errno(&err))?;
         Ok(Ownership { perm: (metadata.mode() & 0o7777) as u16, uid: metadata.uid(), gid: metadata.gid() })
     }
 
@@ -122,7 +126,7 @@ impl DiskFs {
         };
         let mut reply = Some(reply);
         // Reply straight from the RAM image: the only copy is the kernel's, into the reader's buffer.
-        let served = self.device.read_in_place(offset, len as usize, |bytes| {
+        let served = self.device.read_with(offset, len as usize, &mut |bytes| {
             if let Some(reply) = reply.take() {
                 reply.data(bytes);
             }
@@ -156,12 +160,8 @@ fn io_errno(err: &std::io::Error) -> Errno {
     err.raw_os_error().map_or(Errno::EIO, Errno::from_i32)
 }
 
-fn errno_of(err: &DhrdError) -> Errno {
-    match err {
-        DhrdError::OutOfRange { .. } => Errno::ENOSPC,
-        DhrdError::Backing { source, .. } => source.raw_os_error().map_or(Errno::EIO, Errno::from_i32),
-        _ => Errno::EIO,
-    }
+fn errno_of(err: &BlockError) -> Errno {
+    err.errno().map_or(Errno::ENOSPC, Errno::from_i32)
 }
 
 impl Filesystem for DiskFs {
@@ -231,7 +231,10 @@ impl Filesystem for DiskFs {
         if ino != DISK_INODE {
             return reply.error(Errno::EPERM);
         }
-        match change_ownership(&self.backing_path, mode, uid, gid).and_then(|()| self.attr(ino)) {
+        let Some(path) = &self.backing_path else {
+            return reply.error(Errno::EPERM);
+        };
+        match change_ownership(path, mode, uid, gid).and_then(|()| self.attr(ino)) {
             Ok(attr) => reply.attr(&ATTR_TTL, &attr),
             Err(errno) => reply.error(errno),
         }
@@ -246,13 +249,8 @@ impl Filesystem for DiskFs {
             }
             STATS_INODE => {
                 let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-                let stopping = u8::from(crate::daemon::STOP_REQUESTED.load(Ordering::Acquire));
-                let text = format!(
-                    "daemon_pid {}\ndaemon_stop_requested {stopping}\n{}",
-                    self.daemon_pid,
-                    self.device.stats()
-                )
-                .into_bytes();
+                let stop_requested = crate::daemon::STOP_REQUESTED.load(Ordering::Acquire);
+                let text = self.device.stats_text(DaemonInfo { pid: self.daemon_pid, stop_requested }).into_bytes();
                 self.snapshots().insert(handle, Arc::new(text));
                 reply.opened(FileHandle(handle), FopenFlags::FOPEN_DIRECT_IO);
             }
@@ -293,7 +291,7 @@ impl Filesystem for DiskFs {
         offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
-        _flags: OpenFlags,
+        flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
@@ -306,7 +304,9 @@ impl Filesystem for DiskFs {
         if len == 0 && !data.is_empty() {
             return reply.error(Errno::ENOSPC);
         }
-        match self.device.write_at(offset, &data[..len]) {
+        // A file opened O_DSYNC (or O_SYNC) writes with FUA.
+        let fua = flags.0 & libc::O_DSYNC != 0;
+        match self.device.write_at(offset, &data[..len], fua) {
             Ok(()) => reply.written(len as u32),
             Err(err) => reply.error(errno_of(&err)),
         }
@@ -365,7 +365,7 @@ impl Filesystem for DiskFs {
             (false, _, _) => Err(Errno::EOPNOTSUPP),
             (true, false, _) => Err(Errno::ENOSPC),
             (true, true, false) => Ok(()),
-            (true, true, true) => self.device.discard(offset, length).map_err(|err| errno_of(&err)),
+            (true, true, true) => self.device.discard(offset, length, false).map_err(|err| errno_of(&err)),
         };
         match result {
             Ok(()) => reply.ok(),

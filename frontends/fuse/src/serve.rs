@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fuser::{BackgroundSession, Config, MountOption, SessionACL};
-use nandlab_dhrd::{parse_byte_size, Device, DeviceConfig, DhrdError, Durability};
+use nandlab_dhrd::{parse_byte_size, DeviceConfig, DhrdError, Durability};
+use nandlab_nbd::BlockDevice;
 
 use crate::error::FuseError;
 use crate::fs::{DiskFs, DISK_FILE_NAME};
@@ -176,7 +177,7 @@ impl Drop for MountedDisk {
 }
 
 /// Mounts `device` on `mountpoint`, first clearing a stale mount left by a killed daemon.
-pub fn mount(device: Arc<Device>, mountpoint: &Path, options: MountOptions) -> Result<MountedDisk, FuseError> {
+pub fn mount(device: Arc<dyn BlockDevice>, mountpoint: &Path, options: MountOptions) -> Result<MountedDisk, FuseError> {
     clear_stale_mount(mountpoint)?;
     if !mountpoint.is_dir() {
         return Err(FuseError::MountPointMissing(mountpoint.to_path_buf()));

@@ -50,7 +50,7 @@ fn another_user_is_refused_until_chmod_or_chown_grants_access() {
     assert_eq!(mode_of(&backing), 0o600, "a new backing file must be private to its owner");
 
     let options = MountOptions { threads: 2, allow_other: true };
-    let fuse = mount(Arc::clone(&device), &mnt, options).expect("mount");
+    let fuse = mount(device.clone(), &mnt, options).expect("mount");
     let disk = fuse.disk_path();
     let disk_arg = disk.to_str().expect("utf-8 path");
     assert_eq!(mode_of(&disk), 0o600);

@@ -25,7 +25,7 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     let size = 8u64 << 20;
     let device = Arc::new(Device::open(&DeviceConfig::new(dir.path().join("b.img"), Some(size))).expect("open"));
     let options = MountOptions { threads: 2, allow_other: false };
-    let fuse = mount(Arc::clone(&device), &mnt, options).expect("mount");
+    let fuse = mount(device.clone(), &mnt, options).expect("mount");
     let disk = OpenOptions::new().read(true).write(true).open(fuse.disk_path()).expect("open disk");
     assert_eq!(disk.metadata().expect("stat").len(), size);
 
@@ -61,7 +61,7 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
         assert!(stats.contains(key), "stats lack {key:?}:\n{stats}");
     }
     // A second daemon must not stack its mount over a live one.
-    let second = mount(Arc::clone(&device), &mnt, options);
+    let second = mount(device.clone(), &mnt, options);
     assert!(matches!(second, Err(FuseError::MountPointBusy(_))));
 
     drop(disk);

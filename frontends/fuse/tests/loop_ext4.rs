@@ -32,7 +32,7 @@ fn ext4_on_a_loop_device_over_the_fuse_disk_survives_a_restart() {
     // Session 1: make the file system and write files.
     {
         let device = Arc::new(Device::open(&config).expect("open device"));
-        let fuse = mount(Arc::clone(&device), &fuse_dir, OPTIONS).expect("mount fuse");
+        let fuse = mount(device.clone(), &fuse_dir, OPTIONS).expect("mount fuse");
         let mut cleanup = Cleanup::default();
         let disk = fuse.disk_path();
         let loop_dev = run("losetup", &["--find", "--show", disk.to_str().expect("utf-8 path")]);
@@ -55,7 +55,7 @@ fn ext4_on_a_loop_device_over_the_fuse_disk_survives_a_restart() {
 
     // Session 2: a new device recovers from the backing store alone.
     let device = Arc::new(Device::open(&DeviceConfig::new(&backing, None)).expect("reopen device"));
-    let fuse = mount(Arc::clone(&device), &fuse_dir, OPTIONS).expect("remount fuse");
+    let fuse = mount(device.clone(), &fuse_dir, OPTIONS).expect("remount fuse");
     let mut cleanup = Cleanup::default();
     let disk = fuse.disk_path();
     let loop_dev = run("losetup", &["--find", "--show", disk.to_str().expect("utf-8 path")]);

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, Write};
 
-use nandlab_dhrd::{Device, DhrdError};
+use crate::device::{BlockDevice, BlockError};
 
 use crate::error::{io as io_error, NbdError};
 use crate::protocol::*;
@@ -26,7 +26,7 @@ const TRANSMISSION_FLAGS: u16 = TFLAG_HAS_FLAGS
 pub(crate) struct Connection<'a, R, W> {
     pub(crate) reader: R,
     pub(crate) writer: W,
-    pub(crate) device: &'a Device,
+    pub(crate) device: &'a dyn BlockDevice,
     pub(crate) export_name: &'a str,
 }
 
@@ -156,18 +156,18 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
                 CMD_WRITE => {
                     buffer.resize(length, 0);
                     self.reader.read_exact(&mut buffer).map_err(io_error("read write payload"))?;
-                    let result = self.device.write_at(request.offset, &buffer);
+                    let result = self.device.write_at(request.offset, &buffer, fua(&request));
                     self.finish_mutation(&request, result)?;
                 }
                 CMD_TRIM => {
-                    let result = self.device.discard(request.offset, u64::from(request.length));
+                    let result = self.device.discard(request.offset, u64::from(request.length), fua(&request));
                     self.finish_mutation(&request, result)?;
                 }
                 CMD_WRITE_ZEROES => {
                     let result = if request.flags & CMD_FLAG_NO_HOLE != 0 {
-                        self.write_zeros(request.offset, length)
+                        self.write_zeros(request.offset, length, fua(&request))
                     } else {
-                        self.device.discard(request.offset, u64::from(request.length))
+                        self.device.discard(request.offset, u64::from(request.length), fua(&request))
                     };
                     self.finish_mutation(&request, result)?;
                 }
@@ -181,23 +181,20 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
         Ok(())
     }
 
-    /// Allocated zeros: plain writes of zeroes, never a hole.
-    fn write_zeros(&self, offset: u64, length: usize) -> nandlab_dhrd::Result<()> {
+    /// Allocated zeros: plain writes of zeroes, never a hole; FUA on the last piece.
+    fn write_zeros(&self, offset: u64, length: usize, fua: bool) -> Result<(), BlockError> {
         let zeros = vec![0u8; ZERO_PIECE_BYTES.min(length)];
         let mut done = 0usize;
         while done < length {
             let piece = zeros.len().min(length - done);
-            self.device.write_at(offset + done as u64, &zeros[..piece])?;
+            self.device.write_at(offset + done as u64, &zeros[..piece], fua && done + piece == length)?;
             done += piece;
         }
         Ok(())
     }
 
-    /// Replies to a WRITE, TRIM or WRITE_ZEROES; FUA makes it durable first (only write-back mode
-    /// needs a flush for that: the other modes are durable on return).
-    fn finish_mutation(&mut self, request: &Request, result: nandlab_dhrd::Result<()>) -> Result<(), NbdError> {
-        let needs_flush = request.flags & CMD_FLAG_FUA != 0 && !self.device.durability().acknowledges_durably();
-        let result = result.and_then(|()| if needs_flush { self.device.flush() } else { Ok(()) });
+    /// Replies to a WRITE, TRIM or WRITE_ZEROES.
+    fn finish_mutation(&mut self, request: &Request, result: Result<(), BlockError>) -> Result<(), NbdError> {
         let error = result.err().map_or(0, |err| errno_of(&err, ENOSPC));
         self.simple_reply(error, request.cookie, &[])
     }
@@ -217,6 +214,11 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
     fn send(&mut self, bytes: &[u8]) -> Result<(), NbdError> {
         self.writer.write_all(bytes).and_then(|()| self.writer.flush()).map_err(io_error("send handshake"))
     }
+}
+
+/// The request must be durable when answered (NBD_CMD_FLAG_FUA).
+fn fua(request: &Request) -> bool {
+    request.flags & CMD_FLAG_FUA != 0
 }
 
 /// The body of NBD_OPT_INFO / NBD_OPT_GO.
@@ -242,10 +244,10 @@ impl<'a> InfoRequest<'a> {
 
 /// The NBD error value for a device error; `out_of_range` is what a range past the end maps to
 /// (EINVAL for reads, ENOSPC for writes, as proto.md asks).
-fn errno_of(err: &DhrdError, out_of_range: u32) -> u32 {
-    match err {
-        DhrdError::OutOfRange { .. } => out_of_range,
-        DhrdError::Backing { source, .. } if source.raw_os_error() == Some(28) => ENOSPC,
-        _ => EIO,
+fn errno_of(err: &BlockError, out_of_range: u32) -> u32 {
+    match err.errno() {
+        None => out_of_range,
+        Some(28) => ENOSPC,
+        Some(_) => EIO,
     }
 }

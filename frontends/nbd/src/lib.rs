@@ -5,10 +5,13 @@
 
 mod address;
 mod connection;
+mod device;
+mod dhrd;
 mod error;
 mod protocol;
 mod server;
 
 pub use address::NbdAddress;
+pub use device::{BlockDevice, BlockError, DaemonInfo};
 pub use error::NbdError;
 pub use server::{NbdServer, EXPORT_NAME};

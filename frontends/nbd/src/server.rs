@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use nandlab_dhrd::Device;
-
 use crate::address::NbdAddress;
 use crate::connection::Connection;
+use crate::device::BlockDevice;
 use crate::error::{io as io_error, NbdError};
 
 /// The one export's name; clients may also ask for the default export ("").
@@ -91,7 +90,7 @@ pub struct NbdServer {
 impl NbdServer {
     /// Listens on `address` (a Unix socket is created mode 0600: whoever can connect can write the
     /// disk) and serves `device` to every client until `shut_down`.
-    pub fn start(device: Arc<Device>, address: &NbdAddress) -> Result<NbdServer, NbdError> {
+    pub fn start(device: Arc<dyn BlockDevice>, address: &NbdAddress) -> Result<NbdServer, NbdError> {
         let listener = match address {
             NbdAddress::Tcp(socket) => Listener::Tcp(TcpListener::bind(socket).map_err(io_error("bind TCP"))?),
             NbdAddress::Unix(path) => {
@@ -168,7 +167,7 @@ impl Drop for NbdServer {
 
 fn accept_loop(
     listener: &Listener,
-    device: &Arc<Device>,
+    device: &Arc<dyn BlockDevice>,
     stop: &AtomicBool,
     clients: &Clients,
     threads: &ClientThreads,
@@ -211,7 +210,7 @@ fn spawn_client(
     id: u64,
     name: String,
     stream: Stream,
-    device: &Arc<Device>,
+    device: &Arc<dyn BlockDevice>,
     clients: &Clients,
 ) -> Result<JoinHandle<()>, NbdError> {
     // Accepted sockets may inherit non-blocking mode; a client thread blocks.
@@ -230,7 +229,7 @@ fn spawn_client(
         let connection = Connection {
             reader: BufReader::with_capacity(1 << 20, stream),
             writer: BufWriter::with_capacity(1 << 20, writer),
-            device: &device,
+            device: device.as_ref(),
             export_name: EXPORT_NAME,
         };
         if let Err(err) = connection.run() {

@@ -64,9 +64,9 @@ fn qemu_and_libnbd_clients_read_and_write_the_export() {
     let mut config = DeviceConfig::new(&backing, Some(SIZE));
     config.durability = Durability::WriteBack; // FUA and FLUSH must then really sync
     let device = Arc::new(Device::open(&config).expect("open device"));
-    let tcp = NbdServer::start(Arc::clone(&device), &"127.0.0.1:0".parse().expect("address")).expect("listen TCP");
+    let tcp = NbdServer::start(device.clone(), &"127.0.0.1:0".parse().expect("address")).expect("listen TCP");
     let socket = dir.path().join("dhrd.sock");
-    let unix = NbdServer::start(Arc::clone(&device), &NbdAddress::Unix(socket.clone())).expect("listen Unix");
+    let unix = NbdServer::start(device.clone(), &NbdAddress::Unix(socket.clone())).expect("listen Unix");
     let socket_mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).expect("stat").permissions());
     assert_eq!(socket_mode & 0o777, 0o600, "whoever can connect can write the disk");
 

@@ -26,6 +26,15 @@ def test_run_returns_a_report():
     assert report["precondition"]["steady"] is True
 
 
+def test_run_results_carry_the_lifetime_forecast():
+    report = nandlab.run(preset="small", set=SMALL + ["lifetime.host_gb_per_day=10"], seed=4)
+    lifetime = report["lifetime"]
+    assert lifetime["rated_pe_cycles"] == 3000
+    assert lifetime["host_gb_to_first_worn"] > 0
+    assert lifetime["host_gb_to_share_worn"] >= lifetime["host_gb_to_first_worn"]
+    assert abs(lifetime["years_to_first_worn"] - lifetime["host_gb_to_first_worn"] / 10 / 365.25) < 1e-9
+
+
 def cli_report(tmp_path, *extra) -> dict:
     """`nandlab run --preset small --seed 9` with the SMALL overrides and `extra` flags, as JSON."""
     binary = cli_binary()

@@ -72,6 +72,9 @@ pub struct Config {
     /// The host-level FTL of `ftl.kind = "open-channel"`, validated when that layer runs.
     #[serde(default)]
     pub pblk: PblkConfig,
+    /// The lifetime forecast of every report.
+    #[serde(default)]
+    pub lifetime: crate::metrics::LifetimeConfig,
 }
 
 fn default_seed() -> u64 {
@@ -108,6 +111,7 @@ impl Config {
             ));
         }
         self.timing.validate(&geometry, &self.ftl)?;
+        self.lifetime.validate()?;
         if self.metrics.window_pages == Some(0) {
             return Err(ConfigError::new("metrics.window_pages", "must be at least 1"));
         }

@@ -1,8 +1,10 @@
 //! Metrics: counters the FTL updates, summaries derived from them, and the
 //! windowed WAF series. Metrics observe the simulation and never steer it.
 
+mod lifetime;
 mod series;
 
+pub use lifetime::{LifetimeConfig, LifetimeForecast, WearInputs};
 pub use series::{WafPoint, WafSeries};
 
 use serde::Serialize;

@@ -40,6 +40,9 @@ use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
 
+/// One request at a time, for a live emulated device.
+mod live;
+
 /// Job index of background GC operations, which nobody waits for.
 const NO_JOB: u32 = u32::MAX;
 

@@ -109,7 +109,7 @@ pub struct TimedReport {
 }
 
 /// Running measurements of the engine.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Stats {
     page_size: u64,
     all: Histogram<u64>,
@@ -292,7 +292,7 @@ impl Bin {
 
 /// The throughput series: `closed[i]` covers `[i, i + 1)` intervals, `open`
 /// the interval after the last closed one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Series {
     interval_ns: u64,
     closed: Vec<Bin>,

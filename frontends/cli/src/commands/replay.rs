@@ -2,15 +2,13 @@
 //! simulated SSD, in counting mode or through the timing model (the replay
 //! itself is `nandlab_lab::replay`).
 
-use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use crate::shared::{print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
-use nandlab_lab::Report;
 use nandlab_trace::Format;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
@@ -115,97 +113,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     progress.finish();
     let report = report?;
     if !(args.quiet || to_stdout) {
-        print_summary(&args.trace, &report)?;
+        print_summary(&format!("replay of {}", args.trace.display()), &report)?;
         report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
     json.map(|out| crate::output::write_json(out, &report)).transpose()?;
-    Ok(())
-}
-
-fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    let trace = &report.host;
-    let measured = &report.measured.counters;
-    let discard = &report.discard;
-    writeln!(out, "nandlab {} — replay of {}, seed {}", report.nandlab_version, path.display(), report.seed)?;
-    match &report.open_channel {
-        None => writeln!(
-            out,
-            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
-            bytes(report.device.logical_bytes),
-            report.device.over_provisioning,
-            report.config.ftl.gc_policy,
-            report.config.discard.policy
-        )?,
-        Some(open_channel) => writeln!(
-            out,
-            "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
-             lines of {} pages) under pblk, separation {}, discard {:?}",
-            bytes(report.device.logical_bytes),
-            report.device.over_provisioning,
-            open_channel.geometry.groups,
-            open_channel.geometry.pus_per_group,
-            open_channel.geometry.chunks_per_pu,
-            open_channel.geometry.pages_per_chunk,
-            open_channel.geometry.ws_min_pages,
-            open_channel.line_layout.line_pages,
-            if report.config.pblk.separate { "on" } else { "off" },
-            report.config.discard.policy
-        )?,
-    }
-
-    #[allow(clippy::cast_precision_loss)]
-    let seconds = trace.span_ns() as f64 / 1e9;
-    writeln!(
-        out,
-        "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
-        trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
-    )?;
-    match &report.precondition {
-        Some(aging) => writeln!(
-            out,
-            "aging      {:?}: {} host pages written, {} GC copies, WAF {} (steady: {}; not counted below)",
-            aging.kind,
-            aging.phase.counters.host_pages_written,
-            aging.phase.counters.gc_page_copies,
-            aging.phase.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")),
-            aging.steady
-        )?,
-        None => writeln!(out, "aging      none: the replay starts on an empty device")?,
-    }
-    let rows = [
-        ("DISCARD received", discard.received_commands),
-        ("DISCARD issued", discard.issued_commands),
-        ("DISCARD merged", discard.merged_commands),
-        ("DISCARD cancelled", discard.cancelled_commands),
-        ("sectors discarded", discard.issued_sectors),
-        ("sectors cancelled", discard.cancelled_sectors),
-        ("host pages written", measured.host_pages_written),
-        ("host pages trimmed", measured.host_pages_trimmed),
-        ("host pages read", measured.host_pages_read),
-        ("reads of unwritten pages", measured.unmapped_reads),
-        ("flash pages programmed", measured.flash_pages_programmed),
-        ("GC page copies", measured.gc_page_copies),
-        ("erases", measured.erases),
-    ];
-    for (label, value) in rows {
-        writeln!(out, "  {label:<24}{value:>16}")?;
-    }
-    for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
-        writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
-    }
-    if let Some(open_channel) = &report.open_channel {
-        let pblk = &open_channel.pblk;
-        let rows = [
-            ("GC lines", pblk.gc_lines),
-            ("padding pages", pblk.padded_pages),
-            ("line metadata pages", pblk.metadata_pages),
-            ("mixed lines closed", pblk.mixed_lines_closed),
-        ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
-        }
-    }
-    writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
     Ok(())
 }

@@ -133,7 +133,8 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
         report.memory_bytes_per_physical_page,
         elapsed.as_secs_f64()
     )?;
-    Ok(())
+    drop(out);
+    crate::shared::print_lifetime(&report.lifetime)
 }
 
 fn write_throughput_csv(timed: &nandlab_core::timing::TimedReport, mut out: Output) -> anyhow::Result<()> {

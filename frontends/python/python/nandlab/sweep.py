@@ -77,6 +77,9 @@ def row(report: dict) -> Dict[str, Any]:
         "erases": measured["erases"],
         "erase_count_mean": erases["mean"],
         "erase_count_max": erases["max"],
+        "lifetime_host_gb_to_first_worn": report["lifetime"]["host_gb_to_first_worn"],
+        "lifetime_tbw": report["lifetime"]["tbw"],
+        "lifetime_years_to_first_worn": report["lifetime"]["years_to_first_worn"],
     }
     timed = report.get("timed")
     if timed:

@@ -1,0 +1,226 @@
+//! The lifetime forecast of every report: how long the device lasts at the measured workload.
+//! docs/lifetime.md states the model and its assumptions; in short:
+//!
+//! - **Wear rate.** The measured phase's erases per host byte written, spread evenly over the
+//!   blocks from now on: each block gains `r = erases / (blocks · host bytes)` erases per host
+//!   byte. This is the device's WAF at work (`r = WAF / (blocks · block bytes)` when every
+//!   programmed page is eventually erased), and it assumes the wear spread the run shows stays as
+//!   it is (GC and wear leveling keep spreading erases evenly).
+//! - **End of a block.** A block ends when its erase count reaches the rated P/E cycles
+//!   (`device.pe_cycles`) or, with the RBER model of Telomere eq. (27) configured
+//!   (`lifetime.rber`), when its RBER reaches `lifetime.rber_limit`.
+//! - **End of the device.** The first block's end, and the end of `lifetime.worn_share` of the
+//!   blocks (Telomere Section 6.2 stops at 2 %, the default): host bytes until then, and, at a host
+//!   write rate (`lifetime.host_gb_per_day`, else the run's own rate when it has simulated time),
+//!   years until then. TBW is the host bytes until the share is worn; DWPD the drive writes per
+//!   day that would spend them in five years.
+
+use crate::config::ConfigError;
+use crate::device::wear::{WearDistribution, WearModel, DEAD_SHARE_END, RBER_DEAD};
+use crate::device::Geometry;
+use crate::metrics::Counters;
+use crate::units::BlockId;
+use serde::{Deserialize, Serialize};
+
+/// The `[lifetime]` section.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LifetimeConfig {
+    /// Share of blocks whose end ends the device (0 < share ≤ 1).
+    #[serde(default = "default_worn_share")]
+    pub worn_share: f64,
+    /// Host write rate of the forecast in GB (10^9 bytes) per day; default: the run's own rate.
+    #[serde(default)]
+    pub host_gb_per_day: Option<f64>,
+    /// Distribution of the eq. (27) parameters; set, blocks also end at `rber_limit`.
+    #[serde(default)]
+    pub rber: Option<WearDistribution>,
+    /// RBER at which a block ends (Telomere Section 6.2: 10^-2).
+    #[serde(default = "default_rber_limit")]
+    pub rber_limit: f64,
+}
+
+fn default_worn_share() -> f64 {
+    DEAD_SHARE_END
+}
+
+fn default_rber_limit() -> f64 {
+    RBER_DEAD
+}
+
+impl Default for LifetimeConfig {
+    fn default() -> Self {
+        Self { worn_share: default_worn_share(), host_gb_per_day: None, rber: None, rber_limit: default_rber_limit() }
+    }
+}
+
+impl LifetimeConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.worn_share > 0.0 && self.worn_share <= 1.0) {
+            return Err(ConfigError::new("lifetime.worn_share", format!("{} must lie in (0, 1]", self.worn_share)));
+        }
+        if let Some(rate) = self.host_gb_per_day {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(ConfigError::new("lifetime.host_gb_per_day", format!("{rate} must be positive")));
+            }
+        }
+        if !(self.rber_limit.is_finite() && self.rber_limit > 0.0 && self.rber_limit < 1.0) {
+            return Err(ConfigError::new("lifetime.rber_limit", format!("{} must lie in (0, 1)", self.rber_limit)));
+        }
+        Ok(())
+    }
+}
+
+/// How long the device lasts at the measured workload. `None` fields: not known (no wear
+/// measured, or no write rate to turn host bytes into time).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LifetimeForecast {
+    pub rated_pe_cycles: u32,
+    pub worn_share: f64,
+    /// Erases per block per host GB written, in the measured phase.
+    pub erases_per_block_per_host_gb: Option<f64>,
+    /// Host write rate the years are computed at, GB per day, and where it came from.
+    pub host_gb_per_day: Option<f64>,
+    pub host_rate_source: &'static str,
+    /// Host GB until the first block reaches its rated cycles, from now.
+    pub host_gb_to_first_worn: Option<f64>,
+    /// Host GB until `worn_share` of the blocks reach their rated cycles, from now.
+    pub host_gb_to_share_worn: Option<f64>,
+    pub years_to_first_worn: Option<f64>,
+    pub years_to_share_worn: Option<f64>,
+    /// Terabytes written until `worn_share` of the blocks are worn (from now).
+    pub tbw: Option<f64>,
+    /// Drive writes per day this workload makes.
+    pub dwpd_workload: Option<f64>,
+    /// Drive writes per day that would spend the TBW in five years.
+    pub dwpd_5_years: Option<f64>,
+    /// With the RBER model: the limit, and host GB / years until the first block reaches it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rber_limit: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_gb_to_rber_limit: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub years_to_rber_limit: Option<f64>,
+}
+
+const GB: f64 = 1e9;
+const DAYS_PER_YEAR: f64 = 365.25;
+const WARRANTY_YEARS: f64 = 5.0;
+
+/// What the forecast is computed from.
+#[derive(Clone, Copy, Debug)]
+pub struct WearInputs<'a> {
+    pub geometry: &'a Geometry,
+    /// Erase count of every block now.
+    pub erase_counts: &'a [u32],
+    /// Counts of the measured phase.
+    pub measured: &'a Counters,
+    /// Simulated time the measured phase took, when it had time (timed runs, traces).
+    pub measured_ns: Option<u64>,
+    pub seed: u64,
+}
+
+impl LifetimeForecast {
+    pub fn new(inputs: &WearInputs<'_>, config: &LifetimeConfig) -> Self {
+        let geometry = inputs.geometry;
+        #[allow(clippy::cast_precision_loss)]
+        let host_gb = (inputs.measured.host_pages_written * u64::from(geometry.page_size)) as f64 / GB;
+        let blocks = inputs.erase_counts.len().max(1);
+        #[allow(clippy::cast_precision_loss)]
+        let rate = (host_gb > 0.0 && inputs.measured.erases > 0)
+            .then(|| inputs.measured.erases as f64 / blocks as f64 / host_gb);
+        let (host_gb_per_day, host_rate_source) = match (config.host_gb_per_day, inputs.measured_ns) {
+            (Some(rate), _) => (Some(rate), "lifetime.host_gb_per_day"),
+            #[allow(clippy::cast_precision_loss)]
+            (None, Some(ns)) if ns > 0 && host_gb > 0.0 => {
+                (Some(host_gb / (ns as f64 / 1e9 / 86_400.0)), "the run's simulated time")
+            }
+            _ => (None, "none: give lifetime.host_gb_per_day"),
+        };
+        let rated = |_: usize| f64::from(geometry.pe_cycles);
+        let to_first = rate.map(|rate| host_gb_until(inputs.erase_counts, rate, 1, rated));
+        let share_blocks = share_count(config.worn_share, blocks);
+        let to_share = rate.map(|rate| host_gb_until(inputs.erase_counts, rate, share_blocks, rated));
+        let years = |gb: Option<f64>| Some(gb? / host_gb_per_day? / DAYS_PER_YEAR);
+        let logical_gb = {
+            #[allow(clippy::cast_precision_loss)]
+            let bytes = geometry.logical_bytes() as f64;
+            bytes / GB
+        };
+        let rber = config.rber.as_ref().and_then(|distribution| {
+            let blocks = u32::try_from(inputs.erase_counts.len()).ok()?;
+            let model =
+                WearModel::sample(blocks, geometry.pe_cycles, distribution, inputs.seed.wrapping_add(27)).ok()?;
+            let cycles = |block: usize| {
+                let block = BlockId(u32::try_from(block).unwrap_or(u32::MAX));
+                cycles_to_rber(&model, block, config.rber_limit)
+            };
+            Some(rate.map(|rate| host_gb_until(inputs.erase_counts, rate, 1, cycles)))
+        });
+        Self {
+            rated_pe_cycles: geometry.pe_cycles,
+            worn_share: config.worn_share,
+            erases_per_block_per_host_gb: rate,
+            host_gb_per_day,
+            host_rate_source,
+            host_gb_to_first_worn: to_first,
+            host_gb_to_share_worn: to_share,
+            years_to_first_worn: years(to_first),
+            years_to_share_worn: years(to_share),
+            tbw: to_share.map(|gb| gb / 1e3),
+            dwpd_workload: host_gb_per_day.map(|rate| rate / logical_gb),
+            dwpd_5_years: to_share.map(|gb| gb / logical_gb / (WARRANTY_YEARS * DAYS_PER_YEAR)),
+            rber_limit: config.rber.map(|_| config.rber_limit),
+            host_gb_to_rber_limit: rber.flatten(),
+            years_to_rber_limit: years(rber.flatten()),
+        }
+    }
+}
+
+/// Blocks that make up `share` of `blocks` (at least one).
+fn share_count(share: f64, blocks: usize) -> usize {
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let count = (share * blocks as f64).ceil() as usize;
+    count.clamp(1, blocks)
+}
+
+/// Host GB until `count` blocks have reached their end (`end(block)` erase cycles), every block
+/// gaining `rate` erases per host GB.
+fn host_gb_until(erase_counts: &[u32], rate: f64, count: usize, end: impl Fn(usize) -> f64) -> f64 {
+    let mut remaining: Vec<f64> =
+        erase_counts.iter().enumerate().map(|(block, &erases)| (end(block) - f64::from(erases)).max(0.0)).collect();
+    remaining.sort_by(f64::total_cmp);
+    remaining[count.min(remaining.len()) - 1] / rate
+}
+
+/// Erase cycles at which `block`'s eq. (27) RBER reaches `limit` (fractional).
+fn cycles_to_rber(model: &WearModel, block: BlockId, limit: f64) -> f64 {
+    // Eq. (27) is a line in log-log: log10(W) = log10(W(1)) + y · log10(E), y its slope between
+    // E = 1 and E = 2 cycles; solved for log10(W) = log10(limit).
+    let probe = |cycles: u32| model.rber(block, cycles).log10();
+    let (at_one, at_two) = (probe(1), probe(2));
+    let slope = (at_two - at_one) / 2f64.log10();
+    10f64.powf((limit.log10() - at_one) / slope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_block_nearest_its_end_and_the_share_come_from_the_remaining_cycles() {
+        let counts = [90, 50, 80, 10];
+        assert_eq!(host_gb_until(&counts, 2.0, 1, |_| 100.0), 5.0);
+        assert_eq!(host_gb_until(&counts, 2.0, 2, |_| 100.0), 10.0);
+        assert_eq!(host_gb_until(&counts, 2.0, share_count(0.02, 4), |_| 100.0), 5.0);
+        assert_eq!(host_gb_until(&counts, 2.0, share_count(1.0, 4), |_| 100.0), 45.0);
+    }
+
+    #[test]
+    fn the_rber_end_solves_eq_27() {
+        let model = WearModel::from_parameters(vec![-2.0], vec![2.0], 1000).expect("model");
+        // W = 10^(-2 + 2 log10(E/1000)) = 1e-4 at E = 100.
+        let cycles = cycles_to_rber(&model, BlockId(0), 1e-4);
+        assert!((cycles - 100.0).abs() < 1e-6, "{cycles}");
+    }
+}

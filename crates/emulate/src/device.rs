@@ -1,0 +1,390 @@
+//! The emulated SSD as a [`BlockDevice`]: each request is timestamped, logged (history, optional
+//! recording), turned into a host event as a replay of that log would turn it
+//! ([`nandlab_lab::replay::host_event`], journal commits inferred from the FLUSH/FUA stream the same
+//! way), run on the [`LiveDevice`], applied to the contents, and — paced — answered when the
+//! simulated device completes it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
+use nandlab_core::sim::LiveDevice;
+use nandlab_core::workload::{EventSource, SourceError};
+use nandlab_core::{Config, Report, Simulation};
+use nandlab_lab::replay::host_event;
+use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
+use nandlab_trace::journal::JournalTracker;
+use nandlab_trace::{
+    Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader, TraceWrite,
+};
+use serde::Serialize;
+
+use crate::contents::{Contents, FileContents, RamContents};
+use crate::error::EmulateError;
+use crate::state::State;
+
+/// When a request is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pace {
+    /// At its simulated completion time (the timing engine runs; simulated time follows the wall clock).
+    Real,
+    /// At once; the simulation only counts.
+    None,
+}
+
+/// How to build an emulated SSD.
+#[derive(Clone, Debug)]
+pub struct EmulateOptions {
+    pub config: Config,
+    /// The data file (sparse, created mode 0600); `None`: contents in RAM.
+    pub data: Option<PathBuf>,
+    /// The saved state (needs a data file); `None` with a data file: `DATA.state`.
+    pub state: Option<PathBuf>,
+    pub pace: Pace,
+    /// Also write this session's requests to this native trace.
+    pub record: Option<PathBuf>,
+}
+
+/// The statistics `DIR/stats` shows (JSON).
+#[derive(Debug, Serialize)]
+pub struct LiveStats {
+    pub daemon_pid: u32,
+    pub daemon_stop_requested: bool,
+    pub pace: Pace,
+    pub data: Option<PathBuf>,
+    /// Requests served in this session (a resumed device's history not included).
+    pub requests: u64,
+    pub wall_s: f64,
+    /// Free blocks of the flash.
+    pub free_blocks: u64,
+    pub report: Report,
+}
+
+/// An emulated SSD; shared by the front ends' threads.
+pub struct EmulatedSsd {
+    size_bytes: u64,
+    pace: Pace,
+    data: Option<PathBuf>,
+    record: Option<PathBuf>,
+    /// Session times are `base_ns` plus the wall time since `origin`.
+    origin: Instant,
+    base_ns: u64,
+    inner: Mutex<Option<Session>>,
+}
+
+/// What one request at a time may touch.
+struct Session {
+    live: LiveDevice,
+    contents: Box<dyn Contents>,
+    journal: JournalTracker,
+    header: TraceHeader,
+    history: Option<Box<dyn TraceWrite + Send>>,
+    record: Option<Box<dyn TraceWrite + Send>>,
+    state: Option<State>,
+    history_requests: u64,
+    requests: u64,
+    last_ns: u64,
+}
+
+/// The header of every trace the emulator writes: 512-byte sectors, the device's size.
+fn trace_header(size_bytes: u64) -> TraceHeader {
+    TraceHeader {
+        device_size_bytes: Some(size_bytes),
+        source_format: Some("nandlab-emulate".to_owned()),
+        ..TraceHeader::default()
+    }
+}
+
+impl EmulatedSsd {
+    /// Builds the device: ages it as `[precondition]` says, or resumes it from its saved state.
+    pub fn open(options: &EmulateOptions) -> Result<EmulatedSsd, EmulateError> {
+        let size_bytes = options.config.validate().map_err(nandlab_core::SimError::from)?.logical_bytes();
+        let contents: Box<dyn Contents> = match &options.data {
+            Some(path) => Box::new(FileContents::open(path, size_bytes)?),
+            None => Box::new(RamContents::default()),
+        };
+        let state_path = match (&options.data, &options.state) {
+            (None, Some(_)) => return Err(EmulateError::Invalid("--state needs --data FILE".to_owned())),
+            (None, None) => None,
+            (Some(_), Some(state)) => Some(state.clone()),
+            (Some(data), None) => Some(default_state_path(data)),
+        };
+        let state = state_path.map(|path| State::open(&path, &options.config)).transpose()?;
+        let header = trace_header(size_bytes);
+        let mut journal = JournalTracker::new(&header);
+        let mut simulation = Simulation::new(&options.config)?;
+        simulation.precondition(&mut |_| {})?;
+        let mut history = state
+            .as_ref()
+            .map(|state| nandlab_trace::create(&state.history_path(), Format::Native, &header))
+            .transpose()?;
+        let mut history_requests = 0;
+        if let (Some(state), Some(writer)) = (&state, history.as_mut()) {
+            if let Some(previous) = &state.previous_history {
+                history_requests = resume(&mut simulation, previous, &header, &mut journal, writer.as_mut())?;
+            }
+        }
+        let record =
+            options.record.as_ref().map(|path| nandlab_trace::create(path, Format::Native, &header)).transpose()?;
+        let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns.saturating_add(1_000_000_000));
+        let live = LiveDevice::new(simulation, options.pace == Pace::Real)?;
+        let session = Session {
+            live,
+            contents,
+            journal,
+            header,
+            history,
+            record,
+            state,
+            history_requests,
+            requests: 0,
+            last_ns: base_ns,
+        };
+        Ok(EmulatedSsd {
+            size_bytes,
+            pace: options.pace,
+            data: options.data.clone(),
+            record: options.record.clone(),
+            origin: Instant::now(),
+            base_ns,
+            inner: Mutex::new(Some(session)),
+        })
+    }
+
+    fn session(&self) -> MutexGuard<'_, Option<Session>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What the device measured so far.
+    pub fn stats(&self, daemon: DaemonInfo) -> Option<LiveStats> {
+        let guard = self.session();
+        let session = guard.as_ref()?;
+        Some(LiveStats {
+            daemon_pid: daemon.pid,
+            daemon_stop_requested: daemon.stop_requested,
+            pace: self.pace,
+            data: self.data.clone(),
+            requests: session.requests,
+            wall_s: self.origin.elapsed().as_secs_f64(),
+            free_blocks: session.live.free_blocks(),
+            report: session.live.report(),
+        })
+    }
+
+    /// Stops the device: the DISCARD stage's held ranges are issued and the flash finishes its
+    /// work, the contents are synced, the traces finished and the state saved. Returns the final
+    /// report; `None` when already closed.
+    pub fn close(&self) -> Result<Option<Report>, EmulateError> {
+        let Some(session) = self.session().take() else {
+            return Ok(None);
+        };
+        let Session { live, mut contents, history, record, state, history_requests, requests, last_ns, .. } = session;
+        let (_, report) = live.finish()?;
+        let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
+        contents.sync().map_err(EmulateError::file(data, "sync the data file"))?;
+        if let (Some(record), Some(path)) = (record, &self.record) {
+            record.finish()?;
+            private(path)?;
+        }
+        if let (Some(history), Some(state)) = (history, state) {
+            history.finish()?;
+            private(&state.history_path())?;
+            state.save(history_requests + requests, last_ns)?;
+        }
+        Ok(Some(report))
+    }
+
+    /// Runs one request: logged, simulated, applied to the contents by `apply`; then, paced, waits
+    /// for its simulated completion.
+    fn serve(
+        &self,
+        op: Op,
+        offset: u64,
+        len: u64,
+        flags: Flags,
+        apply: impl FnOnce(&mut dyn Contents) -> std::io::Result<()>,
+    ) -> Result<(), BlockError> {
+        let end = u128::from(offset) + u128::from(len);
+        if end > u128::from(self.size_bytes) {
+            return Err(BlockError::OutOfRange { offset, end, size_bytes: self.size_bytes });
+        }
+        let done_ns = {
+            let mut guard = self.session();
+            let session = guard.as_mut().ok_or_else(closed)?;
+            apply(session.contents.as_mut())?;
+            let now_ns =
+                self.base_ns.saturating_add(u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX));
+            let time_ns = now_ns.max(session.live.clock_ns()).max(session.last_ns);
+            session
+                .run(op, offset, len, flags, time_ns)
+                .map_err(|error| BlockError::Io(std::io::Error::other(error.to_string())))?
+        };
+        if self.pace == Pace::Real {
+            wait_until(self.origin + Duration::from_nanos(done_ns.saturating_sub(self.base_ns)));
+        }
+        Ok(())
+    }
+}
+
+/// Mode 0600 for a trace of the device's requests: its access pattern is the user's business.
+fn private(path: &Path) -> Result<(), EmulateError> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(EmulateError::file(path, "make the trace private (0600)"))
+}
+
+fn closed() -> BlockError {
+    BlockError::Io(std::io::Error::other("the emulated device is stopping"))
+}
+
+/// `DATA.state` next to the data file.
+fn default_state_path(data: &Path) -> PathBuf {
+    let mut name = data.as_os_str().to_owned();
+    name.push(".state");
+    PathBuf::from(name)
+}
+
+impl Session {
+    /// Logs and simulates one request arriving at `time_ns`; returns when it completes.
+    fn run(&mut self, op: Op, offset: u64, len: u64, flags: Flags, time_ns: u64) -> Result<u64, EmulateError> {
+        let first = offset / SECTOR_BYTES;
+        let sectors = (offset + len).div_ceil(SECTOR_BYTES) - first;
+        let sectors = u32::try_from(sectors).map_err(|_| {
+            EmulateError::Invalid(format!("a request of {len} bytes is longer than a trace record holds"))
+        })?;
+        let record = Record {
+            timestamp: TimestampNs(time_ns),
+            op,
+            flags,
+            start: Sector(first),
+            len: SectorCount(sectors),
+            process: ProcessName::new(""),
+            stream: None,
+        };
+        for writer in [self.history.as_mut(), self.record.as_mut()].into_iter().flatten() {
+            writer.write(&record)?;
+        }
+        let event = host_event(&record, &self.header, &mut self.journal);
+        let done = self.live.submit(&event)?;
+        self.requests += 1;
+        self.last_ns = time_ns;
+        Ok(done.0)
+    }
+}
+
+/// Replays the saved history onto `simulation` (counting mode) while copying it into the new
+/// history, streaming; returns how many requests it held.
+fn resume(
+    simulation: &mut Simulation,
+    previous: &Path,
+    header: &TraceHeader,
+    journal: &mut JournalTracker,
+    history: &mut dyn TraceWrite,
+) -> Result<u64, EmulateError> {
+    let records = nandlab_trace::open(previous, Some(Format::Native), &ReadOptions::default())?;
+    let mut source = History { records, header, journal, copy: history, count: 0, failed: None };
+    let replayed = simulation.replay(&mut source, &mut |_| {});
+    if let Some(error) = source.failed.take() {
+        return Err(error);
+    }
+    replayed?;
+    Ok(source.count)
+}
+
+/// The saved history as the driver's event source, each record copied into the new history.
+struct History<'a> {
+    records: Box<dyn nandlab_trace::TraceRead + Send>,
+    header: &'a TraceHeader,
+    journal: &'a mut JournalTracker,
+    copy: &'a mut dyn TraceWrite,
+    count: u64,
+    /// What stopped the replay, with its own type.
+    failed: Option<EmulateError>,
+}
+
+impl EventSource for History<'_> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        let record = match self
+            .records
+            .next()
+            .transpose()
+            .and_then(|record| record.map(|record| self.copy.write(&record).map(|()| record)).transpose())
+        {
+            Ok(Some(record)) => record,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                let message = error.to_string();
+                self.failed = Some(error.into());
+                return Err(SourceError(message));
+            }
+        };
+        self.count += 1;
+        Ok(Some(host_event(&record, self.header, self.journal)))
+    }
+}
+
+/// Waits until `deadline`: the kernel's timer for all but the last stretch, then a busy wait, so
+/// the reply is late by scheduling jitter only; a thread woken from sleep can wait for a CPU behind
+/// other work, a spinning one already holds it (docs/emulate.md has what was measured).
+fn wait_until(deadline: Instant) {
+    const SPIN: Duration = Duration::from_micros(500);
+    let now = Instant::now();
+    if deadline > now + SPIN {
+        std::thread::sleep(deadline - now - SPIN);
+    }
+    while Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+impl BlockDevice for EmulatedSsd {
+    fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<(), BlockError> {
+        self.serve(Op::Read, offset, buffer.len() as u64, Flags::NONE, |contents| contents.read(offset, buffer))
+    }
+
+    fn write_at(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), BlockError> {
+        let flags = if fua { Flags::FUA } else { Flags::NONE };
+        self.serve(Op::Write, offset, data.len() as u64, flags, |contents| {
+            contents.write(offset, data)?;
+            if fua {
+                contents.sync()?;
+            }
+            Ok(())
+        })
+    }
+
+    fn discard(&self, offset: u64, len: u64, fua: bool) -> Result<(), BlockError> {
+        let flags = if fua { Flags::FUA } else { Flags::NONE };
+        self.serve(Op::Discard, offset, len, flags, |contents| {
+            contents.zero(offset, len)?;
+            if fua {
+                contents.sync()?;
+            }
+            Ok(())
+        })
+    }
+
+    fn flush(&self) -> Result<(), BlockError> {
+        self.serve(Op::Flush, 0, 0, Flags::NONE, |contents| contents.sync())
+    }
+
+    fn backing_path(&self) -> Option<&Path> {
+        self.data.as_deref()
+    }
+
+    fn stats_text(&self, daemon: DaemonInfo) -> String {
+        match self.stats(daemon) {
+            Some(stats) => {
+                serde_json::to_string_pretty(&stats).unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+                    + "\n"
+            }
+            None => format!("{{\"daemon_pid\": {}, \"stopped\": true}}\n", daemon.pid),
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! Issue 16 checks through the `nandlab` binary: ext4 on a loop device over an emulated SSD
+//! (`small` preset) with GC, a recorded trace that replays to identical counts and a restart that
+//! resumes the device with its files intact; an NBD round trip with qemu-img, nbdcopy and fio; a
+//! paced 4 KiB read that takes at least the flash's read time. Root tests print `SKIPPED: reason`
+//! where the machine cannot run them, and undo their mounts, loop devices and daemons (killed by
+//! PID) even when they fail.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `nandlab emulate`, and what a failing test must undo: a file system mounted on a loop
+/// device over its disk. Dropping it unmounts, detaches, and kills the daemon by its PID.
+struct Emulator {
+    child: Option<Child>,
+    mountpoint: Option<PathBuf>,
+    loop_device: Option<String>,
+    ext4: Option<PathBuf>,
+}
+
+impl Emulator {
+    /// Starts `nandlab emulate ARGS` and waits for its `emulate: serving` line.
+    fn start(args: &[&str], mountpoint: Option<&Path>) -> Emulator {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nandlab"))
+            .arg("emulate")
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn nandlab emulate");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).expect("ready line");
+        let emulator = Emulator {
+            child: Some(child),
+            mountpoint: mountpoint.map(Path::to_path_buf),
+            loop_device: None,
+            ext4: None,
+        };
+        assert!(line.starts_with("emulate: serving"), "emulate did not come up: {line:?}");
+        emulator
+    }
+
+    /// Attaches a loop device to DIR/disk, optionally makes ext4 on it, and mounts it on `ext4`.
+    fn mount_ext4(&mut self, ext4: &Path, mkfs: bool) {
+        let disk = self.mountpoint.as_ref().unwrap().join("disk");
+        let device = run("losetup", &["--find", "--show", disk.to_str().unwrap()]);
+        self.loop_device = Some(device.clone());
+        if mkfs {
+            // No discard: the preconditioned flash stays full of valid pages, so the writes below need GC.
+            run("mkfs.ext4", &["-q", "-F", "-E", "nodiscard", &device]);
+        }
+        run("mount", &[&device, ext4.to_str().unwrap()]);
+        self.ext4 = Some(ext4.to_path_buf());
+    }
+
+    fn unmount_ext4(&mut self) {
+        if let Some(ext4) = self.ext4.take() {
+            let _ = Command::new("umount").arg(&ext4).status();
+        }
+        if let Some(device) = self.loop_device.take() {
+            let _ = Command::new("losetup").args(["-d", &device]).status();
+        }
+    }
+
+    /// SIGINT, then the daemon's report on stdout once it exits.
+    fn stop(mut self) -> String {
+        self.unmount_ext4();
+        let mut child = self.child.take().unwrap();
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
+        let mut report = String::new();
+        child.stdout.take().unwrap().read_to_string(&mut report).expect("report");
+        assert!(child.wait().expect("exit").success(), "emulate failed: {report}");
+        report
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.unmount_ext4();
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(mountpoint) = &self.mountpoint {
+            let _ = nix::mount::umount2(mountpoint, nix::mount::MntFlags::MNT_DETACH);
+        }
+    }
+}
+
+fn which(tool: &str) -> bool {
+    let paths = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&paths).chain(["/sbin".into(), "/usr/sbin".into()]).any(|dir| dir.join(tool).is_file())
+}
+
+/// Why the root tests cannot run here, if they cannot.
+fn root_unavailable(tools: &[&str]) -> Option<String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Some("loop devices and mounts need root".into());
+    }
+    if !Path::new("/dev/fuse").exists() {
+        return Some("/dev/fuse is missing".into());
+    }
+    tools.iter().find(|tool| !which(tool)).map(|tool| format!("{tool} is not installed (see .ci/apt-packages)"))
+}
+
+fn skipped(reason: Option<String>) -> bool {
+    reason.inspect(|reason| eprintln!("SKIPPED: {reason}")).is_some()
+}
+
+fn run(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program).args(args).output().unwrap_or_else(|err| panic!("spawn {program}: {err}"));
+    assert!(output.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+fn nandlab(args: &[&str]) -> String {
+    run(env!("CARGO_BIN_EXE_nandlab"), args)
+}
+
+/// Seeded file contents (xorshift), so a failure can be replayed.
+fn contents(seed: u64, bytes: usize) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..bytes)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect()
+}
+
+fn write_synced(path: &Path, data: &[u8]) {
+    use std::io::Write;
+    let mut file = std::fs::File::create(path).expect("create");
+    file.write_all(data).expect("write");
+    file.sync_all().expect("fsync");
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("json")
+}
+
+/// The counts a replay and an emulation must agree on.
+fn counts(report: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "host": report["host"],
+        "discard": report["discard"],
+        "measured": report["measured"],
+        "erase_counts": report["erase_counts"],
+        "precondition": report["precondition"],
+    })
+}
+
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Folder {
+        let path = std::env::temp_dir().join(format!("nandlab-emulate-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(path.join("mnt")).unwrap();
+        std::fs::create_dir_all(path.join("ext4")).unwrap();
+        Folder(path)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn arg(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn ext4_on_an_emulated_ssd_makes_gc_work_replays_to_identical_counts_and_survives_a_restart() {
+    if skipped(root_unavailable(&["losetup", "mkfs.ext4", "mount", "umount"])) {
+        return;
+    }
+    let folder = Folder::new("ext4");
+    let (mnt, data, record, report_json) =
+        (folder.arg("mnt"), folder.arg("data"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    let base = ["--preset", "small", "--mount", &mnt, "--pace", "none", "--data", &data];
+    let mut session = Emulator::start(
+        &[&base[..], &["--record", &record, "--json", &report_json]].concat(),
+        Some(&folder.path("mnt")),
+    );
+    let ext4 = folder.path("ext4");
+    session.mount_ext4(&ext4, true);
+    let kept: Vec<Vec<u8>> = (0..6).map(|index| contents(index + 1, 2 << 20)).collect();
+    for round in 0..4u64 {
+        for index in 0..8 {
+            write_synced(&ext4.join(format!("scratch{index}")), &contents(100 + round * 8 + index, 3 << 20));
+        }
+        for index in 0..8 {
+            std::fs::remove_file(ext4.join(format!("scratch{index}"))).expect("delete");
+        }
+        run("sync", &[]);
+        let (index, data) = (round as usize, &kept[round as usize]);
+        write_synced(&ext4.join(format!("kept{index}")), data);
+    }
+    for (index, data) in kept.iter().enumerate().take(4) {
+        assert_eq!(&std::fs::read(ext4.join(format!("kept{index}"))).expect("read back"), data);
+    }
+    let status = nandlab(&["emulate", "status", &mnt]);
+    assert!(status.contains("host writes"), "{status}");
+    let summary = session.stop();
+    assert!(summary.contains("GC page copies"), "the stop prints replay's report: {summary}");
+    for file in ["data", "data.state", "data.state.nlt", "rec.nlt"] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(folder.path(file)).expect("written").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{file} holds the user's data or access pattern: mode {mode:o}");
+    }
+    let emulated = json(&folder.path("report.json"));
+    let measured = &emulated["measured"];
+    assert!(measured["gc_page_copies"].as_u64().unwrap() > 0, "ext4's rewrites make GC copy pages: {measured}");
+    assert!(measured["erases"].as_u64().unwrap() > 0, "{measured}");
+
+    let replayed = folder.path("replayed.json");
+    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
+    assert_eq!(counts(&json(&replayed)), counts(&emulated), "the recorded trace replays to identical counts");
+
+    let mut resumed = Emulator::start(&base, Some(&folder.path("mnt")));
+    resumed.mount_ext4(&ext4, false);
+    for (index, data) in kept.iter().enumerate().take(4) {
+        assert_eq!(&std::fs::read(ext4.join(format!("kept{index}"))).expect("read after restart"), data);
+    }
+    let summary = resumed.stop();
+    assert!(summary.contains("emulated SSD"), "{summary}");
+}
+
+#[test]
+fn an_nbd_export_round_trips_with_qemu_img_nbdcopy_and_fio() {
+    if skipped(
+        ["qemu-img", "nbdcopy", "fio"].iter().find(|tool| !which(tool)).map(|tool| format!("{tool} is not installed")),
+    ) {
+        return;
+    }
+    let folder = Folder::new("nbd");
+    let socket = folder.path("nbd.sock");
+    let address = format!("unix:{}", socket.display());
+    let session = Emulator::start(&["--preset", "small", "--nbd", &address, "--pace", "none"], None);
+    let uri = format!("nbd+unix:///?socket={}", socket.display());
+    let image = folder.path("image.raw");
+    let mut bytes = contents(7, 8 << 20);
+    bytes.resize(32 << 20, 0);
+    std::fs::write(&image, &bytes).unwrap();
+    let size = run("qemu-img", &["info", "--output=json", &uri]);
+    assert!(size.contains("\"virtual-size\""), "{size}");
+    run("nbdcopy", &[image.to_str().unwrap(), &uri]);
+    let back = folder.path("back.raw");
+    run("nbdcopy", &[&uri, back.to_str().unwrap()]);
+    let device_bytes = std::fs::read(&back).unwrap();
+    assert_eq!(device_bytes[..8 << 20], bytes[..8 << 20], "what nbdcopy wrote reads back");
+    run("qemu-img", &["compare", "-f", "raw", "-F", "raw", back.to_str().unwrap(), &uri]);
+    run(
+        "fio",
+        &[
+            "--name=nbd",
+            "--ioengine=nbd",
+            &format!("--uri={uri}"),
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=16m",
+            "--io_size=8m",
+            "--verify=crc32c",
+            "--do_verify=1",
+            "--output-format=terse",
+        ],
+    );
+    let summary = session.stop();
+    assert!(summary.contains("host pages written"), "{summary}");
+}
+
+/// Median of `samples` paced 4 KiB O_DIRECT reads of DIR/disk, each on an idle device.
+fn median_read_ns(disk: &Path, samples: usize) -> u64 {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(nix::libc::O_DIRECT).open(disk).expect("open disk");
+    let mut buffer = AlignedPage::default();
+    let mut times: Vec<u64> = (0..samples)
+        .map(|index| {
+            std::thread::sleep(Duration::from_millis(2));
+            let started = Instant::now();
+            file.read_exact_at(&mut buffer.0, (index as u64 % 64) * 4096).expect("read");
+            u64::try_from(started.elapsed().as_nanos()).unwrap()
+        })
+        .collect();
+    times.sort_unstable();
+    times[samples / 2]
+}
+
+#[repr(align(4096))]
+struct AlignedPage([u8; 4096]);
+
+impl Default for AlignedPage {
+    fn default() -> Self {
+        AlignedPage([0; 4096])
+    }
+}
+
+#[test]
+fn a_paced_4k_read_at_queue_depth_one_takes_at_least_the_flash_read_time() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("pace");
+    let mnt = folder.arg("mnt");
+    let mut medians = Vec::new();
+    for pace in ["real", "none"] {
+        let session = Emulator::start(
+            &["--preset", "small", "--set", "precondition.enabled=false", "--mount", &mnt, "--pace", pace],
+            Some(&folder.path("mnt")),
+        );
+        let disk = folder.path("mnt").join("disk");
+        fill_start(&disk, &contents(3, 64 * 4096));
+        let median = median_read_ns(&disk, 200);
+        let stats: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(folder.path("mnt").join("stats")).unwrap()).unwrap();
+        session.stop();
+        medians.push((pace, median, stats));
+    }
+    let (_, paced_ns, stats) = &medians[0];
+    let (_, unpaced_ns, _) = &medians[1];
+    let config = &stats["report"]["config"];
+    let page_bytes = config["device"]["page_size"].as_u64().unwrap();
+    let transfer_ns = (page_bytes * 1_000_000_000).div_ceil(config["timing"]["channel_bytes_per_s"].as_u64().unwrap());
+    let flash_ns = config["timing"]["read_ns"].as_u64().unwrap() + transfer_ns;
+    eprintln!(
+        "4 KiB QD1 read: paced median {} us, flash read + transfer {} us, unpaced (FUSE path alone) median {} us",
+        paced_ns / 1000,
+        flash_ns / 1000,
+        unpaced_ns / 1000
+    );
+    assert!(*paced_ns >= flash_ns, "the application waits for the flash: {paced_ns} ns < {flash_ns} ns");
+}
+
+/// Writes `data` at the start of `disk` and makes it durable.
+fn fill_start(disk: &Path, data: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(disk).expect("open disk");
+    file.write_all_at(data, 0).expect("write the pages the reads will find");
+    file.sync_all().expect("fsync");
+}
+
+#[test]
+fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("timed");
+    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    let session = Emulator::start(
+        &["--preset", "small", "--mount", &mnt, "--pace", "real", "--record", &record, "--json", &report_json],
+        Some(&folder.path("mnt")),
+    );
+    let disk = folder.path("mnt").join("disk");
+    for round in 0..8u64 {
+        fill_start(&disk, &contents(round + 40, 1 << 20));
+    }
+    median_read_ns(&disk, 20);
+    session.stop();
+    let emulated = json(&folder.path("report.json"));
+    let replayed = folder.path("replayed.json");
+    nandlab(&[
+        "replay",
+        &record,
+        "--preset",
+        "small",
+        "--timing",
+        "on",
+        "--quiet",
+        "--json",
+        replayed.to_str().unwrap(),
+    ]);
+    let replayed = json(&replayed);
+    assert_eq!(counts(&replayed), counts(&emulated));
+    assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
+}
