@@ -682,7 +682,8 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
     // A layer that follows time must see each event's time just before the
     // event's own requests, so it gets no requests ahead.
-    let lookahead = if ftl.follows_time() { 0 } else { LOOKAHEAD };
+    let follows_time = ftl.follows_time();
+    let lookahead = if follows_time { 0 } else { LOOKAHEAD };
     let mut dry = false;
     let mut events: u64 = 0;
     loop {
@@ -690,7 +691,9 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             let before = ahead.len();
             match source.next_event()? {
                 Some(event) => {
-                    ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
+                    if follows_time {
+                        ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
+                    }
                     stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {

@@ -83,8 +83,6 @@ struct QueuedOp {
     /// Plane of the die, for multi-plane operations.
     plane: u16,
     job: u32,
-    /// When it is due (`timing.die_queue = "edf"` serves the smallest first).
-    due_ns: u64,
 }
 
 /// Most operations one multi-plane command carries.
@@ -99,7 +97,7 @@ struct Command {
 
 impl Default for Command {
     fn default() -> Self {
-        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB, due_ns: u64::MAX };
+        let idle = QueuedOp { kind: FlashOpKind::Read, gc: false, plane: 0, job: NO_JOB };
         Self { ops: [idle; MULTI_PLANE_MAX], len: 0 }
     }
 }
@@ -553,8 +551,8 @@ impl Engine {
             self.priority_outstanding += 1;
         }
         let arrival_ns = timed.arrival.0.min(self.now_ns);
-        ftl.advance(SimNs(arrival_ns))?;
-        if !ftl.recorded().is_empty() {
+        if ftl.follows_time() {
+            ftl.advance(SimNs(arrival_ns))?;
             // What expired is erased in the background: no request waits
             // for it, but it holds its die like any other operation.
             self.enqueue_recorded(ftl, NO_JOB);
@@ -807,19 +805,20 @@ impl Engine {
         self.host_epoch += 1;
         let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
-        let due_ns = self.due_ns(job);
+        let edf = self.config.die_queue == DieQueue::Edf;
+        let due_ns = if edf { self.due_ns(job) } else { u64::MAX };
         for &op in ftl.recorded() {
             if job != NO_JOB {
                 self.jobs.get_mut(job).open_ops += 1;
             }
             let die = op.unit.0 % dies;
-            let queued = QueuedOp { due_ns, ..self.queued(op, job) };
-            let host_ops = &mut self.dies[die as usize].host_ops;
-            match self.config.die_queue {
-                DieQueue::Fifo => host_ops.push_back(queued),
-                DieQueue::Edf => {
-                    host_ops.insert(host_ops.partition_point(|queued_op| queued_op.due_ns <= queued.due_ns), queued)
-                }
+            let queued = self.queued(op, job);
+            if edf {
+                let host_ops = &self.dies[die as usize].host_ops;
+                let at = host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns);
+                self.dies[die as usize].host_ops.insert(at, queued);
+            } else {
+                self.dies[die as usize].host_ops.push_back(queued);
             }
             if !multi_plane && !self.dies[die as usize].busy {
                 self.start_command(die, Queue::Host);
@@ -842,12 +841,13 @@ impl Engine {
         // Planes per die fit in u16 whenever multi-plane batching matters.
         #[allow(clippy::cast_possible_truncation)]
         let plane = (op.unit.0 / self.geometry.dies()) as u16;
-        QueuedOp { kind: op.kind, gc: op.gc, plane, job, due_ns: u64::MAX }
+        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
     }
 
-    /// The deadline of the request `job` serves (`u64::MAX` for none).
+    /// The deadline of the request `job` serves (`u64::MAX` for none):
+    /// what `timing.die_queue = "edf"` orders a die's queue by.
     fn due_ns(&self, job: u32) -> u64 {
-        if self.config.die_queue == DieQueue::Fifo || job == NO_JOB {
+        if job == NO_JOB {
             return u64::MAX;
         }
         match self.jobs.get(job).kind {
