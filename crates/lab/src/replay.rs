@@ -228,10 +228,14 @@ pub fn host_event(record: &Record, header: &TraceHeader, journal: &mut JournalTr
         preflush: record.flags.contains(Flags::PREFLUSH),
         meta: record.flags.contains(Flags::META),
     };
+    let seen = journal.observe(record);
     HostEvent {
         flags,
-        journal_thread: record.process.as_str().starts_with("jbd2"),
-        journal_commit: journal.observe(record).commit,
+        // Journal traffic as the trace shows it: jbd2's own writes, and
+        // writes into the journal region the tracker knows (from the header,
+        // else inferred), which include the commit blocks a kworker issues.
+        journal_thread: record.process.as_str().starts_with("jbd2") || seen.journal_write,
+        journal_commit: seen.commit,
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
         ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
     }

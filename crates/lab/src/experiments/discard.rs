@@ -156,6 +156,7 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
             name: &format!("{}-{size}.nlt", scenario.name),
             size,
             mount_options: "discard",
+            mkfs_options: &[],
             image_dir: &image_dir,
             argv: fsload(&fsload_args, args.seed)?,
         };
@@ -532,6 +533,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
             name: &format!("postmark-{transactions}.nlt"),
             size: POSTMARK_FS,
             mount_options: "discard",
+            mkfs_options: &[],
             image_dir: Path::new("/dev/shm"),
             argv: fsload(&fsload_args, args.seed)?,
         };
