@@ -231,10 +231,11 @@ pub fn host_event(record: &Record, header: &TraceHeader, journal: &mut JournalTr
     let seen = journal.observe(record);
     HostEvent {
         flags,
-        // Journal traffic as the trace shows it: jbd2's own writes, and
-        // writes into the journal region the tracker knows (from the header,
-        // else inferred), which include the commit blocks a kworker issues.
-        journal_thread: record.process.as_str().starts_with("jbd2") || seen.journal_write,
+        // Journal traffic as the trace shows it: writes into the journal
+        // region the tracker knows (from the header, else inferred), which
+        // include the commit blocks a kworker issues. Not jbd2's name alone:
+        // under data=ordered jbd2 also writes other inodes' ordered data.
+        journal_thread: seen.journal_write,
         journal_commit: seen.commit,
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
         ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)

@@ -837,7 +837,7 @@ mod tests {
     }
 
     #[test]
-    fn classifier_tags_jbd2_writes_in_a_captured_trace_as_journal() {
+    fn classifier_tags_writes_into_the_journal_as_journal_and_the_rest_as_data() {
         let Some((scratch, report)) = capture_small("classify") else { return };
         let journal = journal_sectors(&report.header.journal, &report.header);
         assert!(!journal.is_empty(), "capture located the ext4 journal");
@@ -845,7 +845,7 @@ mod tests {
         let journal_class = classifier.class_named("journal").expect("journal class");
         let trace = nandlab_trace::open(&scratch.trace, None, &ReadOptions::default()).expect("trace reads");
         let header = trace.header().clone();
-        let (mut jbd2_writes, mut data_writes) = (0, 0);
+        let (mut journal_writes, mut data_writes) = (0, 0);
         let mut tracker = JournalTracker::new(&header);
         for record in trace {
             let record = record.expect("record decodes");
@@ -858,11 +858,11 @@ mod tests {
                 journal_thread: event.journal_thread,
                 flags: event.flags,
             });
-            let in_journal = header.is_journal(record.start, record.len);
-            if record.process.as_str().starts_with("jbd2/") {
-                jbd2_writes += 1;
-                assert_eq!(class, journal_class, "jbd2 write at sector {} is journal", record.start.0);
-            } else if !in_journal {
+            // jbd2 also writes ordered data of other inodes under data=ordered: data, by where it lands.
+            if header.is_journal(record.start, record.len) {
+                journal_writes += 1;
+                assert_eq!(class, journal_class, "write into the journal at sector {} is journal", record.start.0);
+            } else {
                 data_writes += 1;
                 assert_ne!(
                     class,
@@ -873,7 +873,7 @@ mod tests {
                 );
             }
         }
-        assert!(jbd2_writes > 0, "the fsync workload makes jbd2 write");
+        assert!(journal_writes > 0, "the fsync workload makes jbd2 write");
         assert!(data_writes > 0, "and the files' data reach the device");
     }
 

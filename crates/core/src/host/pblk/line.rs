@@ -77,6 +77,9 @@ pub struct Line {
     pub labels: u8,
     /// When the line was closed, in lines closed so far (its age for cost-benefit).
     pub closed_seq: u64,
+    /// Pages written into the line's class when it was closed (its age in
+    /// the class's own writes, for log-aware victims).
+    pub closed_class_pages: u64,
 }
 
 impl Line {
@@ -89,6 +92,7 @@ impl Line {
             p2l: vec![NONE; layout.line_pages as usize],
             labels: 0,
             closed_seq: 0,
+            closed_class_pages: 0,
         }
     }
 
@@ -108,18 +112,38 @@ pub enum LineVictim {
     CostBenefit,
 }
 
+/// The class whose lines hold a circular log (the ext4 journal, with
+/// separation), as log-aware victim choice sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogClass {
+    pub class: ClassId,
+    /// Pages written into the class so far.
+    pub written: u64,
+    /// Its valid pages on flash: the log's live length.
+    pub live: u64,
+}
+
+impl LogClass {
+    /// A log overwrites its pages within one live length of writes, so a
+    /// log line closed less than that ago still has pages about to die:
+    /// copying them moves pages the log overwrites anyway. Once that much
+    /// has been written since, what is still valid there is long-lived
+    /// (the journal superblock, or writes the classifier took for journal).
+    fn dying_soon(&self, line: &Line) -> bool {
+        line.class == self.class && !line.is_mixed() && self.written - line.closed_class_pages < self.live
+    }
+}
+
 impl LineVictim {
     /// The victim among `lines` (index, line) or `None` when no closed line
     /// has an invalid page to gain.
     ///
-    /// `log`: the class whose lines hold a circular log (the ext4 journal,
-    /// with separation). Its logical pages stay valid until the log wraps
-    /// round and overwrites them, oldest line first, so copying a log page
-    /// only moves a page that dies soon anyway. Such lines are victims only
-    /// once wholly invalid, or when no other line has anything to gain.
-    pub fn select(self, lines: &[Line], layout: &LineLayout, closed_so_far: u64, log: Option<ClassId>) -> Option<u32> {
+    /// `log`: with it, lines of the log class whose pages are still dying
+    /// ([`LogClass`]) are victims only once wholly invalid, or when no other
+    /// line has anything to gain.
+    pub fn select(self, lines: &[Line], layout: &LineLayout, closed_so_far: u64, log: Option<LogClass>) -> Option<u32> {
         let gains = |line: &Line| line.state == LineState::Closed && line.valid < layout.data_pages();
-        let is_log = |line: &Line| log == Some(line.class) && !line.is_mixed();
+        let is_log = |line: &Line| log.is_some_and(|log| log.dying_soon(line));
         if let Some(empty) = lines.iter().position(|line| gains(line) && line.valid == 0) {
             return u32::try_from(empty).ok();
         }
@@ -183,28 +207,38 @@ mod tests {
     }
 
     #[test]
-    fn log_lines_are_victims_only_when_empty_or_alone() {
+    fn young_log_lines_are_victims_only_when_empty_or_alone() {
         let layout = LineLayout::new(4, 64, 4, 4096);
-        let log = ClassId(1);
+        let journal = ClassId(1);
+        // 1,000 journal pages written, 300 of them live: a line closed at 900 is young.
+        let log = LogClass { class: journal, written: 1000, live: 300 };
         let line = |valid, class: ClassId| Line {
             state: LineState::Closed,
             valid,
             class,
             labels: 1 << class.0,
+            closed_class_pages: 900,
             ..Line::new(&layout)
         };
-        let lines = vec![line(200, ClassId(0)), line(10, log), line(layout.data_pages(), ClassId(0))];
+        let lines = vec![line(200, ClassId(0)), line(10, journal), line(layout.data_pages(), ClassId(0))];
         assert_eq!(
             LineVictim::Greedy.select(&lines, &layout, 3, None),
             Some(1),
             "log-unaware greedy takes the log line"
         );
         assert_eq!(LineVictim::Greedy.select(&lines, &layout, 3, Some(log)), Some(0), "the data line goes first");
-        let with_empty_log = vec![line(200, ClassId(0)), line(0, log)];
+        let with_empty_log = vec![line(200, ClassId(0)), line(0, journal)];
         assert_eq!(
             LineVictim::Greedy.select(&with_empty_log, &layout, 3, Some(log)),
             Some(1),
             "a dead log line is free"
+        );
+        let old = Line { closed_class_pages: 600, ..line(10, journal) };
+        let with_old_log = vec![line(200, ClassId(0)), old];
+        assert_eq!(
+            LineVictim::Greedy.select(&with_old_log, &layout, 3, Some(log)),
+            Some(1),
+            "a log line older than the log's length holds long-lived pages: an ordinary victim"
         );
         assert_eq!(
             LineVictim::Greedy.select(&lines[1..], &layout, 3, Some(log)),

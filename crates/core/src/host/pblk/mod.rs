@@ -33,7 +33,7 @@
 
 mod line;
 
-pub use line::{LineLayout, LineState, LineVictim};
+pub use line::{LineLayout, LineState, LineVictim, LogClass};
 
 use crate::config::ConfigError;
 use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelError, OpenChannelGeometry};
@@ -414,8 +414,8 @@ impl Pblk {
     }
 
     /// Names the class that holds a circular log (ext4's journal): with
-    /// `pblk.separate` and `pblk.log_aware`, GC leaves its lines to the log
-    /// to overwrite (see [`LineVictim::select`]).
+    /// `pblk.separate` and `pblk.log_aware`, GC leaves its young lines to
+    /// the log to overwrite (see [`LogClass`]).
     #[must_use]
     pub fn with_log_class(mut self, class: Option<ClassId>) -> Self {
         self.log_class = class.filter(|_| self.config.separate && self.config.log_aware);
@@ -648,6 +648,7 @@ impl Pblk {
         line.state = LineState::Closed;
         line.next = layout.line_pages;
         line.closed_seq = self.stats.lines_closed;
+        line.closed_class_pages = self.stats.class_pages.get(line.class.0 as usize).copied().unwrap_or(0);
         self.stats.lines_closed += 1;
         self.stats.mixed_lines_closed += u64::from(line.is_mixed());
         let queue = line.class.0 as usize;
@@ -701,8 +702,8 @@ impl Pblk {
         let mut collecting = match self.collecting {
             Some(collecting) => collecting,
             None => {
-                let Some(line) =
-                    self.config.victim.select(&self.lines, &self.layout, self.stats.lines_closed, self.log_class)
+                let log = self.log_state();
+                let Some(line) = self.config.victim.select(&self.lines, &self.layout, self.stats.lines_closed, log)
                 else {
                     return Ok(false);
                 };
@@ -731,6 +732,18 @@ impl Pblk {
             self.collecting = Some(collecting);
         }
         Ok(true)
+    }
+
+    /// The log class's writes and live length, for log-aware victims.
+    fn log_state(&self) -> Option<LogClass> {
+        let class = self.log_class?;
+        let live = self
+            .lines
+            .iter()
+            .filter(|line| line.class == class && !line.is_mixed())
+            .map(|line| u64::from(line.valid))
+            .sum();
+        Some(LogClass { class, written: self.stats.class_pages[class.0 as usize], live })
     }
 
     /// Reads one valid page of a victim and rewrites it through the buffer

@@ -193,35 +193,41 @@ fn gc_keeps_pace_through_the_rate_limiter_when_victims_are_cheap() {
     assert!(pblk.free_lines() > pblk.config.gc_free_lines as usize);
 }
 
+/// `device_writes` x the logical capacity of uniform random overwrites;
+/// `check` sees the FTL after every write.
+fn uniform_overwrites(pblk: &mut Pblk, device_writes: u32, seed: u64, check: &mut dyn FnMut(&mut Pblk)) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    for _ in 0..pblk.logical_pages * device_writes {
+        let lpn = rng.random_range(0..pblk.logical_pages);
+        pblk.write(Lpn(lpn), ClassId(0)).expect("GC keeps lines free");
+        check(pblk);
+    }
+}
+
 #[test]
 fn users_wait_at_the_reserve_when_gc_cannot_keep_pace() {
     let mut pblk = pblk(false);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-    for _ in 0..pblk.logical_pages * 4 {
-        let lpn = rng.random_range(0..pblk.logical_pages);
-        pblk.write(Lpn(lpn), ClassId(0)).expect("GC keeps lines free");
+    uniform_overwrites(&mut pblk, 4, 5, &mut |pblk| {
         assert!(pblk.free_lines() >= pblk.config.gc_free_lines as usize, "the reserve is kept");
-    }
+    });
     assert!(pblk.stats().user_stalls > 0, "uniform random overwrites need more GC than its share");
 }
 
 #[test]
 fn reclaimed_chunks_are_reset_in_the_background_before_they_are_reused() {
     let mut pblk = pblk(false);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
-    let mut background = 0;
-    for step in 0..pblk.logical_pages * 4 {
-        let lpn = rng.random_range(0..pblk.logical_pages);
-        pblk.write(Lpn(lpn), ClassId(0)).expect("write");
+    let (mut step, mut background) = (0, 0);
+    uniform_overwrites(&mut pblk, 4, 9, &mut |pblk| {
+        step += 1;
         if step % 32 == 0 {
             // An idle moment on PU 0 only.
-            let before = TranslationLayer::free_blocks(&pblk, UnitId(0));
-            if TranslationLayer::collect_one(&mut pblk, UnitId(0)).expect("reset") {
+            let before = TranslationLayer::free_blocks(pblk, UnitId(0));
+            if TranslationLayer::collect_one(pblk, UnitId(0)).expect("reset") {
                 background += 1;
-                assert_eq!(TranslationLayer::free_blocks(&pblk, UnitId(0)), before + 1);
+                assert_eq!(TranslationLayer::free_blocks(pblk, UnitId(0)), before + 1);
             }
         }
-    }
+    });
     assert!(background > 0, "GC left chunks to reset");
     assert_eq!(pblk.stats().background_resets, background);
     assert!(pblk.stats().inline_resets > 0, "the other PUs were never idle: their chunks reset at line open");
@@ -260,11 +266,7 @@ fn writes_beyond_the_logical_capacity_are_refused() {
 #[test]
 fn uniform_overwrites_of_the_whole_device_reach_a_gc_steady_state() {
     let mut pblk = pblk(false);
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-    for _ in 0..pblk.logical_pages * 6 {
-        let lpn = rng.random_range(0..pblk.logical_pages);
-        pblk.write(Lpn(lpn), ClassId(0)).expect("GC keeps lines free");
-    }
+    uniform_overwrites(&mut pblk, 6, 1, &mut |_| {});
     assert!(pblk.stats().gc_lines > 0);
     let waf = pblk.counters().waf().expect("pages written");
     // Greedy on 25 % spare less line metadata (ws_opt units: 16 of 256
