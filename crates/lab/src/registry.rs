@@ -111,10 +111,11 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "journal",
-        description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021)",
+        description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021); \
+                      --paper-scale for the full matrix",
         keys: &[],
         needs_root: true,
-        rough_seconds: 210,
+        rough_seconds: 800,
         run: journal::run,
     },
     Experiment {

@@ -140,7 +140,7 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
         Some(open_channel) => writeln!(
             out,
             "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
-             lines of {} pages) under pblk, separation {}, discard {:?}",
+             ws_opt {}, lines of {} pages) under pblk, separation {}, discard {:?}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
             open_channel.geometry.groups,
@@ -148,6 +148,7 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
             open_channel.geometry.chunks_per_pu,
             open_channel.geometry.pages_per_chunk,
             open_channel.geometry.ws_min_pages,
+            open_channel.line_layout.ws_opt,
             open_channel.line_layout.line_pages,
             if report.config.pblk.separate { "on" } else { "off" },
             report.config.discard.policy
@@ -201,9 +202,18 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
             ("padding pages", pblk.padded_pages),
             ("line metadata pages", pblk.metadata_pages),
             ("mixed lines closed", pblk.mixed_lines_closed),
+            ("user stalls (GC waits)", pblk.user_stalls),
         ];
         for (label, value) in rows {
             writeln!(out, "  {label:<24}{value:>16}")?;
+        }
+        let ratios = [
+            ("pblk WA (user+gc+pad)", pblk.pblk_wa()),
+            ("GC-only WA (user+gc)", pblk.gc_wa()),
+            ("padding share", pblk.padding_share()),
+        ];
+        for (label, value) in ratios {
+            writeln!(out, "  {label:<24}{:>16}", value.map_or_else(|| "-".to_owned(), |value| format!("{value:.3}")))?;
         }
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
