@@ -206,15 +206,16 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
     for (point, sample, path) in &captures {
         let trace = ensure_trace(point, *sample, path, &scale, args.seed)?;
         for (rho_index, rho) in OVER_PROVISIONING.into_iter().enumerate() {
-            let mut victims = vec!["greedy"];
+            let mut victims = vec![GREEDY];
             if scale.cost_benefit_everywhere || rho_index == 0 {
-                victims.push("cost-benefit");
+                victims.extend([COST_BENEFIT, GREEDY_LOG_AWARE]);
             }
             for victim in victims {
                 for separate in [false, true] {
                     eprintln!(
-                        "journal: {} capture {sample}, ρ = {rho}, {victim}, {}",
+                        "journal: {} capture {sample}, ρ = {rho}, {}, {}",
                         point.label(),
+                        victim.name,
                         if separate { "separated" } else { "mixed" }
                     );
                     let setting = Setting { point, sample: *sample, rho, victim, separate };
@@ -276,9 +277,22 @@ struct Setting<'a> {
     point: &'a Point,
     sample: usize,
     rho: f64,
-    victim: &'a str,
+    victim: Victims,
     separate: bool,
 }
+
+/// A victim choice replayed: pblk's policy, and whether separated runs
+/// leave young journal lines to the log (`pblk.log_aware`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Victims {
+    name: &'static str,
+    policy: &'static str,
+    log_aware: bool,
+}
+
+const GREEDY: Victims = Victims { name: "greedy", policy: "greedy", log_aware: false };
+const COST_BENEFIT: Victims = Victims { name: "cost-benefit", policy: "cost-benefit", log_aware: false };
+const GREEDY_LOG_AWARE: Victims = Victims { name: "greedy log-aware", policy: "greedy", log_aware: true };
 
 /// The journal's size in pages, from the trace header's extents.
 fn journal_size_pages(trace: &Path) -> Result<u64> {
@@ -291,7 +305,8 @@ fn replay_setting(trace: &Path, setting: &Setting<'_>, args: &ExperimentArgs) ->
     let assignments = [
         format!("device.over_provisioning={}", setting.rho),
         format!("pblk.separate={}", setting.separate),
-        format!("pblk.victim=\"{}\"", setting.victim),
+        format!("pblk.victim=\"{}\"", setting.victim.policy),
+        format!("pblk.log_aware={}", setting.victim.log_aware),
         "host.classifier=\"journal\"".to_owned(),
         format!("timing.queue_depth={}", setting.point.load.queue_depth()),
         format!("seed={}", args.seed),
@@ -443,7 +458,7 @@ fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64) -> Resul
         point: setting.point.label(),
         sample: setting.sample,
         over_provisioning: setting.rho,
-        victim: setting.victim.to_owned(),
+        victim: setting.victim.name.to_owned(),
         separated: setting.separate,
         queue_depth: setting.point.load.queue_depth(),
         host_pages_written: counters.host_pages_written,

@@ -69,8 +69,11 @@ pub struct PblkConfig {
     pub gc_free_lines: u32,
     #[serde(default)]
     pub victim: LineVictim,
-    /// With separation, the journal's lines (a circular log) are GC victims
-    /// only once wholly invalid or when no other line has anything to gain.
+    /// With separation, the journal's young lines (a circular log) are GC
+    /// victims only once wholly invalid or when no other line has anything
+    /// to gain. Off by default: it holds up to one log length of dying
+    /// lines, which costs more than it saves when the journal is large
+    /// against the spare lines (docs/journal-separation.md).
     #[serde(default = "default_log_aware")]
     pub log_aware: bool,
     /// Each class of the classifier stage (`host.classifier`) gets its own
@@ -87,7 +90,7 @@ fn default_ws_opt() -> u32 {
     8
 }
 fn default_log_aware() -> bool {
-    true
+    false
 }
 fn default_buffer() -> u32 {
     1024

@@ -238,7 +238,7 @@ fn reclaimed_chunks_are_reset_in_the_background_before_they_are_reused() {
 #[test]
 fn log_aware_victims_copy_fewer_journal_pages() {
     let mut unaware = pblk_with(PblkConfig { separate: true, log_aware: false, ..PblkConfig::default() });
-    let mut aware = pblk_with(PblkConfig { separate: true, ..PblkConfig::default() });
+    let mut aware = pblk_with(PblkConfig { separate: true, log_aware: true, ..PblkConfig::default() });
     let writes = aware.logical_pages * 6;
     journal_and_data(&mut unaware, writes, 13);
     journal_and_data(&mut aware, writes, 13);
