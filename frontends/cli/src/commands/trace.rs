@@ -122,6 +122,10 @@ fn run_info(args: &InfoArgs) -> anyhow::Result<()> {
             capture.mount_options,
             capture.command.join(" ")
         )?;
+        let block_size = capture.block_size_bytes.map_or_else(|| "unknown".to_owned(), |bytes| format!("{bytes} B"));
+        let options =
+            if capture.mkfs_options.is_empty() { "not recorded".to_owned() } else { capture.mkfs_options.join(" ") };
+        writeln!(out, "mkfs            options {options}, block size {block_size}")?;
         if capture.events_lost > 0 {
             writeln!(
                 out,
