@@ -30,12 +30,12 @@ fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
 }
 
 fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: None, age_with: None };
+    let mode = ReplayMode { policy: Some(policy), fit: true, ..ReplayMode::default() };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())
 }
 
 fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed), age_with: None };
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed), ..ReplayMode::default() };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())?
         .timed
         .context("a timed replay reports time")

@@ -205,7 +205,7 @@ fn replay_open_channel(
     config.precondition.enabled = age;
     config.precondition.fill = true;
     config.precondition.overwrite = false;
-    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with: None };
+    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), ..ReplayMode::default() };
     replay(&TraceSource::file(path), config, mode, observer)
 }
 
