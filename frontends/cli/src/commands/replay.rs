@@ -3,7 +3,7 @@
 //! itself is `nandlab_lab::replay`).
 
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
-use nandlab_core::ftl::LayerKind;
+use nandlab_core::ftl::{DiscardHandling, LayerKind};
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_dhrd::parse_byte_size;
@@ -148,11 +148,12 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     match &report.open_channel {
         None => writeln!(
             out,
-            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
+            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}, device DISCARD {:?}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
             report.config.ftl.gc_policy,
-            report.config.discard.policy
+            report.config.discard.policy,
+            report.config.ftl.discard
         )?,
         Some(open_channel) => writeln!(
             out,
@@ -211,6 +212,16 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
     ];
     for (label, value) in rows {
         writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    if report.config.ftl.discard == DiscardHandling::Dftl {
+        let rows = [
+            ("translation reads", measured.translation_pages_read),
+            ("translation writes", measured.translation_pages_written),
+            ("translation GC copies", measured.translation_gc_copies),
+        ];
+        for (label, value) in rows {
+            writeln!(out, "  {label:<24}{value:>16}")?;
+        }
     }
     for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
         writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
