@@ -388,17 +388,26 @@ impl Chart {
     }
 }
 
-/// One series of a [`BarChart`]: one value per group.
+/// One series of a [`BarChart`]: one value per group, and optionally the
+/// range each value comes from (repeated runs: median bar, min-max whisker).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub values: Vec<f64>,
+    pub ranges: Option<Vec<(f64, f64)>>,
 }
 
 impl BarSeries {
     #[must_use]
     pub fn new(name: &str, values: Vec<f64>) -> Self {
-        Self { name: name.to_owned(), values }
+        Self { name: name.to_owned(), values, ranges: None }
+    }
+
+    /// Whiskers from `low` to `high` over each bar, one per group.
+    #[must_use]
+    pub fn ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
+        self.ranges = Some(ranges);
+        self
     }
 }
 
@@ -441,15 +450,20 @@ impl BarChart {
         if self.groups.is_empty() || self.series.is_empty() {
             return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
-        if let Some(series) = self.series.iter().find(|series| series.values.len() != self.groups.len()) {
+        if let Some(series) = self.series.iter().find(|series| {
+            series.values.len() != self.groups.len()
+                || series.ranges.as_ref().is_some_and(|ranges| ranges.len() != self.groups.len())
+        }) {
             return Err(invalid(format!(
-                "series {:?} has {} values for {} groups",
+                "series {:?} has {} values (and ranges) for {} groups",
                 series.name,
                 series.values.len(),
                 self.groups.len()
             )));
         }
-        let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
+        let whisker_tops = self.series.iter().flat_map(|series| series.ranges.iter().flatten().map(|range| range.1));
+        let values =
+            self.series.iter().flat_map(|series| series.values.iter().copied()).chain(whisker_tops).chain([0.0]);
         let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         // Bars grow from 0: no margin below a non-negative axis.
         let y_low = if self.y.range.is_none()
@@ -505,6 +519,19 @@ impl BarChart {
                 .map_err(|error| error.to_string())?
                 .label(series.name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+            let whiskers = series
+                .ranges
+                .iter()
+                .flatten()
+                .enumerate()
+                .filter(|(_, (low, high))| low.is_finite() && high.is_finite());
+            chart
+                .draw_series(whiskers.map(|(group, &(low, high))| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let middle = group as f64 + offset + bar_width / 2.0;
+                    PathElement::new(vec![(middle, low), (middle, high)], BLACK.stroke_width(2))
+                }))
+                .map_err(|error| error.to_string())?;
         }
         chart
             .configure_series_labels()
@@ -583,7 +610,14 @@ mod tests {
             .with(BarSeries::new("s", vec![1.0, 2.0]));
         let svg = good.to_svg("bars.svg").expect("bars render");
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
-        let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
+        let bad = BarChart::new("Bars", groups.clone(), Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
         assert!(matches!(bad.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
+        let whiskered = BarChart::new("Bars", groups.clone(), Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.0, 9.0)]));
+        let svg = whiskered.to_svg("bars.svg").expect("whiskers render");
+        assert!(svg.matches("<polyline").count() >= 2 || svg.matches("<path").count() >= 2, "{svg}");
+        let short = BarChart::new("Bars", groups, Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5)]));
+        assert!(matches!(short.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
     }
 }

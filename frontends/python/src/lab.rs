@@ -218,7 +218,7 @@ pub fn reproduce(
         experiment.check_set(&overrides).map_err(|error| errors::from_lab(error, None))?;
     }
     let watch = Watch::default();
-    let args = ExperimentArgs { out, seed, paper_scale, samples, set: overrides, watch: watch.clone() };
+    let args = ExperimentArgs { out, seed, paper_scale, samples, repeats: None, set: overrides, watch: watch.clone() };
     let mut raised = None;
     let result = py.detach(|| {
         std::thread::scope(|scope| {
