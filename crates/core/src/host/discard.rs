@@ -255,23 +255,8 @@ impl DiscardScheduler {
     }
 
     fn cancel_waiting(&mut self, range: SectorRange) {
-        for (start, waiting) in overlapping(&self.waiting, range) {
-            self.waiting.remove(&start);
-            if start < range.start {
-                self.waiting.insert(start, Waiting { end: range.start, ..waiting });
-            }
-            if waiting.end > range.end {
-                self.waiting.insert(range.end, waiting);
-            }
-        }
-        for (start, piece) in overlapping(&self.pieces, range) {
-            self.pieces.remove(&start);
-            if start < range.start {
-                self.pieces.insert(start, Piece { end: range.start, ..piece });
-            }
-            if piece.end > range.end {
-                self.pieces.insert(range.end, piece);
-            }
+        cut(&mut self.waiting, range);
+        for (start, piece) in cut(&mut self.pieces, range) {
             let removed = piece.end.min(range.end) - start.max(range.start);
             self.stats.cancelled_sectors += removed;
             let fate = self.fates.entry(piece.command).or_default();
@@ -427,20 +412,47 @@ fn overlapping<T: Copy + Ends>(map: &BTreeMap<u64, T>, range: SectorRange) -> Ve
     map.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
 }
 
+/// Removes `range` from the ranges of `map`, keeping their parts outside
+/// it; returns the entries that overlapped it, as they were.
+fn cut<T: Copy + Ends>(map: &mut BTreeMap<u64, T>, range: SectorRange) -> Vec<(u64, T)> {
+    let hit = overlapping(map, range);
+    for &(start, entry) in &hit {
+        map.remove(&start);
+        if start < range.start {
+            map.insert(start, entry.ending_at(range.start));
+        }
+        if entry.end() > range.end {
+            map.insert(range.end, entry);
+        }
+    }
+    hit
+}
+
 /// A value of a range map that knows where its range ends.
 trait Ends {
     fn end(&self) -> u64;
+    /// The same value for a range ending at `end`.
+    #[must_use]
+    fn ending_at(self, end: u64) -> Self;
 }
 
 impl Ends for Waiting {
     fn end(&self) -> u64 {
         self.end
     }
+
+    fn ending_at(self, end: u64) -> Self {
+        Waiting { end, ..self }
+    }
 }
 
 impl Ends for Piece {
     fn end(&self) -> u64 {
         self.end
+    }
+
+    fn ending_at(self, end: u64) -> Self {
+        Piece { end, ..self }
     }
 }
 
