@@ -112,6 +112,11 @@ const PAPER_DELAY_MS: f64 = 5000.0;
 /// Delays of the sensitivity sweep, ms.
 const DELAY_SWEEP_MS: [u64; 8] = [0, 50, 100, 250, 500, 1000, 2000, 5000];
 const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
+/// The device at the start of a replay: empty, as the paper's emulated SSD
+/// (the quick scale's K = 5 N replacements then overwrite the device only
+/// 1.6 times, so GC finds whole blocks invalid), or aged to steady state by
+/// the preset's `[precondition]`, standing in for the paper's 50 N.
+const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
 /// What the device does with a DISCARD: the paper's effect depends on it.
 const DEVICE_MODES: [DiscardHandling; 3] = [DiscardHandling::Exact, DiscardHandling::Ignored, DiscardHandling::Dftl];
 
@@ -151,6 +156,8 @@ struct PolicyRow {
     scenario: &'static str,
     /// Which capture of the scenario (0-based).
     repeat: usize,
+    /// `fresh` or `aged` (see `DEVICE_STATES`).
+    device_state: &'static str,
     /// `ftl.discard`: what the device does with a DISCARD.
     device_discard: &'static str,
     policy: &'static str,
@@ -240,24 +247,28 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
             let trace_for = |policy| {
                 captured.iter().find(|(mount, _)| *mount == mount_option(policy)).map(|(_, trace)| trace.as_path())
             };
-            for handling in DEVICE_MODES {
-                let mut config = config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={seed}")])?;
-                config.ftl.discard = handling;
-                for policy in POLICIES {
-                    let trace = trace_for(policy).context("a capture for every mount option")?;
-                    eprintln!(
-                        "delay-d: {} capture {}/{repeats}, device {}, DISCARD {}",
-                        scenario.name,
-                        repeat + 1,
-                        device_mode_name(handling),
-                        policy_name(policy)
-                    );
-                    let row = PolicyRow {
-                        scenario: scenario.name,
-                        repeat,
-                        ..policy_row(&args.watch, trace, &config, policy)?
-                    };
-                    rows.push(row);
+            for (state, aged) in DEVICE_STATES {
+                for handling in DEVICE_MODES {
+                    let mut config =
+                        config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={seed}")])?;
+                    config.ftl.discard = handling;
+                    config.precondition.enabled = aged;
+                    for policy in POLICIES {
+                        let trace = trace_for(policy).context("a capture for every mount option")?;
+                        eprintln!(
+                            "delay-d: {} capture {}/{repeats}, {state} device {}, DISCARD {}",
+                            scenario.name,
+                            repeat + 1,
+                            device_mode_name(handling),
+                            policy_name(policy)
+                        );
+                        let row = PolicyRow {
+                            scenario: scenario.name,
+                            repeat,
+                            ..policy_row(&args.watch, trace, &config, policy)?
+                        };
+                        rows.push(row);
+                    }
                 }
             }
             let trace = trace_for(DiscardPolicy::DelayD).context("a capture with -o discard")?;
@@ -280,10 +291,11 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
 }
 
 /// One replay of `trace` under `policy` on the device `config` describes:
-/// counts, and for `ftl.discard = exact` the timed runs of Figure 3b.
+/// counts, and on a fresh device with `ftl.discard = exact` the timed runs
+/// of Figure 3b.
 fn policy_row(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<PolicyRow> {
     let report = counted(watch, trace, config, policy)?;
-    let (nvme, sata, cached) = if config.ftl.discard == DiscardHandling::Exact {
+    let (nvme, sata, cached) = if config.ftl.discard == DiscardHandling::Exact && !config.precondition.enabled {
         let nvme = timed(watch, trace, config, policy)?;
         let mut sata_config = config.clone();
         sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
@@ -304,6 +316,7 @@ fn policy_row(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolic
     Ok(PolicyRow {
         scenario: "",
         repeat: 0,
+        device_state: if config.precondition.enabled { "aged" } else { "fresh" },
         device_discard: device_mode_name(config.ftl.discard),
         policy: policy_name(policy),
         mount_options: mount_option(policy),
@@ -338,10 +351,13 @@ struct DelayDSetup<'a> {
 /// File, title, value axis and value of one bar chart of the policies.
 type BarSpec = (String, String, Axis, fn(&PolicyRow) -> f64);
 
-/// The spread over the captures of one scenario, device mode and policy.
+/// A scenario on a device state (`DEVICE_STATES`).
+type Setting<'a> = (&'a str, &'a str);
+
+/// The spread over the captures of one scenario, device state, device mode and policy.
 fn spread_of(
     rows: &[PolicyRow],
-    scenario: &str,
+    (scenario, state): Setting<'_>,
     mode: DiscardHandling,
     policy: DiscardPolicy,
     pick: fn(&PolicyRow) -> f64,
@@ -349,7 +365,9 @@ fn spread_of(
     let (mode, policy) = (device_mode_name(mode), policy_name(policy));
     Spread::of(
         rows.iter()
-            .filter(|r| r.scenario == scenario && r.device_discard == mode && r.policy == policy)
+            .filter(|r| {
+                r.scenario == scenario && r.device_state == state && r.device_discard == mode && r.policy == policy
+            })
             .map(pick)
             .collect(),
     )
@@ -366,24 +384,20 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
     dir.write_csv("delay_sweep.csv", sweep)?;
     let groups: Vec<String> = SCENARIOS.iter().map(|s| s.name.to_owned()).collect();
     #[allow(clippy::cast_precision_loss)]
-    let mut charts: Vec<(DiscardHandling, BarSpec)> = DEVICE_MODES
+    let mut charts: Vec<(&str, DiscardHandling, BarSpec)> = DEVICE_STATES
         .iter()
-        .map(|&mode| {
+        .flat_map(|&(state, _)| DEVICE_MODES.iter().map(move |&mode| (state, mode)))
+        .map(|(state, mode)| {
             let name = device_mode_name(mode);
-            let file = if mode == DiscardHandling::Exact {
-                "figure3a_gc_copies.svg".to_owned()
-            } else {
-                format!("figure3a_gc_copies_{name}.svg")
-            };
-            (
-                mode,
-                (
-                    file,
-                    format!("Figure 3a: GC copy operations (device DISCARD {name})"),
-                    Axis::new("GC page copies"),
-                    gc_copies as fn(&PolicyRow) -> f64,
-                ),
-            )
+            let state_part = if state == "fresh" { String::new() } else { format!("_{state}") };
+            let mode_part = if mode == DiscardHandling::Exact { String::new() } else { format!("_{name}") };
+            let spec: BarSpec = (
+                format!("figure3a_gc_copies{state_part}{mode_part}.svg"),
+                format!("Figure 3a: GC copy operations ({state} device, device DISCARD {name})"),
+                Axis::new("GC page copies"),
+                gc_copies,
+            );
+            (state, mode, spec)
         })
         .collect();
     #[allow(clippy::cast_precision_loss)]
@@ -407,12 +421,12 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
             |r| r.discard_issued as f64,
         ),
     ];
-    charts.extend(exact_only.into_iter().map(|spec| (DiscardHandling::Exact, spec)));
-    for (mode, (file, title, axis, pick)) in charts {
+    charts.extend(exact_only.into_iter().map(|spec| ("fresh", DiscardHandling::Exact, spec)));
+    for (state, mode, (file, title, axis, pick)) in charts {
         let mut chart = BarChart::new(&title, groups.clone(), axis);
         for policy in POLICIES {
             let spreads: Vec<Option<Spread>> =
-                SCENARIOS.iter().map(|s| spread_of(rows, s.name, mode, policy, pick)).collect();
+                SCENARIOS.iter().map(|s| spread_of(rows, (s.name, state), mode, policy, pick)).collect();
             let medians = spreads.iter().map(|spread| spread.map_or(f64::NAN, |s| s.median)).collect();
             let ranges = spreads.iter().map(|spread| spread.map_or((f64::NAN, f64::NAN), |s| (s.min, s.max))).collect();
             chart = chart.with(BarSeries::new(policy_name(policy), medians).ranges(ranges));
@@ -472,16 +486,20 @@ fn ratio_of(numerator: Option<Spread>, denominator: Option<Spread>) -> String {
 #[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
 fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> Summary {
     let exact = DiscardHandling::Exact;
-    let spread = |scenario: &str, policy, pick: fn(&PolicyRow) -> f64| spread_of(rows, scenario, exact, policy, pick);
+    // GC copies compare on the aged device (the fresh one has next to none);
+    // counts and times come from the fresh one (the counts are the same on both).
+    let spread =
+        |scenario: &str, policy, pick: fn(&PolicyRow) -> f64| spread_of(rows, (scenario, "fresh"), exact, policy, pick);
+    let aged = |scenario: &str, policy| spread_of(rows, (scenario, "aged"), exact, policy, gc_copies);
     let issued = |r: &PolicyRow| r.discard_issued as f64;
     let merged = |r: &PolicyRow| r.discard_merged as f64;
     let show = |value: Option<Spread>| value.map_or_else(|| "-".to_owned(), |spread| spread.show(0));
-    let modes_line = |scenario: &str| -> String {
+    let modes_line = |setting: Setting<'_>| -> String {
         DEVICE_MODES
             .iter()
             .map(|&mode| {
                 let copies: Vec<String> =
-                    POLICIES.iter().map(|&policy| show(spread_of(rows, scenario, mode, policy, gc_copies))).collect();
+                    POLICIES.iter().map(|&policy| show(spread_of(rows, setting, mode, policy, gc_copies))).collect();
                 format!("{}: {}", device_mode_name(mode), copies.join(" / "))
             })
             .collect::<Vec<_>>()
@@ -491,30 +509,38 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
         Comparison {
             quantity: "single-erase GC copies, Disabled / Delay-D".to_owned(),
             paper: "1322x (Figure 3a)".to_owned(),
-            measured: ratio_of(spread("single-erase", DiscardPolicy::Off, gc_copies), spread("single-erase", DiscardPolicy::DelayD, gc_copies)),
+            measured: ratio_of(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD)),
             note: "Median ratio [range over the captures' extremes]. Delay-D tells the device about the freed space that the file system does not reuse within the delay."
                 .to_owned(),
         },
         Comparison {
             quantity: "single-erase GC copies, Enabled / Delay-D".to_owned(),
             paper: "709x (Figure 3a)".to_owned(),
-            measured: ratio_of(spread("single-erase", DiscardPolicy::Online, gc_copies), spread("single-erase", DiscardPolicy::DelayD, gc_copies)),
+            measured: ratio_of(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD)),
             note: "In a page-mapped FTL an online DISCARD and the later rewrite of the same LBA invalidate the same \
                    page; Delay-D can only match Enabled here, not beat it by orders of magnitude (docs/delay-d.md)."
                 .to_owned(),
         },
         Comparison {
-            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, single-erase".to_owned(),
+            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, single-erase, aged device"
+                .to_owned(),
             paper: "Delay-D fewest (Figure 3a; FEMU, a page-mapped FTL)".to_owned(),
-            measured: modes_line("single-erase"),
+            measured: modes_line(("single-erase", "aged")),
             note: "exact: unmapped at once; ignored: the device drops DISCARDs (stock FEMU before mid-2025); dftl: \
                    mapping updates cost translation-page writes."
                 .to_owned(),
         },
         Comparison {
-            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, batch-erase".to_owned(),
+            quantity: "the same, fresh device".to_owned(),
+            paper: "(the paper's SSD started fresh but ran K = 50 N)".to_owned(),
+            measured: modes_line(("single-erase", "fresh")),
+            note: "K = 5 N overwrites the fresh device 1.6 times: GC finds whole blocks invalid.".to_owned(),
+        },
+        Comparison {
+            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, batch-erase, aged device"
+                .to_owned(),
             paper: "Enabled and Delay-D about equal (Figure 3a)".to_owned(),
-            measured: modes_line("batch-erase"),
+            measured: modes_line(("batch-erase", "aged")),
             note: "Batch-erase deletes all images at once and rewrites whole blocks' worth of LBAs in the next round."
                 .to_owned(),
         },
@@ -573,24 +599,25 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             note: "Each Enabled DISCARD drains the single queue; Delay-D's few merged ones barely do.".to_owned(),
         },
     ];
-    let table: Vec<Vec<String>> = SCENARIOS
-        .iter()
-        .flat_map(|scenario| {
-            DEVICE_MODES.iter().flat_map(move |&mode| POLICIES.iter().map(move |&policy| (scenario.name, mode, policy)))
+    let settings = SCENARIOS.iter().flat_map(|scenario| DEVICE_STATES.iter().map(|&(state, _)| (scenario.name, state)));
+    let table: Vec<Vec<String>> = settings
+        .flat_map(|setting| {
+            DEVICE_MODES.iter().flat_map(move |&mode| POLICIES.iter().map(move |&policy| (setting, mode, policy)))
         })
-        .map(|(scenario, mode, policy)| {
+        .map(|(setting, mode, policy)| {
             let cell = |pick: fn(&PolicyRow) -> f64, decimals| {
-                spread_of(rows, scenario, mode, policy, pick).map_or_else(|| "-".to_owned(), |s| s.show(decimals))
+                spread_of(rows, setting, mode, policy, pick).map_or_else(|| "-".to_owned(), |s| s.show(decimals))
             };
-            let timed = |pick: fn(&PolicyRow) -> f64| {
-                if mode == DiscardHandling::Exact {
-                    cell(pick, 2)
+            let timed = |pick: fn(&PolicyRow) -> f64, decimals| {
+                if mode == DiscardHandling::Exact && setting.1 == "fresh" {
+                    cell(pick, decimals)
                 } else {
                     "-".to_owned()
                 }
             };
             vec![
-                scenario.to_owned(),
+                setting.0.to_owned(),
+                setting.1.to_owned(),
                 device_mode_name(mode).to_owned(),
                 policy_name(policy).to_owned(),
                 cell(|r| r.discard_received as f64, 0),
@@ -600,9 +627,9 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 cell(gc_copies, 0),
                 cell(|r| r.translation_pages_written as f64, 0),
                 cell(|r| r.waf, 3),
-                timed(|r| r.nvme_run_s),
-                timed(|r| r.sata_run_s),
-                if mode == DiscardHandling::Exact { cell(|r| r.map_cache_misses as f64, 0) } else { "-".to_owned() },
+                timed(|r| r.nvme_run_s, 2),
+                timed(|r| r.sata_run_s, 2),
+                timed(|r| r.map_cache_misses as f64, 0),
             ]
         })
         .collect();
@@ -635,24 +662,29 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
              journal commit after a delay of {delay} ms, merged and sorted) the one with it, on `femu-32g` \
              fitted to the file system (same 12.5 % over-provisioning, FEMU's timing), for each device DISCARD \
              mode (`ftl.discard`: exact, ignored, dftl with its default cache). The delay is the paper's 5 s \
-             scaled by {size}B / 32 GB, since images arrive at the same rate whatever the device size. Every \
-             number is the median over the {repeats} captures with [min–max]; bars are medians, whiskers the \
-             range. GC copies from counting mode; run time from a closed-loop timed replay (queue depth of the \
-             preset) until the flash is idle, device DISCARD exact only.",
+             scaled by {size}B / 32 GB, since images arrive at the same rate whatever the device size. Each \
+             replay runs on a fresh device (empty, as the paper's) and on one aged to steady state by the \
+             preset's precondition (the quick scale's K = 5 N overwrites a fresh device only 1.6 times; GC \
+             copies compare on the aged one). Every number is the median over the {repeats} captures with \
+             [min–max]; bars are medians, whiskers the range. GC copies from counting mode; run time from a \
+             closed-loop timed replay (queue depth of the preset) until the flash is idle, on the fresh device \
+             with device DISCARD exact only.",
             size = setup.size,
             delay = setup.delay_ms,
             seed = setup.seed,
             repeats = setup.repeats,
         ))
-        .image("Figure 3a: GC copy operations (exact)", "figure3a_gc_copies.svg")
-        .image("Figure 3a with DISCARDs ignored by the device", "figure3a_gc_copies_ignored.svg")
-        .image("Figure 3a with a DFTL-like device", "figure3a_gc_copies_dftl.svg")
+        .image("Figure 3a: GC copy operations, aged device (exact)", "figure3a_gc_copies_aged.svg")
+        .image("Figure 3a, aged device, DISCARDs ignored by the device", "figure3a_gc_copies_aged_ignored.svg")
+        .image("Figure 3a, aged device, a DFTL-like device", "figure3a_gc_copies_aged_dftl.svg")
+        .image("Figure 3a: GC copy operations, fresh device (exact)", "figure3a_gc_copies.svg")
         .image("Figure 3b: run time", "figure3b_run_time.svg")
         .image("Table 2: DISCARD commands issued", "table2_discards.svg")
         .comparisons(&comparisons)
         .table(
             &[
                 "scenario",
+                "device",
                 "device DISCARD",
                 "DISCARD",
                 "received",
