@@ -388,12 +388,12 @@ impl Chart {
     }
 }
 
-/// One series of a [`BarChart`]: one value per group.
+/// One series of a [`BarChart`]: one value per group, and optionally the
+/// range each value comes from (repeated runs: median bar, min-max whisker).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub values: Vec<f64>,
-    /// Per group, the (low, high) range drawn as an error bar.
     pub ranges: Option<Vec<(f64, f64)>>,
 }
 
@@ -405,7 +405,7 @@ impl BarSeries {
 
     /// Error bars: one (low, high) per group (e.g. the range over repeated runs).
     #[must_use]
-    pub fn with_ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
+    pub fn ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
         self.ranges = Some(ranges);
         self
     }
@@ -483,22 +483,14 @@ impl BarChart {
         if self.groups.is_empty() || self.series.is_empty() {
             return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
-        if let Some(series) = self.series.iter().find(|series| series.values.len() != self.groups.len()) {
+        if let Some(series) = self.series.iter().find(|series| {
+            series.values.len() != self.groups.len()
+                || series.ranges.as_ref().is_some_and(|ranges| ranges.len() != self.groups.len())
+        }) {
             return Err(invalid(format!(
-                "series {:?} has {} values for {} groups",
+                "series {:?} has {} values (and ranges) for {} groups",
                 series.name,
                 series.values.len(),
-                self.groups.len()
-            )));
-        }
-        if let Some(series) = self
-            .series
-            .iter()
-            .find(|series| series.ranges.as_ref().is_some_and(|ranges| ranges.len() != self.groups.len()))
-        {
-            return Err(invalid(format!(
-                "series {:?} has error bars for other than {} groups",
-                series.name,
                 self.groups.len()
             )));
         }
@@ -681,15 +673,19 @@ mod tests {
         let svg = good.to_svg("bars.svg").expect("bars render");
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
         let ranged = BarChart::new("Bars", vec!["two words".to_owned(), "g2".to_owned()], Axis::new("value"))
-            .with(BarSeries::new("s", vec![1.0, 2.0]).with_ranges(vec![(0.5, 1.5), (1.8, 2.4)]))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.8, 2.4)]))
             .reference("paper", 3.0);
         let svg = ranged.to_svg("ranged.svg").expect("error bars and references render");
         assert!(svg.contains("paper"), "the reference is in the legend");
         assert!(svg.contains("two") && svg.contains("words") && !svg.contains("two words"), "labels wrap per word");
-        let short = BarChart::new("Bars", vec!["g".to_owned()], Axis::new("v"))
-            .with(BarSeries::new("s", vec![1.0]).with_ranges(vec![]));
-        assert!(matches!(short.to_svg("short.svg"), Err(ReportError::InvalidChart { .. })));
-        let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
+        let bad = BarChart::new("Bars", groups.clone(), Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
         assert!(matches!(bad.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
+        let whiskered = BarChart::new("Bars", groups.clone(), Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.0, 9.0)]));
+        let svg = whiskered.to_svg("bars.svg").expect("whiskers render");
+        assert!(svg.matches("<polyline").count() >= 2 || svg.matches("<path").count() >= 2, "{svg}");
+        let short = BarChart::new("Bars", groups, Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5)]));
+        assert!(matches!(short.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
     }
 }

@@ -31,7 +31,7 @@ const PAPER_WA_RATIO: f64 = 0.67;
 const PAPER_THROUGHPUT_RATIO: f64 = 1.46;
 /// The file system is filled with files to this share before the workload.
 const FILL_PERCENT: u64 = 75;
-/// Captures per point unless `--samples` says otherwise.
+/// Captures per point unless `--repeats` says otherwise.
 const SAMPLES_DEFAULT: usize = 3;
 /// fio's jobs (`numjobs`), and the queue depth of its libaio run.
 const FIO_JOBS: u32 = 4;
@@ -192,7 +192,7 @@ struct Row {
 
 pub fn run(args: &ExperimentArgs) -> Result<()> {
     let scale = scale(args.paper_scale);
-    let samples = args.samples.unwrap_or(SAMPLES_DEFAULT).max(1);
+    let samples = args.repeats.unwrap_or(SAMPLES_DEFAULT).max(1);
     let traces = args.out.join("traces");
     std::fs::create_dir_all(&traces).with_context(|| format!("creating {}", traces.display()))?;
     let captures: Vec<(Point, usize, PathBuf)> = scale
@@ -437,7 +437,7 @@ fn replay_open_channel(
     config.timing.queues = 1;
     config.precondition.enabled = false;
     let age_with = aged.then_some(path);
-    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with };
+    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with, ..ReplayMode::default() };
     replay(&TraceSource::file(path), config, mode, observer)
 }
 
@@ -605,7 +605,7 @@ fn ratio_chart(title: &str, verdicts: &[&Verdict], axis: &str, pick: fn(&Verdict
     let spreads: Vec<(f64, f64, f64)> = verdicts.iter().map(|verdict| spread(pick(verdict))).collect();
     BarChart::new(title, groups, Axis::new(axis)).with(
         BarSeries::new("separated / mixed (mean of captures)", spreads.iter().map(|(mean, _, _)| *mean).collect())
-            .with_ranges(spreads.iter().map(|(_, low, high)| (*low, *high)).collect()),
+            .ranges(spreads.iter().map(|(_, low, high)| (*low, *high)).collect()),
     )
 }
 
