@@ -104,8 +104,8 @@ struct Scale {
     /// Host writes each workload makes, in file-system sizes.
     device_writes: u64,
     points: Vec<Point>,
-    /// Victim policies replayed (cost-benefit at the first ρ only at the quick scale).
-    cost_benefit_everywhere: bool,
+    /// Cost-benefit and log-aware victims at every ρ, not only the first (greedy always).
+    every_victim_at_every_rho: bool,
 }
 
 /// One captured configuration: workload, ext4 journalling mode, journal size.
@@ -142,7 +142,7 @@ fn scale(paper: bool) -> Scale {
                 points.push(point(fio(1), mode, Some(journal)));
             }
         }
-        return Scale { fs_size: "1G", fs_bytes: 1 << 30, device_writes: 10, points, cost_benefit_everywhere: true };
+        return Scale { fs_size: "1G", fs_bytes: 1 << 30, device_writes: 10, points, every_victim_at_every_rho: true };
     }
     let points = vec![
         point(fio(1), "ordered", None),
@@ -151,7 +151,7 @@ fn scale(paper: bool) -> Scale {
         point(Load::Fileserver, "ordered", None),
         point(fio(1), "journal", None),
     ];
-    Scale { fs_size: "256M", fs_bytes: 256 << 20, device_writes: 4, points, cost_benefit_everywhere: false }
+    Scale { fs_size: "256M", fs_bytes: 256 << 20, device_writes: 4, points, every_victim_at_every_rho: false }
 }
 
 /// One replay of one capture.
@@ -207,7 +207,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
         let trace = ensure_trace(point, *sample, path, &scale, args.seed)?;
         for (rho_index, rho) in OVER_PROVISIONING.into_iter().enumerate() {
             let mut victims = vec![GREEDY];
-            if scale.cost_benefit_everywhere || rho_index == 0 {
+            if scale.every_victim_at_every_rho || rho_index == 0 {
                 victims.extend([COST_BENEFIT, GREEDY_LOG_AWARE]);
             }
             for victim in victims {
