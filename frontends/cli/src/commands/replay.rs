@@ -211,18 +211,14 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
         ("GC page copies", measured.gc_page_copies),
         ("erases", measured.erases),
     ];
-    for (label, value) in rows {
-        writeln!(out, "  {label:<24}{value:>16}")?;
-    }
+    write_counts(&mut out, &rows)?;
     if report.config.ftl.discard == DiscardHandling::Dftl {
         let rows = [
             ("translation reads", measured.translation_pages_read),
             ("translation writes", measured.translation_pages_written),
             ("translation GC copies", measured.translation_gc_copies),
         ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
-        }
+        write_counts(&mut out, &rows)?;
     }
     for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
         writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
@@ -236,9 +232,7 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
             ("mixed lines closed", pblk.mixed_lines_closed),
             ("user stalls (GC waits)", pblk.user_stalls),
         ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
-        }
+        write_counts(&mut out, &rows)?;
         let ratios = [
             ("pblk WA (user+gc+pad)", pblk.pblk_wa()),
             ("GC-only WA (user+gc)", pblk.gc_wa()),
@@ -249,5 +243,13 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
         }
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
+    Ok(())
+}
+
+/// One `label  count` line per row of the summary table.
+fn write_counts(out: &mut impl Write, rows: &[(&str, u64)]) -> std::io::Result<()> {
+    for (label, value) in rows {
+        writeln!(out, "  {label:<24}{value:>16}")?;
+    }
     Ok(())
 }
