@@ -46,7 +46,8 @@ pub struct CaptureConfig {
     pub size_bytes: u64,
     /// `mount -o` options, e.g. `discard`; empty for the defaults.
     pub mount_options: String,
-    /// Extra mkfs arguments, before the device.
+    /// Extra mkfs arguments, after nandlab's defaults and before the device
+    /// (see [`mkfs_options`]).
     pub mkfs_options: Vec<String>,
     /// Where the sparse image lives; tmpfs keeps capture fast.
     pub image_dir: PathBuf,
@@ -163,7 +164,15 @@ fn preflight(config: &CaptureConfig) -> Result<Tools, CaptureError> {
     Ok(tools)
 }
 
-fn mkfs_arguments(config: &CaptureConfig, device: &str) -> Vec<String> {
+/// The ext2/3/4 block size used unless the mkfs options give one: mke2fs
+/// picks 1 KiB blocks for images below 512 MiB (its "small" profile), a
+/// layout no flash device under test would see.
+pub const EXT_BLOCK_BYTES_DEFAULT: u32 = 4096;
+
+/// The options mkfs gets: nandlab's defaults for the file system, then
+/// `config.mkfs_options`. Recorded in the trace header.
+pub fn mkfs_options(config: &CaptureConfig) -> Vec<String> {
+    let ext = matches!(config.file_system.as_str(), "ext2" | "ext3" | "ext4");
     let defaults: &[&str] = match config.file_system.as_str() {
         // Initialise inode tables and journal now: ext4lazyinit would
         // otherwise write them in the background, inside the trace.
@@ -171,12 +180,12 @@ fn mkfs_arguments(config: &CaptureConfig, device: &str) -> Vec<String> {
         "xfs" | "btrfs" | "f2fs" => &["-f", "-q"],
         _ => &[],
     };
-    defaults
-        .iter()
-        .map(|arg| (*arg).to_owned())
-        .chain(config.mkfs_options.iter().cloned())
-        .chain([device.to_owned()])
-        .collect()
+    let block_size_given = config.mkfs_options.iter().any(|option| option.starts_with("-b"));
+    let block_size = (ext && !block_size_given)
+        .then(|| ["-b".to_owned(), EXT_BLOCK_BYTES_DEFAULT.to_string()])
+        .into_iter()
+        .flatten();
+    defaults.iter().map(|arg| (*arg).to_owned()).chain(block_size).chain(config.mkfs_options.iter().cloned()).collect()
 }
 
 fn kernel_release() -> String {
@@ -213,8 +222,12 @@ pub fn capture(
     ));
     interrupts.check()?;
 
-    let mkfs_args = mkfs_arguments(config, &loop_device.device);
-    run_tool("making the file system", &tools.mkfs, &mkfs_args.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let mkfs_options = mkfs_options(config);
+    let mkfs_args: Vec<&str> = mkfs_options.iter().map(String::as_str).chain([loop_device.device.as_str()]).collect();
+    run_tool("making the file system", &tools.mkfs, &mkfs_args)?;
+    let mkfs_command: Vec<String> = std::iter::once(tools.mkfs.display().to_string())
+        .chain(mkfs_args.iter().map(|arg| (*arg).to_owned()))
+        .collect();
     let journal = journal::ext_journal(&config.file_system, &loop_device.device)?;
     let mut mount = Mount::create(
         &tools.mount,
@@ -263,7 +276,8 @@ pub fn capture(
         journal,
         capture: Some(CaptureInfo {
             file_system: config.file_system.clone(),
-            mkfs_command: std::iter::once(tools.mkfs.display().to_string()).chain(mkfs_args).collect(),
+            mkfs_command,
+            mkfs_options,
             mount_options: config.mount_options.clone(),
             block_size_bytes,
             command: describe,
@@ -399,4 +413,31 @@ fn stop_group(child: &mut Child) {
 /// Signal 0 probes whether any process of the group is left.
 fn alive_group(group: nix::unistd::Pid) -> bool {
     nix::sys::signal::kill(group, None).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(file_system: &str, extra: &[&str]) -> CaptureConfig {
+        CaptureConfig {
+            file_system: file_system.to_owned(),
+            size_bytes: 1 << 30,
+            mount_options: String::new(),
+            mkfs_options: extra.iter().map(|option| (*option).to_owned()).collect(),
+            image_dir: PathBuf::from("/dev/shm"),
+            output: PathBuf::from("out.nlt"),
+            buffer_kib_per_cpu: 1024,
+        }
+    }
+
+    #[test]
+    fn ext4_gets_4_kib_blocks_unless_the_options_choose() {
+        let options = mkfs_options(&config("ext4", &[]));
+        assert!(options.windows(2).any(|pair| pair == ["-b", "4096"]), "{options:?}");
+        let chosen = mkfs_options(&config("ext4", &["-b", "1024"]));
+        assert_eq!(chosen.iter().filter(|option| option.starts_with("-b")).count(), 1, "{chosen:?}");
+        assert!(chosen.windows(2).any(|pair| pair == ["-b", "1024"]), "{chosen:?}");
+        assert!(!mkfs_options(&config("xfs", &[])).iter().any(|option| option == "-b"));
+    }
 }

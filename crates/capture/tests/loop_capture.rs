@@ -127,6 +127,10 @@ fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
 
     // jbd2 writes are recognisable by name and lie in the journal's extents.
     assert!(!header.journal.is_empty(), "the ext4 journal was located");
+    let info = header.capture.as_ref().expect("capture info");
+    assert_eq!(info.block_size_bytes, Some(4096), "4 KiB blocks by default, even on a 64 MiB image");
+    assert!(info.mkfs_options.windows(2).any(|pair| pair == ["-b", "4096"]), "{:?}", info.mkfs_options);
+    assert_eq!(info.mount_options, "discard");
     let jbd2: Vec<&Record> = records.iter().filter(|r| r.op == Op::Write && r.process.base() == "jbd2").collect();
     assert!(!jbd2.is_empty(), "jbd2 wrote journal blocks");
     assert!(jbd2.iter().all(|r| header.is_journal(r.start, r.len)), "every jbd2 write lands in the journal");

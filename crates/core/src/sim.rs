@@ -11,6 +11,7 @@ use crate::device::Geometry;
 use crate::ftl::telomere::TelomereFtl;
 use crate::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
 use crate::ftl::{FtlError, LayerKind, PageFtl, TranslationLayer};
+use crate::host::classify::ClassId;
 use crate::host::discard::{DiscardStats, SectorRange};
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::pblk::{LineLayout, Pblk, PblkStats};
@@ -276,9 +277,11 @@ impl Simulation {
             }
             LayerKind::OpenChannel => {
                 config.pblk.validate(&geometry)?;
-                let classes = HostStages::new(&geometry, &config.host, &config.discard, journal)?.classes().len();
-                let pblk = Pblk::new(&geometry, &config.pblk, classes)
-                    .map_err(|error| ConfigError::new("pblk", error.to_string()))?;
+                let classes = HostStages::new(&geometry, &config.host, &config.discard, journal)?.classes();
+                let journal_class = classes.iter().position(|class| class == "journal");
+                let pblk = Pblk::new(&geometry, &config.pblk, classes.len())
+                    .map_err(|error| ConfigError::new("pblk", error.to_string()))?
+                    .with_log_class(journal_class.and_then(|class| u8::try_from(class).ok()).map(ClassId));
                 Layer::OpenChannel(pblk)
             }
             LayerKind::WaoGc => {

@@ -9,6 +9,8 @@
 use crate::drive::{self, EventSource, HostEvent, HostOp, Report, SourceError, SECTOR_BYTES};
 use crate::error::{Error, Result};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
+use nandlab_core::device::{DeviceConfig, Geometry};
+use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::timing::Arrival;
@@ -28,8 +30,13 @@ pub struct ReplayMode<'a> {
     /// `None`: the configuration's `discard.policy`.
     pub policy: Option<DiscardPolicy>,
     /// Scale the device (blocks per plane, same over-provisioning) so its
-    /// logical capacity equals the traced device's size from the trace header.
+    /// logical capacity equals the traced device's size: `device_size`
+    /// when given, else the trace header's, else the end of the highest
+    /// sector the trace touches ([`fit_size`]).
     pub fit: bool,
+    /// The traced device's size (`--device-size`, or one [`fit_size`]
+    /// resolved before); given, the device is scaled to it even without `fit`.
+    pub device_size: Option<FitSize>,
     /// `None`: counting mode; `Some(arrival)`: timed.
     pub timed: Option<Arrival>,
     /// A trace to age the device with instead of `[precondition]`.
@@ -84,8 +91,8 @@ pub fn replay(
     if let Some(policy) = mode.policy {
         config.discard.policy = policy;
     }
-    if mode.fit {
-        fit(&mut config, &header, source.path)?;
+    if let Some(size) = fit_size(source, &mode)? {
+        config.device = fitted_device(&config, size).map_err(|error| fit_error(error, size))?;
     }
     if let Some(arrival) = mode.timed {
         config.timing.arrival = arrival;
@@ -127,13 +134,89 @@ pub fn replay(
     }
 }
 
-/// Scales `config`'s device to the size the trace header gives.
-fn fit(config: &mut Config, header: &TraceHeader, path: &Path) -> Result<()> {
-    let size = header.device_size_bytes.ok_or_else(|| {
-        Error::Invalid(format!("{}: the trace header gives no device size to --fit to", path.display()))
+/// The size a replay scales the device to, and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FitSize {
+    pub bytes: u64,
+    pub origin: SizeOrigin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeOrigin {
+    /// `device_size` (`--device-size`).
+    Given,
+    /// The trace header's `device_size_bytes`.
+    Header,
+    /// The end of the highest sector the trace touches: raw traces (tracefs,
+    /// blkparse, CSV) say nothing of the device they came from.
+    HighestSector,
+}
+
+impl std::fmt::Display for SizeOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SizeOrigin::Given => "--device-size",
+            SizeOrigin::Header => "the trace header's device size",
+            SizeOrigin::HighestSector => "the highest sector the trace touches",
+        })
+    }
+}
+
+/// The size `mode` scales the device to (`None`: the configuration's own
+/// size): the given size, else the header's, else the trace's extent —
+/// which takes one pass over the trace.
+pub fn fit_size(source: &TraceSource<'_>, mode: &ReplayMode<'_>) -> Result<Option<FitSize>> {
+    if let Some(size) = mode.device_size {
+        return Ok(Some(size));
+    }
+    if !mode.fit {
+        return Ok(None);
+    }
+    let records = source.open()?;
+    let header = records.header().clone();
+    if let Some(bytes) = header.device_size_bytes {
+        return Ok(Some(FitSize { bytes, origin: SizeOrigin::Header }));
+    }
+    let mut end_sector = 0_u64;
+    for record in records {
+        end_sector = end_sector.max(record?.end().0);
+    }
+    if end_sector == 0 {
+        return Err(Error::Invalid(format!(
+            "{}: the trace touches no sector and its header gives no device size: give --device-size",
+            source.path.display()
+        )));
+    }
+    let bytes = end_sector.checked_mul(u64::from(header.sector_size_bytes)).ok_or_else(|| {
+        Error::Invalid(format!("{}: sector {end_sector} lies beyond 2^64 bytes", source.path.display()))
     })?;
-    config.device = config.device.fitted_to(size)?;
-    Ok(())
+    Ok(Some(FitSize { bytes, origin: SizeOrigin::HighestSector }))
+}
+
+/// `config`'s device scaled to `size`, checked as the simulation will
+/// check it (a replay may fill the device, so the page FTL's full-device
+/// reserve is needed), so that an error can say which size it was.
+fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab_core::ConfigError> {
+    let device = config.device.fitted_to(size.bytes)?;
+    let geometry = Geometry::from_config(&device)?;
+    if config.ftl.kind == LayerKind::Page {
+        config.ftl.validate(&geometry)?;
+        config.ftl.validate_for_full_device(&geometry)?;
+    }
+    Ok(device)
+}
+
+/// A device that cannot be scaled to `size`, with where the size came from.
+fn fit_error(error: nandlab_core::ConfigError, size: FitSize) -> Error {
+    nandlab_core::ConfigError::new(
+        error.key.clone(),
+        format!(
+            "{}; the device was scaled to {} bytes from {}, which sets device.blocks_per_plane: raise \
+             device.over_provisioning or give a larger --device-size",
+            error.reason, size.bytes, size.origin
+        ),
+    )
+    .into()
 }
 
 /// The observer of one replay, shared by its event sources and the
@@ -233,10 +316,15 @@ pub fn host_event(record: &Record, header: &TraceHeader, journal: &mut JournalTr
         preflush: record.flags.contains(Flags::PREFLUSH),
         meta: record.flags.contains(Flags::META),
     };
+    let seen = journal.observe(record);
     HostEvent {
         flags,
-        journal_thread: record.process.as_str().starts_with("jbd2"),
-        journal_commit: journal.observe(record).commit,
+        // Journal traffic as the trace shows it: writes into the journal
+        // region the tracker knows (from the header, else inferred), which
+        // include the commit blocks a kworker issues. Not jbd2's name alone:
+        // under data=ordered jbd2 also writes other inodes' ordered data.
+        journal_thread: seen.journal_write,
+        journal_commit: seen.commit,
         stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
         ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
     }
@@ -311,11 +399,48 @@ mod tests {
     }
 
     #[test]
-    fn fit_without_a_device_size_is_refused_by_name() {
+    fn fit_without_a_device_size_takes_the_highest_sector_the_trace_touches() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 3000);
+        let source = TraceSource::file(&trace);
+        let fit = ReplayMode { fit: true, ..ReplayMode::default() };
+        let size = fit_size(&source, &fit).expect("scans").expect("a size");
+        assert_eq!(size, FitSize { bytes: 8 << 20, origin: SizeOrigin::HighestSector });
+        let given = FitSize { bytes: 1 << 30, origin: SizeOrigin::Given };
+        assert_eq!(fit_size(&source, &ReplayMode { device_size: Some(given), ..fit }).expect("given"), Some(given));
+        assert_eq!(fit_size(&source, &ReplayMode::default()).expect("none"), None);
+        let report = replay(
+            &source,
+            small(),
+            ReplayMode {
+                device_size: Some(FitSize { bytes: 64 << 20, origin: SizeOrigin::Given }),
+                ..ReplayMode::default()
+            },
+            &mut |_| Ok(()),
+        )
+        .expect("replays on a 64 MiB device");
+        assert_eq!(report.device.logical_bytes, 64 << 20);
+    }
+
+    #[test]
+    fn a_device_scaled_below_what_a_full_device_needs_names_the_key_and_the_size() {
         let dir = tempfile::tempdir().expect("temporary directory");
         let trace = msr_trace(dir.path(), 10);
+        let config = config_from("preset = \"femu-32g\"\n[precondition]\nenabled = false\n", &[]).expect("preset");
         let mode = ReplayMode { fit: true, ..ReplayMode::default() };
-        let error = replay(&TraceSource::file(&trace), small(), mode, &mut |_| Ok(())).expect_err("no size");
-        assert!(matches!(error, Error::Invalid(ref message) if message.contains("--fit")), "{error}");
+        let error = replay(&TraceSource::file(&trace), config, mode, &mut |_| Ok(())).expect_err("too small");
+        let message = error.to_string();
+        assert!(message.contains("raise device.over_provisioning"), "{message}");
+        assert!(message.contains("highest sector"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_trace_without_a_size_asks_for_one() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 0);
+        let mode = ReplayMode { fit: true, ..ReplayMode::default() };
+        let source = TraceSource { format: Some(Format::Msr), ..TraceSource::file(&trace) };
+        let error = replay(&source, small(), mode, &mut |_| Ok(())).expect_err("no size");
+        assert!(matches!(error, Error::Invalid(ref message) if message.contains("--device-size")), "{error}");
     }
 }

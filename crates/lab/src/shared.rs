@@ -14,6 +14,8 @@ pub(crate) struct CaptureSpec<'a> {
     pub name: &'a str,
     pub size: &'a str,
     pub mount_options: &'a str,
+    /// Extra mkfs arguments (recorded with the whole mkfs command line in the trace header).
+    pub mkfs_options: &'a [String],
     /// Where the sparse image lives while capturing.
     pub image_dir: &'a Path,
     pub argv: Vec<String>,
@@ -32,14 +34,17 @@ pub(crate) fn capture_cached(spec: &CaptureSpec<'_>, traces: &Path, tag: &str) -
         file_system: "ext4".to_owned(),
         size_bytes: nandlab_dhrd::parse_byte_size(spec.size)?,
         mount_options: spec.mount_options.to_owned(),
-        mkfs_options: Vec::new(),
+        mkfs_options: spec.mkfs_options.to_vec(),
         image_dir: spec.image_dir.to_path_buf(),
         output: output.clone(),
         buffer_kib_per_cpu: 16384,
     };
     eprintln!(
-        "{tag}: capturing {} on a {} ext4 (-o {}; needs root and loop devices)",
-        spec.name, spec.size, spec.mount_options
+        "{tag}: capturing {} on a {} ext4 (mkfs {}, -o {}; needs root and loop devices)",
+        spec.name,
+        spec.size,
+        spec.mkfs_options.join(" "),
+        spec.mount_options
     );
     let report = capture(&config, Workload::Command(spec.argv.clone()), &mut |line| eprintln!("capture: {line}"))
         .with_context(|| format!("capturing {}", spec.name))?;

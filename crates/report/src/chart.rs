@@ -388,18 +388,34 @@ impl Chart {
     }
 }
 
-/// One series of a [`BarChart`]: one value per group.
+/// One series of a [`BarChart`]: one value per group, and optionally the
+/// range each value comes from (repeated runs: median bar, min-max whisker).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub values: Vec<f64>,
+    pub ranges: Option<Vec<(f64, f64)>>,
 }
 
 impl BarSeries {
     #[must_use]
     pub fn new(name: &str, values: Vec<f64>) -> Self {
-        Self { name: name.to_owned(), values }
+        Self { name: name.to_owned(), values, ranges: None }
     }
+
+    /// Error bars: one (low, high) per group (e.g. the range over repeated runs).
+    #[must_use]
+    pub fn ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
+        self.ranges = Some(ranges);
+        self
+    }
+}
+
+/// A horizontal reference line across a [`BarChart`] (e.g. a paper's number).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub name: String,
+    pub value: f64,
 }
 
 /// Grouped bars: one group per category on the x axis, one bar per series in
@@ -410,14 +426,40 @@ pub struct BarChart {
     pub groups: Vec<String>,
     pub y: Axis,
     pub series: Vec<BarSeries>,
+    pub references: Vec<Reference>,
     pub legend: Legend,
     pub size: (u32, u32),
 }
 
+/// Width each group of bars gets at least, so group labels do not overlap.
+const GROUP_WIDTH_MIN: u32 = 130;
+
+/// Colours of reference lines (apart from the bars' palette).
+const REFERENCE_COLORS: [RGBColor; 3] = [RGBColor(200, 0, 0), RGBColor(0, 120, 0), RGBColor(90, 90, 90)];
+
 impl BarChart {
+    /// Group labels wrap at spaces, one word per line; the chart widens
+    /// with the number of groups so labels never overlap.
     #[must_use]
     pub fn new(title: &str, groups: Vec<String>, y: Axis) -> Self {
-        Self { title: title.to_owned(), groups, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
+        let width = u32::try_from(groups.len()).unwrap_or(u32::MAX).saturating_mul(GROUP_WIDTH_MIN).saturating_add(100);
+        let size = (SIZE_DEFAULT.0.max(width), SIZE_DEFAULT.1);
+        Self {
+            title: title.to_owned(),
+            groups,
+            y,
+            series: Vec::new(),
+            references: Vec::new(),
+            legend: Legend::default(),
+            size,
+        }
+    }
+
+    /// A dashed horizontal line at `value`, named in the legend.
+    #[must_use]
+    pub fn reference(mut self, name: &str, value: f64) -> Self {
+        self.references.push(Reference { name: name.to_owned(), value });
+        self
     }
 
     #[must_use]
@@ -441,15 +483,27 @@ impl BarChart {
         if self.groups.is_empty() || self.series.is_empty() {
             return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
-        if let Some(series) = self.series.iter().find(|series| series.values.len() != self.groups.len()) {
+        if let Some(series) = self.series.iter().find(|series| {
+            series.values.len() != self.groups.len()
+                || series.ranges.as_ref().is_some_and(|ranges| ranges.len() != self.groups.len())
+        }) {
             return Err(invalid(format!(
-                "series {:?} has {} values for {} groups",
+                "series {:?} has {} values (and ranges) for {} groups",
                 series.name,
                 series.values.len(),
                 self.groups.len()
             )));
         }
-        let values = self.series.iter().flat_map(|series| series.values.iter().copied()).chain([0.0]);
+        let ranges =
+            self.series.iter().flat_map(|series| series.ranges.iter().flatten().flat_map(|(low, high)| [*low, *high]));
+        let references = self.references.iter().map(|reference| reference.value);
+        let values = self
+            .series
+            .iter()
+            .flat_map(|series| series.values.iter().copied())
+            .chain(ranges)
+            .chain(references)
+            .chain([0.0]);
         let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         // Bars grow from 0: no margin below a non-negative axis.
         let y_low = if self.y.range.is_none()
@@ -477,7 +531,7 @@ impl BarChart {
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 22))
             .margin(12)
-            .x_label_area_size(48)
+            .x_label_area_size(24 + 18 * self.label_lines())
             .y_label_area_size(64)
             .build_cartesian_2d(0.0..group_count, y_low..y_high)
             .map_err(|error| error.to_string())?;
@@ -505,6 +559,33 @@ impl BarChart {
                 .map_err(|error| error.to_string())?
                 .label(series.name.as_str())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+            if let Some(ranges) = &series.ranges {
+                let cap = bar_width / 4.0;
+                let whiskers = ranges
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (low, high))| low.is_finite() && high.is_finite())
+                    .flat_map(|(group, &(low, high))| {
+                        #[allow(clippy::cast_precision_loss)]
+                        let middle = group as f64 + offset + bar_width / 2.0;
+                        [
+                            vec![(middle, low), (middle, high)],
+                            vec![(middle - cap, low), (middle + cap, low)],
+                            vec![(middle - cap, high), (middle + cap, high)],
+                        ]
+                    })
+                    .map(|points| PathElement::new(points, BLACK.stroke_width(1)));
+                chart.draw_series(whiskers).map_err(|error| error.to_string())?;
+            }
+        }
+        for (index, reference) in self.references.iter().enumerate() {
+            let color = REFERENCE_COLORS[index % REFERENCE_COLORS.len()];
+            let ends = [(0.0, reference.value), (group_count, reference.value)];
+            chart
+                .draw_series(DashedLineSeries::new(ends, 8, 5, color.stroke_width(2)))
+                .map_err(|error| error.to_string())?
+                .label(reference.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2)));
         }
         chart
             .configure_series_labels()
@@ -517,10 +598,18 @@ impl BarChart {
         for (group, label) in self.groups.iter().enumerate() {
             #[allow(clippy::cast_precision_loss)]
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, y_low));
-            root.draw(&Text::new(label.as_str(), (x, y + 8), label_style.clone()))
-                .map_err(|error| error.to_string())?;
+            for (line, word) in (0i32..).zip(label.split(' ')) {
+                root.draw(&Text::new(word, (x, y + 8 + 18 * line), label_style.clone()))
+                    .map_err(|error| error.to_string())?;
+            }
         }
         Ok(())
+    }
+
+    /// Lines of the tallest group label (one word per line).
+    fn label_lines(&self) -> u32 {
+        let most = self.groups.iter().map(|label| label.split(' ').count()).max().unwrap_or(1);
+        u32::try_from(most).unwrap_or(1)
     }
 }
 
@@ -583,7 +672,20 @@ mod tests {
             .with(BarSeries::new("s", vec![1.0, 2.0]));
         let svg = good.to_svg("bars.svg").expect("bars render");
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
-        let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
+        let ranged = BarChart::new("Bars", vec!["two words".to_owned(), "g2".to_owned()], Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.8, 2.4)]))
+            .reference("paper", 3.0);
+        let svg = ranged.to_svg("ranged.svg").expect("error bars and references render");
+        assert!(svg.contains("paper"), "the reference is in the legend");
+        assert!(svg.contains("two") && svg.contains("words") && !svg.contains("two words"), "labels wrap per word");
+        let bad = BarChart::new("Bars", groups.clone(), Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
         assert!(matches!(bad.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
+        let whiskered = BarChart::new("Bars", groups.clone(), Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.0, 9.0)]));
+        let svg = whiskered.to_svg("bars.svg").expect("whiskers render");
+        assert!(svg.matches("<polyline").count() >= 2 || svg.matches("<path").count() >= 2, "{svg}");
+        let short = BarChart::new("Bars", groups, Axis::new("value"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5)]));
+        assert!(matches!(short.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
     }
 }

@@ -49,7 +49,7 @@ mod error;
 mod output;
 mod summary;
 
-pub use chart::{Axis, BarChart, BarSeries, Chart, Legend, Mark, Scale, Series};
+pub use chart::{Axis, BarChart, BarSeries, Chart, Legend, Mark, Reference, Scale, Series};
 pub use error::ReportError;
 pub use output::OutputDir;
 pub use summary::{nest_summary, Comparison, Summary};

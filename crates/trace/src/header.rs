@@ -38,6 +38,10 @@ pub struct CaptureInfo {
     pub file_system: String,
     /// The mkfs command line that made the file system.
     pub mkfs_command: Vec<String>,
+    /// The options mkfs was given, defaults included (`mkfs_command`
+    /// without the program and the device), e.g. `-b 4096` for ext4.
+    /// Empty in traces captured before it was recorded.
+    pub mkfs_options: Vec<String>,
     /// Options passed to `mount -o`.
     pub mount_options: String,
     /// File-system block size in bytes, when known.
@@ -114,5 +118,20 @@ impl TraceHeader {
     /// Does a request touch the file system's journal?
     pub fn is_journal(&self, start: Sector, len: SectorCount) -> bool {
         self.journal.iter().any(|range| range.overlaps(start, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capture_header_from_before_mkfs_options_were_recorded_still_reads() {
+        let older = r#"{"sector_size_bytes":512,"capture":{"file_system":"ext4","mkfs_command":["mkfs.ext4","/dev/loop0"],
+            "mount_options":"discard","block_size_bytes":1024}}"#;
+        let header: TraceHeader = serde_json::from_str(older).expect("reads");
+        let capture = header.capture.expect("capture info");
+        assert!(capture.mkfs_options.is_empty());
+        assert_eq!(capture.mount_options, "discard");
     }
 }

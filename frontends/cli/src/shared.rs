@@ -5,6 +5,7 @@
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nandlab_core::config::{self, Document};
+use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::sim::{Phase, Progress};
 use std::io::Write;
 use std::path::PathBuf;
@@ -166,16 +167,17 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
     match &report.open_channel {
         None => writeln!(
             out,
-            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}",
+            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}, device DISCARD {:?}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
             report.config.ftl.gc_policy,
-            report.config.discard.policy
+            report.config.discard.policy,
+            report.config.ftl.discard
         )?,
         Some(open_channel) => writeln!(
             out,
             "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
-             lines of {} pages) under pblk, separation {}, discard {:?}",
+             ws_opt {}, lines of {} pages) under pblk, separation {}, discard {:?}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
             open_channel.geometry.groups,
@@ -183,6 +185,7 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
             open_channel.geometry.chunks_per_pu,
             open_channel.geometry.pages_per_chunk,
             open_channel.geometry.ws_min_pages,
+            open_channel.line_layout.ws_opt,
             open_channel.line_layout.line_pages,
             if report.config.pblk.separate { "on" } else { "off" },
             report.config.discard.policy
@@ -212,7 +215,11 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
         ("DISCARD received", discard.received_commands),
         ("DISCARD issued", discard.issued_commands),
         ("DISCARD merged", discard.merged_commands),
+        ("DISCARD split", discard.split_commands),
         ("DISCARD cancelled", discard.cancelled_commands),
+        ("DISCARD part-cancelled", discard.partially_cancelled_commands),
+        ("DISCARD redundant", discard.redundant_commands),
+        ("sectors received", discard.received_sectors),
         ("sectors discarded", discard.issued_sectors),
         ("sectors cancelled", discard.cancelled_sectors),
         ("host pages written", measured.host_pages_written),
@@ -223,8 +230,14 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
         ("GC page copies", measured.gc_page_copies),
         ("erases", measured.erases),
     ];
-    for (label, value) in rows {
-        writeln!(out, "  {label:<24}{value:>16}")?;
+    write_counts(&mut out, &rows)?;
+    if report.config.ftl.discard == DiscardHandling::Dftl {
+        let rows = [
+            ("translation reads", measured.translation_pages_read),
+            ("translation writes", measured.translation_pages_written),
+            ("translation GC copies", measured.translation_gc_copies),
+        ];
+        write_counts(&mut out, &rows)?;
     }
     for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
         writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
@@ -236,14 +249,29 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
             ("padding pages", pblk.padded_pages),
             ("line metadata pages", pblk.metadata_pages),
             ("mixed lines closed", pblk.mixed_lines_closed),
+            ("user stalls (GC waits)", pblk.user_stalls),
         ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
+        write_counts(&mut out, &rows)?;
+        let ratios = [
+            ("pblk WA (user+gc+pad)", pblk.pblk_wa()),
+            ("GC-only WA (user+gc)", pblk.gc_wa()),
+            ("padding share", pblk.padding_share()),
+        ];
+        for (label, value) in ratios {
+            writeln!(out, "  {label:<24}{:>16}", value.map_or_else(|| "-".to_owned(), |value| format!("{value:.3}")))?;
         }
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
     drop(out);
     print_lifetime(&report.lifetime)
+}
+
+/// One `label  count` line per row of the summary table.
+fn write_counts(out: &mut impl Write, rows: &[(&str, u64)]) -> std::io::Result<()> {
+    for (label, value) in rows {
+        writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    Ok(())
 }
 
 /// The lifetime forecast lines of every report (docs/lifetime.md).

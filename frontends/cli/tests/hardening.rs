@@ -230,3 +230,34 @@ fn output_to_a_full_disk_is_an_error_not_a_panic() {
         assert!(stderr.contains("No space left") && !stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
+
+/// Issue 13: `--fit` on a raw trace was refused ("the trace header gives no
+/// device size"); now it takes the highest sector touched, and says so.
+#[test]
+fn fit_on_a_raw_trace_uses_the_highest_sector_and_says_so() {
+    let folder = Folder::new("fit-raw");
+    let lines: String = (0..64)
+        .map(|index| format!("{},hm,0,Write,{},4096,1\n", 128_166_372_003_061_629_u64 + index, index * (1 << 20)))
+        .collect();
+    let trace = folder.file("raw.csv", lines.as_bytes());
+    let small = ["--preset", "small", "--set", "precondition.enabled=false", "-q"];
+    let output = nandlab(&[&["replay", trace.as_str(), "--fit"], &small[..]].concat());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("63.00 MiB logical, from the highest sector the trace touches"), "{stderr}");
+    let given = nandlab(&[&["replay", trace.as_str(), "--device-size", "128M"], &small[..]].concat());
+    assert!(String::from_utf8_lossy(&given.stderr).contains("128.00 MiB logical, from --device-size"));
+}
+
+/// Issue 13: a device fitted too small for a full device aborted mid-replay
+/// with "device is full"; now the configuration check refuses it up front,
+/// naming the key to change.
+#[test]
+fn a_device_too_small_for_its_reserve_is_refused_before_the_replay() {
+    let folder = Folder::new("fit-small");
+    let trace = folder.file("one.csv", b"128166372003061629,hm,0,Write,0,4096,1\n");
+    refused(
+        &["replay", &trace, "--device-size", "1M", "--set", "precondition.enabled=false"],
+        "device.over_provisioning",
+    );
+}

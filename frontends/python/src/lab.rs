@@ -117,7 +117,7 @@ pub fn replay_json(
     }
     let mut observer = PyObserver::new(progress);
     let source = TraceSource { path: &trace, format, device: device.as_deref() };
-    let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref() };
+    let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref(), ..ReplayMode::default() };
     let report = py
         .detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer))
         .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
@@ -218,7 +218,7 @@ pub fn reproduce(
         experiment.check_set(&overrides).map_err(|error| errors::from_lab(error, None))?;
     }
     let watch = Watch::default();
-    let args = ExperimentArgs { out, seed, paper_scale, samples, set: overrides, watch: watch.clone() };
+    let args = ExperimentArgs { out, seed, paper_scale, samples, repeats: None, set: overrides, watch: watch.clone() };
     let mut raised = None;
     let result = py.detach(|| {
         std::thread::scope(|scope| {

@@ -5,6 +5,7 @@
 
 pub mod analytic;
 mod check;
+pub mod dftl;
 mod layer;
 mod prefetch;
 mod shared;
@@ -12,6 +13,7 @@ pub mod telomere;
 mod victim;
 pub mod wao_gc;
 
+pub use dftl::DiscardHandling;
 pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
 
@@ -62,6 +64,12 @@ pub struct FtlConfig {
     /// Which parallel unit a host write goes to.
     #[serde(default)]
     pub allocation: Allocation,
+    /// What the device does with a DISCARD: `exact`, `ignored` or `dftl`.
+    #[serde(default)]
+    pub discard: DiscardHandling,
+    /// `discard = "dftl"`: translation pages the controller caches.
+    #[serde(default = "dftl::default_cache_pages")]
+    pub dftl_cache_pages: u32,
 }
 
 /// Which parallel unit a host write goes to (`ftl.allocation`). Garbage
@@ -138,6 +146,8 @@ impl Default for FtlConfig {
             free_block_order: FreeBlockOrder::default(),
             unmapped_reads: UnmappedReads::default(),
             allocation: Allocation::default(),
+            discard: DiscardHandling::default(),
+            dftl_cache_pages: dftl::default_cache_pages(),
         }
     }
 }
@@ -153,9 +163,10 @@ impl FtlConfig {
         if self.streams == 0 || self.streams > 255 {
             return Err(ConfigError::new("ftl.streams", "must be between 1 and 255"));
         }
+        dftl::validate(self)?;
         // A used stream and the GC stream each hold an open block in every
         // unit; streams that are never written cost nothing.
-        let reserved = u64::from(self.gc_threshold_blocks) + 2;
+        let reserved = u64::from(self.gc_threshold_blocks) + 2 + self.translation_open_blocks();
         if reserved >= u64::from(geometry.blocks_per_plane) {
             // Blame the key the user most likely set: a raised threshold, else the geometry.
             let key = if self.gc_threshold_blocks > FtlConfig::default().gc_threshold_blocks {
@@ -188,9 +199,10 @@ impl FtlConfig {
     /// device full. (Telomere's placement FTL needs no spare and does not ask.)
     pub fn validate_for_full_device(&self, geometry: &Geometry) -> Result<(), ConfigError> {
         let unit_pages = u64::from(geometry.units()) * u64::from(geometry.pages_per_block);
-        let data_blocks = u64::from(geometry.logical_pages).div_ceil(unit_pages);
+        let stored_pages = u64::from(geometry.logical_pages) + u64::from(dftl::translation_pages(geometry, self));
+        let data_blocks = stored_pages.div_ceil(unit_pages);
         let spare = u64::from(geometry.blocks_per_plane).saturating_sub(data_blocks);
-        let needed = u64::from(self.gc_threshold_blocks) + 2;
+        let needed = u64::from(self.gc_threshold_blocks) + 2 + self.translation_open_blocks();
         if spare <= needed {
             return Err(ConfigError::new(
                 "device.over_provisioning",
@@ -203,6 +215,11 @@ impl FtlConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The DFTL mode's translation pages have an open block of their own per unit.
+    fn translation_open_blocks(&self) -> u64 {
+        u64::from(self.discard == DiscardHandling::Dftl)
     }
 }
 
@@ -290,6 +307,8 @@ pub struct PageFtl {
     recorder: Recorder,
     /// Per-block RBER parameters for `FreeBlockOrder::LowestRber`.
     wear: Option<WearModel>,
+    /// The cached translation pages of `ftl.discard = "dftl"`.
+    demand: Option<dftl::DemandMap>,
 }
 
 impl PageFtl {
@@ -307,19 +326,21 @@ impl PageFtl {
             geometry: *geometry,
             config: config.clone(),
             flash: FlashArray::new(geometry),
-            l2p: vec![NONE; geometry.logical_pages as usize],
+            l2p: vec![NONE; (geometry.logical_pages + dftl::translation_pages(geometry, config)) as usize],
             p2l: vec![NONE; geometry.physical_pages() as usize],
             valid: vec![0; blocks as usize],
             state: vec![BlockState::Free; blocks as usize],
             sealed_at: vec![0; blocks as usize],
             free,
-            open: vec![NONE; (config.streams as usize + 1) * units as usize],
+            // Host streams, GC, and the DFTL mode's translation pages.
+            open: vec![NONE; (config.streams as usize + 2) * units as usize],
             victims: VictimIndex::new(config.gc_policy, config.d_choices, units, blocks, geometry.pages_per_block),
             next_unit: 0,
             counters: Counters::new(config.streams as usize),
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             recorder: Recorder::default(),
             wear: None,
+            demand: dftl::DemandMap::new(geometry, config),
         })
     }
 
@@ -395,7 +416,9 @@ impl PageFtl {
         let ppn = self.program_next(stream.index(), unit, lpn)?;
         self.counters.host_pages_written += 1;
         self.counters.stream_host_pages_written[stream.index()] += 1;
+        self.use_mapping(lpn, true)?;
         self.collect_while_short(unit)?;
+        self.write_back_moved()?;
         Ok(ppn)
     }
 
@@ -403,6 +426,7 @@ impl PageFtl {
     /// page holds no data.
     pub fn read(&mut self, lpn: Lpn) -> Result<Option<Ppn>, FtlError> {
         self.check_lpn(lpn)?;
+        self.use_mapping(lpn, false)?;
         let ppn = self.l2p[lpn.index()];
         if ppn == NONE {
             if self.config.unmapped_reads == UnmappedReads::Error {
@@ -424,15 +448,19 @@ impl PageFtl {
             return Ok(());
         }
         self.check_lpn(Lpn(first.0.saturating_add(pages - 1)))?;
+        self.counters.host_pages_trimmed += u64::from(pages);
+        if self.config.discard == DiscardHandling::Ignored {
+            return Ok(());
+        }
         for lpn in first.0..first.0 + pages {
             let ppn = self.l2p[lpn as usize];
             if ppn != NONE {
                 self.invalidate(Ppn(ppn));
                 self.l2p[lpn as usize] = NONE;
+                self.use_mapping(Lpn(lpn), true)?;
             }
         }
-        self.counters.host_pages_trimmed += u64::from(pages);
-        Ok(())
+        self.write_back_moved()
     }
 
     /// Hint: `lpn` will be accessed soon; fetch its L2P entry into cache.
@@ -595,6 +623,7 @@ impl PageFtl {
             self.p2l[ppn as usize] = NONE;
             self.record(FlashOpKind::Read, unit, true);
             self.program_next(gc_slot, unit, Lpn(lpn))?;
+            self.mapping_moved(Lpn(lpn));
             self.counters.gc_page_copies += 1;
             self.counters.flash_pages_read += 1;
         }

@@ -119,30 +119,71 @@ impl DiscardConfig {
     }
 }
 
-/// Counts of what the scheduler received and what it did with it.
+/// Counts of what the scheduler received and what it did with it. Once
+/// nothing waits (after [`DiscardScheduler::finish`]) two identities hold,
+/// for every policy (docs/delay-d.md, "Counters"):
+///
+/// * sectors: `received_sectors = issued_sectors + cancelled_sectors + dropped_sectors`;
+/// * commands: `received_commands + split_commands = issued_commands +
+///   merged_commands + cancelled_commands + redundant_commands + dropped_commands`.
+///
+/// Each received command ends in exactly one of: issued (alone, or merged
+/// with others), cancelled, redundant, dropped; `partially_cancelled_commands`
+/// counts the issued ones that lost some sectors to rewrites.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DiscardStats {
+    /// DISCARD commands from the file system.
     pub received_commands: u64,
+    /// Their sectors, each counted once while it waits: a sector received
+    /// again before its DISCARD was issued or cancelled counts in
+    /// `repeated_sectors` instead.
     pub received_sectors: u64,
+    /// Sectors received while already waiting (overlapping DISCARDs).
+    pub repeated_sectors: u64,
+    /// DISCARD commands sent to the device.
     pub issued_commands: u64,
     pub issued_sectors: u64,
-    /// Received commands folded into another issued command.
+    /// Per issued command, the received commands it carries beyond the first.
     pub merged_commands: u64,
+    /// Per received command, the issued commands it went out in beyond the
+    /// first: a rewrite into the middle of a waiting range splits it.
+    pub split_commands: u64,
     /// Received commands whose every sector was rewritten before issue.
     pub cancelled_commands: u64,
     /// Sectors removed from waiting ranges by rewrites (zero-cost invalidation).
     pub cancelled_sectors: u64,
-    /// Received commands dropped by the `off` policy.
+    /// Received commands issued with some, not all, of their sectors
+    /// rewritten first (a subset of the issued ones).
+    pub partially_cancelled_commands: u64,
+    /// Received commands whose every sector was already waiting: they add
+    /// nothing, and go out (or are cancelled) with the commands that did.
+    pub redundant_commands: u64,
+    /// Received commands dropped by the `off` policy, and their sectors.
     pub dropped_commands: u64,
+    pub dropped_sectors: u64,
 }
 
-/// A waiting range: when its oldest part arrived and how many received
-/// commands it stands for.
+/// A waiting range (merged from adjacent received ranges): when its oldest
+/// part arrived.
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
     end: u64,
     arrived: SimNs,
-    commands: u64,
+}
+
+/// Sectors that one received command made wait, `[start, end)` keyed by start.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    end: u64,
+    command: u64,
+}
+
+/// A received command while any of its sectors waits.
+#[derive(Clone, Copy, Debug, Default)]
+struct Fate {
+    waiting_sectors: u64,
+    rewritten_sectors: u64,
+    issued_in: u64,
 }
 
 /// The DISCARD stage. Feed it the file system's requests in order; it
@@ -150,7 +191,12 @@ struct Waiting {
 #[derive(Debug, Clone)]
 pub struct DiscardScheduler {
     config: DiscardConfig,
+    /// The merged ranges Algorithm 1 schedules.
     waiting: BTreeMap<u64, Waiting>,
+    /// The same sectors by the command that made them wait, for the counts.
+    pieces: BTreeMap<u64, Piece>,
+    fates: BTreeMap<u64, Fate>,
+    next_command: u64,
     next_batch: SimNs,
     stats: DiscardStats,
 }
@@ -160,6 +206,9 @@ impl DiscardScheduler {
         Self {
             config: config.clone(),
             waiting: BTreeMap::new(),
+            pieces: BTreeMap::new(),
+            fates: BTreeMap::new(),
+            next_command: 0,
             next_batch: SimNs(config.period_ms * 1_000_000),
             stats: DiscardStats::default(),
         }
@@ -180,10 +229,18 @@ impl DiscardScheduler {
             return;
         }
         self.stats.received_commands += 1;
-        self.stats.received_sectors += range.sectors();
         match self.config.policy {
-            DiscardPolicy::Off => self.stats.dropped_commands += 1,
-            DiscardPolicy::Online => self.emit(range, 1, issue),
+            DiscardPolicy::Off => {
+                self.stats.received_sectors += range.sectors();
+                self.stats.dropped_commands += 1;
+                self.stats.dropped_sectors += range.sectors();
+            }
+            DiscardPolicy::Online => {
+                self.stats.received_sectors += range.sectors();
+                self.stats.issued_commands += 1;
+                self.stats.issued_sectors += range.sectors();
+                issue.push(range);
+            }
             DiscardPolicy::DelayD | DiscardPolicy::Periodic => self.insert(now, range),
         }
     }
@@ -198,26 +255,14 @@ impl DiscardScheduler {
     }
 
     fn cancel_waiting(&mut self, range: SectorRange) {
-        for (start, waiting) in self.overlapping(range) {
-            self.waiting.remove(&start);
-            let kept_before = (start < range.start).then_some(SectorRange { start, end: range.start });
-            let kept_after = (waiting.end > range.end).then_some(SectorRange { start: range.end, end: waiting.end });
-            let removed = waiting.end.min(range.end) - start.max(range.start);
+        cut(&mut self.waiting, range);
+        for (start, piece) in cut(&mut self.pieces, range) {
+            let removed = piece.end.min(range.end) - start.max(range.start);
             self.stats.cancelled_sectors += removed;
-            match (kept_before, kept_after) {
-                (None, None) => self.stats.cancelled_commands += waiting.commands,
-                // A split piece stands for no received command of its own: if
-                // it is issued, it is an extra command the rewrite caused.
-                (Some(before), after) => {
-                    self.waiting.insert(before.start, Waiting { end: before.end, ..waiting });
-                    if let Some(after) = after {
-                        self.waiting.insert(after.start, Waiting { end: after.end, commands: 0, ..waiting });
-                    }
-                }
-                (None, Some(after)) => {
-                    self.waiting.insert(after.start, Waiting { end: after.end, ..waiting });
-                }
-            }
+            let fate = self.fates.entry(piece.command).or_default();
+            fate.rewritten_sectors += removed;
+            fate.waiting_sectors -= removed;
+            self.settle_if_done(piece.command);
         }
     }
 
@@ -257,27 +302,46 @@ impl DiscardScheduler {
         SimNs(self.config.delay_ms * 1_000_000)
     }
 
-    /// Adds a range, merging it with overlapping and adjacent waiting ranges.
+    /// Adds a range, merging it with overlapping and adjacent waiting
+    /// ranges; the sectors not yet waiting become the command's pieces.
     fn insert(&mut self, now: SimNs, range: SectorRange) {
-        let mut merged = Waiting { end: range.end, arrived: now, commands: 1 };
+        let already = overlapping(&self.waiting, range);
+        let mut gaps = Vec::new();
+        let mut cursor = range.start;
+        for (start, waiting) in &already {
+            if *start > cursor {
+                gaps.push(SectorRange { start: cursor, end: *start });
+            }
+            cursor = cursor.max(waiting.end);
+        }
+        if cursor < range.end {
+            gaps.push(SectorRange { start: cursor, end: range.end });
+        }
+        let new_sectors: u64 = gaps.iter().map(|gap| gap.sectors()).sum();
+        self.stats.repeated_sectors += range.sectors() - new_sectors;
+        if new_sectors == 0 {
+            // Inside one waiting range (waiting ranges are never adjacent),
+            // which is older: nothing changes.
+            self.stats.redundant_commands += 1;
+            return;
+        }
+        self.stats.received_sectors += new_sectors;
+        let command = self.next_command;
+        self.next_command += 1;
+        self.fates.insert(command, Fate { waiting_sectors: new_sectors, ..Fate::default() });
+        for gap in gaps {
+            self.pieces.insert(gap.start, Piece { end: gap.end, command });
+        }
+        let mut merged = Waiting { end: range.end, arrived: now };
         let mut start = range.start;
         let touching = SectorRange { start: range.start.saturating_sub(1), end: range.end.saturating_add(1) };
-        for (other_start, other) in self.overlapping(touching) {
+        for (other_start, other) in overlapping(&self.waiting, touching) {
             self.waiting.remove(&other_start);
             start = start.min(other_start);
             merged.end = merged.end.max(other.end);
             merged.arrived = merged.arrived.min(other.arrived);
-            merged.commands += other.commands;
         }
         self.waiting.insert(start, merged);
-    }
-
-    /// Waiting ranges that overlap `range`, in order of start.
-    fn overlapping(&self, range: SectorRange) -> Vec<(u64, Waiting)> {
-        let first =
-            self.waiting.range(..=range.start).next_back().filter(|(_, w)| w.end > range.start).map(|(&s, _)| s);
-        let from = first.unwrap_or(range.start);
-        self.waiting.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
     }
 
     /// Issues, in order of start sector, every waiting range that arrived at
@@ -291,16 +355,104 @@ impl DiscardScheduler {
             .collect();
         for start in due {
             if let Some(waiting) = self.waiting.remove(&start) {
-                self.emit(SectorRange { start, end: waiting.end }, waiting.commands, issue);
+                self.emit(SectorRange { start, end: waiting.end }, issue);
             }
         }
     }
 
-    fn emit(&mut self, range: SectorRange, commands: u64, issue: &mut Vec<SectorRange>) {
+    /// Issues a waiting range: the commands whose pieces it holds go out in it.
+    fn emit(&mut self, range: SectorRange, issue: &mut Vec<SectorRange>) {
+        let mut carried: Vec<(u64, u64)> = overlapping(&self.pieces, range)
+            .into_iter()
+            .map(|(start, piece)| {
+                self.pieces.remove(&start);
+                (piece.command, piece.end - start)
+            })
+            .collect();
+        carried.sort_unstable();
+        let mut commands = 0_u64;
+        for (index, &(command, sectors)) in carried.iter().enumerate() {
+            let fate = self.fates.entry(command).or_default();
+            fate.waiting_sectors -= sectors;
+            if index == 0 || carried[index - 1].0 != command {
+                fate.issued_in += 1;
+                commands += 1;
+            }
+            self.settle_if_done(command);
+        }
         self.stats.issued_commands += 1;
         self.stats.issued_sectors += range.sectors();
         self.stats.merged_commands += commands.saturating_sub(1);
         issue.push(range);
+    }
+
+    /// Counts what became of a received command once none of its sectors waits.
+    fn settle_if_done(&mut self, command: u64) {
+        let Some(&fate) = self.fates.get(&command) else { return };
+        if fate.waiting_sectors > 0 {
+            return;
+        }
+        self.fates.remove(&command);
+        if fate.issued_in == 0 {
+            self.stats.cancelled_commands += 1;
+            return;
+        }
+        self.stats.split_commands += fate.issued_in - 1;
+        if fate.rewritten_sectors > 0 {
+            self.stats.partially_cancelled_commands += 1;
+        }
+    }
+}
+
+/// The ranges of `map` (keyed by start, valued with their end) that overlap
+/// `range`, in order of start.
+fn overlapping<T: Copy + Ends>(map: &BTreeMap<u64, T>, range: SectorRange) -> Vec<(u64, T)> {
+    let first = map.range(..=range.start).next_back().filter(|(_, w)| w.end() > range.start).map(|(&s, _)| s);
+    let from = first.unwrap_or(range.start);
+    map.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
+}
+
+/// Removes `range` from the ranges of `map`, keeping their parts outside
+/// it; returns the entries that overlapped it, as they were.
+fn cut<T: Copy + Ends>(map: &mut BTreeMap<u64, T>, range: SectorRange) -> Vec<(u64, T)> {
+    let hit = overlapping(map, range);
+    for &(start, entry) in &hit {
+        map.remove(&start);
+        if start < range.start {
+            map.insert(start, entry.ending_at(range.start));
+        }
+        if entry.end() > range.end {
+            map.insert(range.end, entry);
+        }
+    }
+    hit
+}
+
+/// A value of a range map that knows where its range ends.
+trait Ends {
+    fn end(&self) -> u64;
+    /// The same value for a range ending at `end`.
+    #[must_use]
+    fn ending_at(self, end: u64) -> Self;
+}
+
+impl Ends for Waiting {
+    fn end(&self) -> u64 {
+        self.end
+    }
+
+    fn ending_at(self, end: u64) -> Self {
+        Waiting { end, ..self }
+    }
+}
+
+impl Ends for Piece {
+    fn end(&self) -> u64 {
+        self.end
+    }
+
+    fn ending_at(self, end: u64) -> Self {
+        Piece { end, ..self }
     }
 }
 

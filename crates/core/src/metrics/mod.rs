@@ -24,6 +24,13 @@ pub struct Counters {
     pub gc_page_copies: u64,
     pub erases: u64,
     pub stream_host_pages_written: Vec<u64>,
+    /// `ftl.discard = "dftl"`: translation pages written back (a dirty
+    /// cached one evicted, or a GC-moved entry's page updated), read in on a
+    /// cache miss, and copied by GC. The writes and copies are also in
+    /// `flash_pages_programmed`, the copies in `gc_page_copies`.
+    pub translation_pages_written: u64,
+    pub translation_pages_read: u64,
+    pub translation_gc_copies: u64,
 }
 
 impl Counters {
@@ -44,6 +51,9 @@ impl Counters {
             flash_pages_read: self.flash_pages_read - earlier.flash_pages_read,
             gc_page_copies: self.gc_page_copies - earlier.gc_page_copies,
             erases: self.erases - earlier.erases,
+            translation_pages_written: self.translation_pages_written - earlier.translation_pages_written,
+            translation_pages_read: self.translation_pages_read - earlier.translation_pages_read,
+            translation_gc_copies: self.translation_gc_copies - earlier.translation_gc_copies,
             stream_host_pages_written: self
                 .stream_host_pages_written
                 .iter()

@@ -39,10 +39,12 @@ impl MapCache {
         }
         let first_map = first / self.entries_per_page;
         let last_map = (first + pages - 1) / self.entries_per_page;
-        (first_map..=last_map).map(|map_page| u64::from(!self.hit(map_page))).sum()
+        (first_map..=last_map).map(|map_page| u64::from(!self.access(map_page).cached)).sum()
     }
 
-    fn hit(&mut self, map_page: u64) -> bool {
+    /// Uses mapping page `map_page`: whether it was cached, and the page
+    /// evicted to make room for it (the DFTL mode writes it back if dirty).
+    pub fn access(&mut self, map_page: u64) -> Access {
         self.clock += 1;
         let cached = match self.stamp_of.insert(map_page, self.clock) {
             Some(stamp) => {
@@ -52,13 +54,27 @@ impl MapCache {
             None => false,
         };
         self.page_at.insert(self.clock, map_page);
+        let mut evicted = None;
         if self.page_at.len() > self.capacity {
-            if let Some((_, evicted)) = self.page_at.pop_first() {
-                self.stamp_of.remove(&evicted);
+            if let Some((_, page)) = self.page_at.pop_first() {
+                self.stamp_of.remove(&page);
+                evicted = Some(page);
             }
         }
-        cached
+        Access { cached, evicted }
     }
+
+    /// Is `map_page` cached? (Does not count as a use.)
+    pub fn contains(&self, map_page: u64) -> bool {
+        self.stamp_of.contains_key(&map_page)
+    }
+}
+
+/// What one [`MapCache::access`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub cached: bool,
+    pub evicted: Option<u64>,
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 mod config;
 mod engine;
 pub mod experiments;
-mod map_cache;
+pub(crate) mod map_cache;
 mod queue;
 mod source;
 mod stats;

@@ -13,6 +13,7 @@ use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
 use crate::Report as ReplayReport;
 use crate::Watch;
+use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
@@ -30,15 +31,54 @@ fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
 }
 
 fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: None, age_with: None };
+    let mode = ReplayMode { policy: Some(policy), fit: true, ..ReplayMode::default() };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())
 }
 
 fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<TimedReport> {
-    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed), age_with: None };
+    let mode = ReplayMode { policy: Some(policy), fit: true, timed: Some(Arrival::Closed), ..ReplayMode::default() };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())?
         .timed
         .context("a timed replay reports time")
+}
+
+/// Captures per scenario unless `--repeats` says otherwise.
+const REPEATS_DEFAULT: usize = 3;
+
+fn repeats(args: &ExperimentArgs) -> usize {
+    args.repeats.unwrap_or(REPEATS_DEFAULT).max(1)
+}
+
+/// The median of repeated measurements and their range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spread {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    /// `None` for no values.
+    fn of(mut values: Vec<f64>) -> Option<Spread> {
+        values.retain(|value| value.is_finite());
+        values.sort_by(f64::total_cmp);
+        let middle = values.len() / 2;
+        let median = match values.len() {
+            0 => return None,
+            n if n % 2 == 1 => values[middle],
+            _ => (values[middle - 1] + values[middle]) / 2.0,
+        };
+        Some(Spread { median, min: values[0], max: values[values.len() - 1] })
+    }
+
+    /// `median [min–max]`, with `decimals`; just the value when all agree.
+    fn show(self, decimals: usize) -> String {
+        if self.min == self.max {
+            format!("{:.decimals$}", self.median)
+        } else {
+            format!("{:.decimals$} [{:.decimals$}–{:.decimals$}]", self.median, self.min, self.max)
+        }
+    }
 }
 
 fn policy_name(policy: DiscardPolicy) -> &'static str {
@@ -72,6 +112,31 @@ const PAPER_DELAY_MS: f64 = 5000.0;
 /// Delays of the sensitivity sweep, ms.
 const DELAY_SWEEP_MS: [u64; 8] = [0, 50, 100, 250, 500, 1000, 2000, 5000];
 const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
+/// The device at the start of a replay: empty, as the paper's emulated SSD
+/// (the quick scale's K = 5 N replacements then overwrite the device only
+/// 1.6 times, so GC finds whole blocks invalid), or aged to steady state by
+/// the preset's `[precondition]`, standing in for the paper's 50 N.
+const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
+/// What the device does with a DISCARD: the paper's effect depends on it.
+const DEVICE_MODES: [DiscardHandling; 3] = [DiscardHandling::Exact, DiscardHandling::Ignored, DiscardHandling::Dftl];
+
+/// The mount option a policy's trace was captured with: ext4 writes
+/// differently with and without `-o discard`, so Disabled replays a capture
+/// without it (the paper's Disabled), Enabled and Delay-D one with it.
+fn mount_option(policy: DiscardPolicy) -> &'static str {
+    match policy {
+        DiscardPolicy::Off => "nodiscard",
+        DiscardPolicy::Online | DiscardPolicy::DelayD | DiscardPolicy::Periodic => "discard",
+    }
+}
+
+fn device_mode_name(handling: DiscardHandling) -> &'static str {
+    match handling {
+        DiscardHandling::Exact => "exact",
+        DiscardHandling::Ignored => "ignored",
+        DiscardHandling::Dftl => "dftl",
+    }
+}
 
 /// The FEMU device of Section 4.1 (`femu-32g`), fitted to the captured file
 /// system with the same over-provisioning, empty at the start as the paper's
@@ -89,7 +154,14 @@ const SCENARIOS: [Scenario; 2] =
 #[derive(Clone, Debug, Serialize)]
 struct PolicyRow {
     scenario: &'static str,
+    /// Which capture of the scenario (0-based).
+    repeat: usize,
+    /// `fresh` or `aged` (see `DEVICE_STATES`).
+    device_state: &'static str,
+    /// `ftl.discard`: what the device does with a DISCARD.
+    device_discard: &'static str,
     policy: &'static str,
+    mount_options: &'static str,
     delay_ms: u64,
     discard_received: u64,
     discard_issued: u64,
@@ -99,8 +171,12 @@ struct PolicyRow {
     host_pages_written: u64,
     gc_page_copies: u64,
     erases: u64,
+    /// `device_discard = dftl`: translation-page writes and their GC copies.
+    translation_pages_written: u64,
+    translation_gc_copies: u64,
     waf: f64,
-    /// Closed-loop run time on the NVMe-like interface (Figure 3b).
+    /// Closed-loop run time on the NVMe-like interface (Figure 3b); the
+    /// timed columns are measured for `device_discard = exact` only (0 otherwise).
     nvme_run_s: f64,
     nvme_write_p99_us: f64,
     /// The same on the SATA-like interface (DISCARD not queued).
@@ -119,6 +195,7 @@ const MAP_CACHE_PAGES: u32 = 64;
 #[derive(Clone, Debug, Serialize)]
 struct SweepRow {
     scenario: &'static str,
+    repeat: usize,
     delay_ms: u64,
     discard_issued: u64,
     discard_merged: u64,
@@ -141,67 +218,109 @@ pub fn delay_d(args: &ExperimentArgs) -> Result<()> {
     let size = if args.paper_scale { PAPER_FS } else { DELAY_D_FS };
     let fs_bytes = nandlab_dhrd::parse_byte_size(size)?;
     let delay_ms = scaled_delay_ms(fs_bytes);
+    let repeats = repeats(args);
     let traces = args.out.join("traces");
     // A 32 GB image does not fit in this machine's tmpfs; the paper scale captures on disk.
     let image_dir = if args.paper_scale { traces.clone() } else { PathBuf::from("/dev/shm") };
-    eprintln!("delay-d: seed {}, {size} file system, Delay-D delay {delay_ms} ms", args.seed);
+    eprintln!("delay-d: seed {}, {size} file system, Delay-D delay {delay_ms} ms, {repeats} captures each", args.seed);
     let mut rows = Vec::new();
     let mut sweep = Vec::new();
     for scenario in &SCENARIOS {
-        let mut fsload_args = vec![scenario.fsload];
-        if args.paper_scale {
-            fsload_args.push("--paper");
-        }
-        let spec = CaptureSpec {
-            name: &format!("{}-{size}.nlt", scenario.name),
-            size,
-            mount_options: "discard",
-            image_dir: &image_dir,
-            argv: fsload(&fsload_args, args.seed)?,
-        };
-        let trace = capture_cached(&spec, &traces, "delay-d")?;
-        let config = config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={}", args.seed)])?;
-        for policy in POLICIES {
-            eprintln!("delay-d: {} with DISCARD {}", scenario.name, policy_name(policy));
-            rows.push(policy_row(&args.watch, &trace, &config, scenario.name, policy)?);
-        }
-        for delay in DELAY_SWEEP_MS {
-            let config = config_from(FEMU, &[format!("discard.delay_ms={delay}"), format!("seed={}", args.seed)])?;
-            let report = counted(&args.watch, &trace, &config, DiscardPolicy::DelayD)?;
-            sweep.push(SweepRow {
-                scenario: scenario.name,
-                delay_ms: delay,
-                discard_issued: report.discard.issued_commands,
-                discard_merged: report.discard.merged_commands,
-                discard_cancelled: report.discard.cancelled_commands,
-                gc_page_copies: report.measured.counters.gc_page_copies,
-            });
+        for repeat in 0..repeats {
+            // Each capture runs the workload with its own seed; the kernel adds its own variation.
+            let seed = args.seed + repeat as u64;
+            let mut captured = Vec::new();
+            for mount_options in ["discard", "nodiscard"] {
+                let mut fsload_args = vec![scenario.fsload];
+                if args.paper_scale {
+                    fsload_args.push("--paper");
+                }
+                let spec = CaptureSpec {
+                    name: &format!("{}-{size}-{mount_options}-{repeat}.nlt", scenario.name),
+                    size,
+                    mount_options,
+                    mkfs_options: &[],
+                    image_dir: &image_dir,
+                    argv: fsload(&fsload_args, seed)?,
+                };
+                captured.push((mount_options, capture_cached(&spec, &traces, "delay-d")?));
+            }
+            let trace_for = |policy| {
+                captured.iter().find(|(mount, _)| *mount == mount_option(policy)).map(|(_, trace)| trace.as_path())
+            };
+            for (state, aged) in DEVICE_STATES {
+                for handling in DEVICE_MODES {
+                    let mut config =
+                        config_from(FEMU, &[format!("discard.delay_ms={delay_ms}"), format!("seed={seed}")])?;
+                    config.ftl.discard = handling;
+                    config.precondition.enabled = aged;
+                    for policy in POLICIES {
+                        let trace = trace_for(policy).context("a capture for every mount option")?;
+                        eprintln!(
+                            "delay-d: {} capture {}/{repeats}, {state} device {}, DISCARD {}",
+                            scenario.name,
+                            repeat + 1,
+                            device_mode_name(handling),
+                            policy_name(policy)
+                        );
+                        let row = PolicyRow {
+                            scenario: scenario.name,
+                            repeat,
+                            ..policy_row(&args.watch, trace, &config, policy)?
+                        };
+                        rows.push(row);
+                    }
+                }
+            }
+            let trace = trace_for(DiscardPolicy::DelayD).context("a capture with -o discard")?;
+            for delay in DELAY_SWEEP_MS {
+                let config = config_from(FEMU, &[format!("discard.delay_ms={delay}"), format!("seed={seed}")])?;
+                let report = counted(&args.watch, trace, &config, DiscardPolicy::DelayD)?;
+                sweep.push(SweepRow {
+                    scenario: scenario.name,
+                    repeat,
+                    delay_ms: delay,
+                    discard_issued: report.discard.issued_commands,
+                    discard_merged: report.discard.merged_commands,
+                    discard_cancelled: report.discard.cancelled_commands,
+                    gc_page_copies: report.measured.counters.gc_page_copies,
+                });
+            }
         }
     }
-    write_delay_d(&args.out, &rows, &sweep, &DelayDSetup { seed: args.seed, size, delay_ms })
+    write_delay_d(&args.out, &rows, &sweep, &DelayDSetup { seed: args.seed, size, delay_ms, repeats })
 }
 
-fn policy_row(
-    watch: &Watch,
-    trace: &Path,
-    config: &Config,
-    scenario: &'static str,
-    policy: DiscardPolicy,
-) -> Result<PolicyRow> {
+/// One replay of `trace` under `policy` on the device `config` describes:
+/// counts, and on a fresh device with `ftl.discard = exact` the timed runs
+/// of Figure 3b.
+fn policy_row(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<PolicyRow> {
     let report = counted(watch, trace, config, policy)?;
-    let nvme = timed(watch, trace, config, policy)?;
-    let mut sata_config = config.clone();
-    sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
-    sata_config.timing.queue_depth = sata_config.timing.queue_depth.min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
-    let sata = timed(watch, trace, &sata_config, policy)?;
-    let mut cached_config = config.clone();
-    cached_config.timing.discard_map_cache_pages = MAP_CACHE_PAGES;
-    let cached = timed(watch, trace, &cached_config, policy)?;
-    let write_p99 = |timed: &TimedReport| timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us);
+    let (nvme, sata, cached) = if config.ftl.discard == DiscardHandling::Exact && !config.precondition.enabled {
+        let nvme = timed(watch, trace, config, policy)?;
+        let mut sata_config = config.clone();
+        sata_config.timing.interface = nandlab_core::timing::Interface::Sata;
+        sata_config.timing.queue_depth = sata_config.timing.queue_depth.min(nandlab_core::timing::SATA_QUEUE_DEPTH_MAX);
+        let sata = timed(watch, trace, &sata_config, policy)?;
+        let mut cached_config = config.clone();
+        cached_config.timing.discard_map_cache_pages = MAP_CACHE_PAGES;
+        let cached = timed(watch, trace, &cached_config, policy)?;
+        (Some(nvme), Some(sata), Some(cached))
+    } else {
+        (None, None, None)
+    };
+    let write_p99 = |timed: &Option<TimedReport>| {
+        timed.as_ref().and_then(|timed| timed.latency.write.as_ref()).map_or(0.0, |w| w.p99_us)
+    };
+    let run_s = |timed: &Option<TimedReport>| timed.as_ref().map_or(0.0, |timed| timed.drained_s);
     let counters = &report.measured.counters;
     Ok(PolicyRow {
-        scenario,
+        scenario: "",
+        repeat: 0,
+        device_state: if config.precondition.enabled { "aged" } else { "fresh" },
+        device_discard: device_mode_name(config.ftl.discard),
         policy: policy_name(policy),
+        mount_options: mount_option(policy),
         delay_ms: if policy == DiscardPolicy::DelayD { config.discard.delay_ms } else { 0 },
         discard_received: report.discard.received_commands,
         discard_issued: report.discard.issued_commands,
@@ -211,13 +330,15 @@ fn policy_row(
         host_pages_written: counters.host_pages_written,
         gc_page_copies: counters.gc_page_copies,
         erases: counters.erases,
+        translation_pages_written: counters.translation_pages_written,
+        translation_gc_copies: counters.translation_gc_copies,
         waf: report.measured.waf.unwrap_or(0.0),
-        nvme_run_s: nvme.drained_s,
+        nvme_run_s: run_s(&nvme),
         nvme_write_p99_us: write_p99(&nvme),
-        sata_run_s: sata.drained_s,
+        sata_run_s: run_s(&sata),
         sata_write_p99_us: write_p99(&sata),
-        map_cache_misses: cached.discard_map_misses,
-        map_cache_run_s: cached.drained_s,
+        map_cache_misses: cached.as_ref().map_or(0, |cached| cached.discard_map_misses),
+        map_cache_run_s: run_s(&cached),
     })
 }
 
@@ -225,99 +346,202 @@ struct DelayDSetup<'a> {
     seed: u64,
     size: &'a str,
     delay_ms: u64,
+    repeats: usize,
 }
 
 /// File, title, value axis and value of one bar chart of the policies.
-type BarSpec = (&'static str, &'static str, Axis, fn(&PolicyRow) -> f64);
+type BarSpec = (String, String, Axis, fn(&PolicyRow) -> f64);
+
+/// A scenario on a device state (`DEVICE_STATES`).
+type Setting<'a> = (&'a str, &'a str);
+
+/// The spread over the captures of one scenario, device state, device mode and policy.
+fn spread_of(
+    rows: &[PolicyRow],
+    (scenario, state): Setting<'_>,
+    mode: DiscardHandling,
+    policy: DiscardPolicy,
+    pick: fn(&PolicyRow) -> f64,
+) -> Option<Spread> {
+    let (mode, policy) = (device_mode_name(mode), policy_name(policy));
+    Spread::of(
+        rows.iter()
+            .filter(|r| {
+                r.scenario == scenario && r.device_state == state && r.device_discard == mode && r.policy == policy
+            })
+            .map(pick)
+            .collect(),
+    )
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn gc_copies(row: &PolicyRow) -> f64 {
+    row.gc_page_copies as f64
+}
 
 fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("delay_d.csv", rows)?;
     dir.write_csv("delay_sweep.csv", sweep)?;
     let groups: Vec<String> = SCENARIOS.iter().map(|s| s.name.to_owned()).collect();
-    let values = |policy: DiscardPolicy, pick: fn(&PolicyRow) -> f64| -> Vec<f64> {
-        let name = policy_name(policy);
-        SCENARIOS
-            .iter()
-            .map(|s| rows.iter().find(|r| r.scenario == s.name && r.policy == name).map_or(0.0, pick))
-            .collect()
-    };
     #[allow(clippy::cast_precision_loss)]
-    let charts: [BarSpec; 4] = [
-        ("figure3a_gc_copies.svg", "Figure 3a: GC copy operations", Axis::new("GC page copies"), |r| {
-            r.gc_page_copies as f64
-        }),
-        ("figure3b_run_time.svg", "Figure 3b: run time (NVMe-like)", Axis::new("run time").unit("s"), |r| r.nvme_run_s),
-        ("run_time_sata.svg", "Run time (SATA-like: DISCARD not queued)", Axis::new("run time").unit("s"), |r| {
-            r.sata_run_s
-        }),
-        ("table2_discards.svg", "Table 2: DISCARD commands issued", Axis::new("DISCARD commands"), |r| {
-            r.discard_issued as f64
-        }),
+    let mut charts: Vec<(&str, DiscardHandling, BarSpec)> = DEVICE_STATES
+        .iter()
+        .flat_map(|&(state, _)| DEVICE_MODES.iter().map(move |&mode| (state, mode)))
+        .map(|(state, mode)| {
+            let name = device_mode_name(mode);
+            let state_part = if state == "fresh" { String::new() } else { format!("_{state}") };
+            let mode_part = if mode == DiscardHandling::Exact { String::new() } else { format!("_{name}") };
+            let spec: BarSpec = (
+                format!("figure3a_gc_copies{state_part}{mode_part}.svg"),
+                format!("Figure 3a: GC copy operations ({state} device, device DISCARD {name})"),
+                Axis::new("GC page copies"),
+                gc_copies,
+            );
+            (state, mode, spec)
+        })
+        .collect();
+    #[allow(clippy::cast_precision_loss)]
+    let exact_only: [BarSpec; 3] = [
+        (
+            "figure3b_run_time.svg".to_owned(),
+            "Figure 3b: run time (NVMe-like)".to_owned(),
+            Axis::new("run time").unit("s"),
+            |r| r.nvme_run_s,
+        ),
+        (
+            "run_time_sata.svg".to_owned(),
+            "Run time (SATA-like: DISCARD not queued)".to_owned(),
+            Axis::new("run time").unit("s"),
+            |r| r.sata_run_s,
+        ),
+        (
+            "table2_discards.svg".to_owned(),
+            "Table 2: DISCARD commands issued".to_owned(),
+            Axis::new("DISCARD commands"),
+            |r| r.discard_issued as f64,
+        ),
     ];
-    for (file, title, axis, pick) in charts {
-        let mut chart = BarChart::new(title, groups.clone(), axis);
+    charts.extend(exact_only.into_iter().map(|spec| ("fresh", DiscardHandling::Exact, spec)));
+    for (state, mode, (file, title, axis, pick)) in charts {
+        let mut chart = BarChart::new(&title, groups.clone(), axis);
         for policy in POLICIES {
-            chart = chart.with(BarSeries::new(policy_name(policy), values(policy, pick)));
+            let spreads: Vec<Option<Spread>> =
+                SCENARIOS.iter().map(|s| spread_of(rows, (s.name, state), mode, policy, pick)).collect();
+            let medians = spreads.iter().map(|spread| spread.map_or(f64::NAN, |s| s.median)).collect();
+            let ranges = spreads.iter().map(|spread| spread.map_or((f64::NAN, f64::NAN), |s| (s.min, s.max))).collect();
+            chart = chart.with(BarSeries::new(policy_name(policy), medians).ranges(ranges));
         }
-        dir.write_bar_chart(file, &chart)?;
+        dir.write_bar_chart(&file, &chart)?;
     }
-    let mut sweep_chart =
-        Chart::new("Delay-D: GC copies against the delay", Axis::new("delay").unit("ms"), Axis::new("GC page copies"));
+    let mut sweep_chart = Chart::new(
+        "Delay-D: GC copies against the delay (median line, every capture a point)",
+        Axis::new("delay").unit("ms"),
+        Axis::new("GC page copies"),
+    );
     for scenario in &SCENARIOS {
         #[allow(clippy::cast_precision_loss)]
-        let points = sweep
+        let medians = DELAY_SWEEP_MS
+            .iter()
+            .filter_map(|&delay| {
+                let copies = sweep_values(sweep, scenario.name, delay, |r| r.gc_page_copies);
+                Spread::of(copies).map(|spread| (delay as f64, spread.median))
+            })
+            .collect();
+        #[allow(clippy::cast_precision_loss)]
+        let every = sweep
             .iter()
             .filter(|r| r.scenario == scenario.name)
             .map(|r| (r.delay_ms as f64, r.gc_page_copies as f64))
             .collect();
-        sweep_chart.push(Series::new(scenario.name, Mark::LinePoints, points));
+        sweep_chart.push(Series::new(scenario.name, Mark::LinePoints, medians));
+        sweep_chart.push(Series::new(&format!("{} captures", scenario.name), Mark::Points, every));
     }
     dir.write_chart("delay_sweep.svg", &sweep_chart)?;
     dir.write_summary(&delay_d_summary(rows, sweep, setup))?;
     Ok(())
 }
 
-fn find<'a>(rows: &'a [PolicyRow], scenario: &str, policy: DiscardPolicy) -> Option<&'a PolicyRow> {
-    rows.iter().find(|r| r.scenario == scenario && r.policy == policy_name(policy))
+#[allow(clippy::cast_precision_loss)]
+fn sweep_values(sweep: &[SweepRow], scenario: &str, delay: u64, pick: fn(&SweepRow) -> u64) -> Vec<f64> {
+    sweep.iter().filter(|r| r.scenario == scenario && r.delay_ms == delay).map(|r| pick(r) as f64).collect()
 }
 
-#[allow(clippy::cast_precision_loss)]
+/// `numerator / denominator` of two medians, with the range of the ratio
+/// over the captures' extremes.
+fn ratio_of(numerator: Option<Spread>, denominator: Option<Spread>) -> String {
+    match (numerator, denominator) {
+        (Some(top), Some(bottom)) if top.min != top.max || bottom.min != bottom.max => {
+            format!(
+                "{} [{}–{}]",
+                ratio(top.median, bottom.median),
+                ratio(top.min, bottom.max),
+                ratio(top.max, bottom.min)
+            )
+        }
+        (Some(top), Some(bottom)) => ratio(top.median, bottom.median),
+        _ => "-".to_owned(),
+    }
+}
+
+#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
 fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> Summary {
-    let pick = |scenario: &str, policy, value: fn(&PolicyRow) -> f64| find(rows, scenario, policy).map_or(0.0, value);
-    let copies = |r: &PolicyRow| r.gc_page_copies as f64;
+    let exact = DiscardHandling::Exact;
+    // GC copies compare on the aged device (the fresh one has next to none);
+    // counts and times come from the fresh one (the counts are the same on both).
+    let spread =
+        |scenario: &str, policy, pick: fn(&PolicyRow) -> f64| spread_of(rows, (scenario, "fresh"), exact, policy, pick);
+    let aged = |scenario: &str, policy| spread_of(rows, (scenario, "aged"), exact, policy, gc_copies);
     let issued = |r: &PolicyRow| r.discard_issued as f64;
     let merged = |r: &PolicyRow| r.discard_merged as f64;
+    let show = |value: Option<Spread>| value.map_or_else(|| "-".to_owned(), |spread| spread.show(0));
+    let modes_line = |setting: Setting<'_>| -> String {
+        DEVICE_MODES
+            .iter()
+            .map(|&mode| {
+                let copies: Vec<String> =
+                    POLICIES.iter().map(|&policy| show(spread_of(rows, setting, mode, policy, gc_copies))).collect();
+                format!("{}: {}", device_mode_name(mode), copies.join(" / "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
     let comparisons = vec![
         Comparison {
             quantity: "single-erase GC copies, Disabled / Delay-D".to_owned(),
             paper: "1322x (Figure 3a)".to_owned(),
-            measured: ratio(
-                pick("single-erase", DiscardPolicy::Off, copies),
-                pick("single-erase", DiscardPolicy::DelayD, copies),
-            ),
-            note:
-                "Delay-D tells the device about the freed space that the file system does not reuse within the delay."
-                    .to_owned(),
+            measured: ratio_of(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD)),
+            note: "Median ratio [range over the captures' extremes]. Delay-D tells the device about the freed space that the file system does not reuse within the delay."
+                .to_owned(),
         },
         Comparison {
             quantity: "single-erase GC copies, Enabled / Delay-D".to_owned(),
             paper: "709x (Figure 3a)".to_owned(),
-            measured: ratio(
-                pick("single-erase", DiscardPolicy::Online, copies),
-                pick("single-erase", DiscardPolicy::DelayD, copies),
-            ),
+            measured: ratio_of(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD)),
             note: "In a page-mapped FTL an online DISCARD and the later rewrite of the same LBA invalidate the same \
                    page; Delay-D can only match Enabled here, not beat it by orders of magnitude (docs/delay-d.md)."
                 .to_owned(),
         },
         Comparison {
-            quantity: "batch-erase GC copies, Delay-D / Enabled".to_owned(),
-            paper: "about 1 (Figure 3a)".to_owned(),
-            measured: ratio(
-                pick("batch-erase", DiscardPolicy::DelayD, copies),
-                pick("batch-erase", DiscardPolicy::Online, copies),
-            ),
+            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, single-erase, aged device"
+                .to_owned(),
+            paper: "Delay-D fewest (Figure 3a; FEMU, a page-mapped FTL)".to_owned(),
+            measured: modes_line(("single-erase", "aged")),
+            note: "exact: unmapped at once; ignored: the device drops DISCARDs (stock FEMU before mid-2025); dftl: \
+                   mapping updates cost translation-page writes."
+                .to_owned(),
+        },
+        Comparison {
+            quantity: "the same, fresh device".to_owned(),
+            paper: "(the paper's SSD started fresh but ran K = 50 N)".to_owned(),
+            measured: modes_line(("single-erase", "fresh")),
+            note: "K = 5 N overwrites the fresh device 1.6 times: GC finds whole blocks invalid.".to_owned(),
+        },
+        Comparison {
+            quantity: "GC copies Disabled / Enabled / Delay-D per device DISCARD mode, batch-erase, aged device"
+                .to_owned(),
+            paper: "Enabled and Delay-D about equal (Figure 3a)".to_owned(),
+            measured: modes_line(("batch-erase", "aged")),
             note: "Batch-erase deletes all images at once and rewrites whole blocks' worth of LBAs in the next round."
                 .to_owned(),
         },
@@ -325,19 +549,11 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             quantity: "DISCARD commands issued, Enabled / Delay-D (batch, single)".to_owned(),
             paper: "4623 / 1448 = 3.2x, 4660 / 1127 = 4.1x (Table 2)".to_owned(),
             measured: format!(
-                "{} / {} = {}, {} / {} = {}",
-                pick("batch-erase", DiscardPolicy::Online, issued),
-                pick("batch-erase", DiscardPolicy::DelayD, issued),
-                ratio(
-                    pick("batch-erase", DiscardPolicy::Online, issued),
-                    pick("batch-erase", DiscardPolicy::DelayD, issued)
-                ),
-                pick("single-erase", DiscardPolicy::Online, issued),
-                pick("single-erase", DiscardPolicy::DelayD, issued),
-                ratio(
-                    pick("single-erase", DiscardPolicy::Online, issued),
-                    pick("single-erase", DiscardPolicy::DelayD, issued)
-                ),
+                "{} / {}, {} / {}",
+                show(spread("batch-erase", DiscardPolicy::Online, issued)),
+                show(spread("batch-erase", DiscardPolicy::DelayD, issued)),
+                show(spread("single-erase", DiscardPolicy::Online, issued)),
+                show(spread("single-erase", DiscardPolicy::DelayD, issued)),
             ),
             note: "Counts scale with the capture's size (N images), not the paper's 10,000.".to_owned(),
         },
@@ -346,36 +562,30 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             paper: "3163, 3627 (Table 2)".to_owned(),
             measured: format!(
                 "{}, {}",
-                pick("batch-erase", DiscardPolicy::DelayD, merged),
-                pick("single-erase", DiscardPolicy::DelayD, merged)
+                show(spread("batch-erase", DiscardPolicy::DelayD, merged)),
+                show(spread("single-erase", DiscardPolicy::DelayD, merged))
             ),
-            note: "Commands fully cancelled by reallocation are counted apart (`discard_cancelled`).".to_owned(),
+            note: "Commands fully cancelled by reallocation are counted apart (`discard_cancelled`; docs/delay-d.md, Counters)."
+                .to_owned(),
         },
         Comparison {
             quantity: "run time, Delay-D / Enabled on NVMe (batch, single)".to_owned(),
             paper: "about equal (Figure 3b)".to_owned(),
             measured: format!(
                 "{}, {}",
-                ratio(
-                    pick("batch-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s),
-                    pick("batch-erase", DiscardPolicy::Online, |r| r.nvme_run_s)
-                ),
-                ratio(
-                    pick("single-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s),
-                    pick("single-erase", DiscardPolicy::Online, |r| r.nvme_run_s)
-                ),
+                ratio_of(spread("batch-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s), spread("batch-erase", DiscardPolicy::Online, |r| r.nvme_run_s)),
+                ratio_of(spread("single-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s), spread("single-erase", DiscardPolicy::Online, |r| r.nvme_run_s)),
             ),
-            note:
-                "Closed-loop replay: the time the device needs for the trace's requests, GC and DISCARD work included."
-                    .to_owned(),
+            note: "Closed-loop replay (device DISCARD exact): the time the device needs for the trace's requests, GC and DISCARD work included."
+                .to_owned(),
         },
         Comparison {
             quantity: format!("single-erase mapping-page misses of DISCARD, {MAP_CACHE_PAGES}-page map cache"),
             paper: "sorted issue helps the cached mapping table (Section 3.2, no number)".to_owned(),
             measured: format!(
                 "Enabled {}, Delay-D {}",
-                pick("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64),
-                pick("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64),
+                show(spread("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64)),
+                show(spread("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64)),
             ),
             note: "A miss loads a mapping page (one page read) before the DISCARD can update it.".to_owned(),
         },
@@ -384,46 +594,60 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             paper: "both longer than Disabled: DISCARD is not queued (Section 4.3, Figure 5)".to_owned(),
             measured: format!(
                 "{}, {}",
-                ratio(
-                    pick("single-erase", DiscardPolicy::Online, |r| r.sata_run_s),
-                    pick("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)
-                ),
-                ratio(
-                    pick("single-erase", DiscardPolicy::DelayD, |r| r.sata_run_s),
-                    pick("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)
-                ),
+                ratio_of(spread("single-erase", DiscardPolicy::Online, |r| r.sata_run_s), spread("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)),
+                ratio_of(spread("single-erase", DiscardPolicy::DelayD, |r| r.sata_run_s), spread("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)),
             ),
             note: "Each Enabled DISCARD drains the single queue; Delay-D's few merged ones barely do.".to_owned(),
         },
     ];
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
+    let settings = SCENARIOS.iter().flat_map(|scenario| DEVICE_STATES.iter().map(|&(state, _)| (scenario.name, state)));
+    let table: Vec<Vec<String>> = settings
+        .flat_map(|setting| {
+            DEVICE_MODES.iter().flat_map(move |&mode| POLICIES.iter().map(move |&policy| (setting, mode, policy)))
+        })
+        .map(|(setting, mode, policy)| {
+            let cell = |pick: fn(&PolicyRow) -> f64, decimals| {
+                spread_of(rows, setting, mode, policy, pick).map_or_else(|| "-".to_owned(), |s| s.show(decimals))
+            };
+            let timed = |pick: fn(&PolicyRow) -> f64, decimals| {
+                if mode == DiscardHandling::Exact && setting.1 == "fresh" {
+                    cell(pick, decimals)
+                } else {
+                    "-".to_owned()
+                }
+            };
             vec![
-                r.scenario.to_owned(),
-                r.policy.to_owned(),
-                r.discard_received.to_string(),
-                r.discard_issued.to_string(),
-                r.discard_merged.to_string(),
-                r.discard_cancelled.to_string(),
-                r.gc_page_copies.to_string(),
-                format!("{:.3}", r.waf),
-                format!("{:.2}", r.nvme_run_s),
-                format!("{:.2}", r.sata_run_s),
-                r.map_cache_misses.to_string(),
+                setting.0.to_owned(),
+                setting.1.to_owned(),
+                device_mode_name(mode).to_owned(),
+                policy_name(policy).to_owned(),
+                cell(|r| r.discard_received as f64, 0),
+                cell(|r| r.discard_issued as f64, 0),
+                cell(|r| r.discard_merged as f64, 0),
+                cell(|r| r.discard_cancelled as f64, 0),
+                cell(gc_copies, 0),
+                cell(|r| r.translation_pages_written as f64, 0),
+                cell(|r| r.waf, 3),
+                timed(|r| r.nvme_run_s, 2),
+                timed(|r| r.sata_run_s, 2),
+                timed(|r| r.map_cache_misses as f64, 0),
             ]
         })
         .collect();
-    let sweep_table: Vec<Vec<String>> = sweep
+    let sweep_table: Vec<Vec<String>> = SCENARIOS
         .iter()
-        .map(|r| {
+        .flat_map(|scenario| DELAY_SWEEP_MS.iter().map(move |&delay| (scenario.name, delay)))
+        .map(|(scenario, delay)| {
+            let cell = |pick: fn(&SweepRow) -> u64| {
+                Spread::of(sweep_values(sweep, scenario, delay, pick)).map_or_else(|| "-".to_owned(), |s| s.show(0))
+            };
             vec![
-                r.scenario.to_owned(),
-                r.delay_ms.to_string(),
-                r.discard_issued.to_string(),
-                r.discard_merged.to_string(),
-                r.discard_cancelled.to_string(),
-                r.gc_page_copies.to_string(),
+                scenario.to_owned(),
+                delay.to_string(),
+                cell(|r| r.discard_issued),
+                cell(|r| r.discard_merged),
+                cell(|r| r.discard_cancelled),
+                cell(|r| r.gc_page_copies),
             ]
         })
         .collect();
@@ -432,31 +656,44 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
         .paragraph(&format!(
             "Delay-D (Aerospace 2024), Section 4.1, Figure 3 and Table 2. Both UAV scenarios (pre-fill to 50 %, \
              1 MiB images; batch-erase creates N and deletes all, R times; single-erase keeps N and replaces the \
-             oldest K times) ran on a real {size}B ext4 mounted with `discard` and were captured with `nandlab \
-             capture`; each trace is replayed on `femu-32g` fitted to the file system (same 12.5 % \
-             over-provisioning, FEMU's timing) with DISCARD Disabled (dropped), Enabled (as ext4 issued them) and \
-             Delay-D (Algorithm 1: cancelled on reallocation, issued at the first journal commit after a delay of \
-             {delay} ms, merged and sorted). The delay is the paper's 5 s scaled by {size}B / 32 GB, since images \
-             arrive at the same rate whatever the device size; the sweep below shows every delay from 0 to 5 s. \
-             GC copies from counting mode; run time from a closed-loop timed replay (queue depth of the preset) \
-             until the flash is idle. Seed {seed}.",
+             oldest K times) ran {repeats} times on a real {size}B ext4 (mkfs -b 4096) for each mount option, \
+             `-o discard` and without, and were captured with `nandlab capture` (capture r uses workload seed \
+             {seed} + r). Disabled replays the capture without `discard` (ext4 then issues no DISCARD), Enabled \
+             (as ext4 issued them) and Delay-D (Algorithm 1: cancelled on reallocation, issued at the first \
+             journal commit after a delay of {delay} ms, merged and sorted) the one with it, on `femu-32g` \
+             fitted to the file system (same 12.5 % over-provisioning, FEMU's timing), for each device DISCARD \
+             mode (`ftl.discard`: exact, ignored, dftl with its default cache). The delay is the paper's 5 s \
+             scaled by {size}B / 32 GB, since images arrive at the same rate whatever the device size. Each \
+             replay runs on a fresh device (empty, as the paper's) and on one aged to steady state by the \
+             preset's precondition (the quick scale's K = 5 N overwrites a fresh device only 1.6 times; GC \
+             copies compare on the aged one). Every number is the median over the {repeats} captures with \
+             [min–max]; bars are medians, whiskers the range. GC copies from counting mode; run time from a \
+             closed-loop timed replay (queue depth of the preset) until the flash is idle, on the fresh device \
+             with device DISCARD exact only.",
             size = setup.size,
             delay = setup.delay_ms,
             seed = setup.seed,
+            repeats = setup.repeats,
         ))
-        .image("Figure 3a: GC copy operations", "figure3a_gc_copies.svg")
+        .image("Figure 3a: GC copy operations, aged device (exact)", "figure3a_gc_copies_aged.svg")
+        .image("Figure 3a, aged device, DISCARDs ignored by the device", "figure3a_gc_copies_aged_ignored.svg")
+        .image("Figure 3a, aged device, a DFTL-like device", "figure3a_gc_copies_aged_dftl.svg")
+        .image("Figure 3a: GC copy operations, fresh device (exact)", "figure3a_gc_copies.svg")
         .image("Figure 3b: run time", "figure3b_run_time.svg")
         .image("Table 2: DISCARD commands issued", "table2_discards.svg")
         .comparisons(&comparisons)
         .table(
             &[
                 "scenario",
+                "device",
+                "device DISCARD",
                 "DISCARD",
                 "received",
                 "issued",
                 "merged",
                 "cancelled",
                 "GC copies",
+                "translation writes",
                 "WAF",
                 "NVMe run s",
                 "SATA run s",
@@ -470,8 +707,8 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
         .code(
             "sh",
             &format!(
-                "nandlab reproduce delay-d --seed {} --out DIR   # as root: captures into DIR/traces first",
-                setup.seed
+                "nandlab reproduce delay-d --seed {} --repeats {} --out DIR   # as root: captures into DIR/traces first",
+                setup.seed, setup.repeats
             ),
         );
     summary
@@ -503,6 +740,8 @@ over_provisioning = 0.125
 #[derive(Clone, Debug, Serialize)]
 struct CleaningRow {
     transactions: u32,
+    /// Which capture of the point (0-based).
+    repeat: usize,
     host_pages_written: u64,
     pages_moved_without_free_info: u64,
     pages_moved_with_free_info: u64,
@@ -523,20 +762,29 @@ fn cleaning_time_s(timed: &TimedReport, dies: u32) -> f64 {
 pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
     let traces = args.out.join("traces");
     let config = config_from(SMALL_SSD, &[format!("seed={}", args.seed)])?;
+    let repeats = repeats(args);
     let mut rows = Vec::new();
-    for transactions in POSTMARK_TRANSACTIONS {
+    for (transactions, repeat) in POSTMARK_TRANSACTIONS
+        .into_iter()
+        .flat_map(|transactions| (0..repeats).map(move |repeat| (transactions, repeat)))
+    {
         let count = transactions.to_string();
         let mut fsload_args = POSTMARK_ARGS.to_vec();
         fsload_args.extend(["--transactions", &count]);
         let spec = CaptureSpec {
-            name: &format!("postmark-{transactions}.nlt"),
+            name: &format!("postmark-{transactions}-{repeat}.nlt"),
             size: POSTMARK_FS,
             mount_options: "discard",
+            mkfs_options: &[],
             image_dir: Path::new("/dev/shm"),
-            argv: fsload(&fsload_args, args.seed)?,
+            argv: fsload(&fsload_args, args.seed + repeat as u64)?,
         };
         let trace = capture_cached(&spec, &traces, "informed-cleaning")?;
-        eprintln!("informed-cleaning: replaying {transactions} transactions without and with free-block information");
+        eprintln!(
+            "informed-cleaning: replaying {transactions} transactions (capture {}/{repeats}) without and with \
+             free-block information",
+            repeat + 1
+        );
         let without = counted(&args.watch, &trace, &config, DiscardPolicy::Off)?;
         let with = counted(&args.watch, &trace, &config, DiscardPolicy::Online)?;
         let timed_without = timed(&args.watch, &trace, &config, DiscardPolicy::Off)?;
@@ -548,6 +796,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
         let moved_ratio = if moved(&without) == 0 { 0.0 } else { moved(&with) as f64 / moved(&without) as f64 };
         rows.push(CleaningRow {
             transactions,
+            repeat,
             host_pages_written: without.measured.counters.host_pages_written,
             pages_moved_without_free_info: moved(&without),
             pages_moved_with_free_info: moved(&with),
@@ -558,49 +807,61 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
             mean_response_with_us: mean(&timed_with),
         });
     }
-    write_informed_cleaning(&args.out, &rows, args.seed)
+    write_informed_cleaning(&args.out, &rows, args.seed, repeats)
 }
 
-fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> Result<()> {
+/// The spread over the captures of one Postmark point.
+fn cleaning_spread(rows: &[CleaningRow], transactions: u32, pick: fn(&CleaningRow) -> f64) -> Option<Spread> {
+    Spread::of(rows.iter().filter(|r| r.transactions == transactions).map(pick).collect())
+}
+
+#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats: usize) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("informed_cleaning.csv", rows)?;
-    #[allow(clippy::cast_precision_loss)]
-    let series = |pick: fn(&CleaningRow) -> u64| -> Vec<(f64, f64)> {
-        rows.iter().map(|r| (f64::from(r.transactions) / 1000.0, pick(r) as f64 / 1000.0)).collect()
+    let medians = |pick: fn(&CleaningRow) -> f64| -> Vec<(f64, f64)> {
+        POSTMARK_TRANSACTIONS
+            .iter()
+            .filter_map(|&t| cleaning_spread(rows, t, pick).map(|s| (f64::from(t) / 1000.0, s.median / 1000.0)))
+            .collect()
     };
+    let every = |pick: fn(&CleaningRow) -> f64| -> Vec<(f64, f64)> {
+        rows.iter().map(|r| (f64::from(r.transactions) / 1000.0, pick(r) / 1000.0)).collect()
+    };
+    let without = |r: &CleaningRow| r.pages_moved_without_free_info as f64;
+    let with = |r: &CleaningRow| r.pages_moved_with_free_info as f64;
     let chart = Chart::new(
-        "Informed cleaning (slide 24)",
+        "Informed cleaning (slide 24): median line, every capture a point",
         Axis::new("Postmark transactions").unit("thousands"),
         Axis::new("pages moved").unit("thousands"),
     )
-    .with(Series::new("without free info", Mark::LinePoints, series(|r| r.pages_moved_without_free_info)))
-    .with(Series::new("with free info", Mark::LinePoints, series(|r| r.pages_moved_with_free_info)));
+    .with(Series::new("without free info", Mark::LinePoints, medians(without)))
+    .with(Series::new("with free info", Mark::LinePoints, medians(with)))
+    .with(Series::new("without, captures", Mark::Points, every(without)))
+    .with(Series::new("with, captures", Mark::Points, every(with)));
     dir.write_chart("informed_cleaning.svg", &chart)?;
+    let time_saved =
+        |r: &CleaningRow| 100.0 * (1.0 - r.cleaning_time_with_s / r.cleaning_time_without_s.max(f64::MIN_POSITIVE));
+    let cell = |transactions, pick: fn(&CleaningRow) -> f64, decimals| {
+        cleaning_spread(rows, transactions, pick).map_or_else(|| "-".to_owned(), |s| s.show(decimals))
+    };
     let ratios: Vec<String> =
-        rows.iter().map(|r| format!("{:.2} at {}K", r.moved_ratio, r.transactions / 1000)).collect();
-    let time_gains: Vec<String> = rows
+        POSTMARK_TRANSACTIONS.iter().map(|&t| format!("{} at {}K", cell(t, |r| r.moved_ratio, 2), t / 1000)).collect();
+    let time_gains: Vec<String> =
+        POSTMARK_TRANSACTIONS.iter().map(|&t| format!("{} % at {}K", cell(t, time_saved, 0), t / 1000)).collect();
+    let table: Vec<Vec<String>> = POSTMARK_TRANSACTIONS
         .iter()
-        .map(|r| {
-            format!(
-                "{:.0} % at {}K",
-                100.0 * (1.0 - r.cleaning_time_with_s / r.cleaning_time_without_s.max(f64::MIN_POSITIVE)),
-                r.transactions / 1000
-            )
-        })
-        .collect();
-    let table: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
+        .map(|&t| {
             vec![
-                r.transactions.to_string(),
-                r.host_pages_written.to_string(),
-                r.pages_moved_without_free_info.to_string(),
-                r.pages_moved_with_free_info.to_string(),
-                format!("{:.2}", r.moved_ratio),
-                format!("{:.3}", r.cleaning_time_without_s),
-                format!("{:.3}", r.cleaning_time_with_s),
-                format!("{:.0}", r.mean_response_without_us),
-                format!("{:.0}", r.mean_response_with_us),
+                t.to_string(),
+                cell(t, |r| r.host_pages_written as f64, 0),
+                cell(t, without, 0),
+                cell(t, with, 0),
+                cell(t, |r| r.moved_ratio, 2),
+                cell(t, |r| r.cleaning_time_without_s, 3),
+                cell(t, |r| r.cleaning_time_with_s, 3),
+                cell(t, |r| r.mean_response_without_us, 0),
+                cell(t, |r| r.mean_response_with_us, 0),
             ]
         })
         .collect();
@@ -613,7 +874,8 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> Resul
              capture`; the free-block information is ext4's DISCARDs. Each trace is replayed on a small SSD \
              (4 dies, 64-page blocks, 12.5 % spare, fitted to the file system) without it (DISCARDs dropped) and \
              with it (DISCARDs delivered as issued). Pages moved from counting mode; cleaning time (die time on \
-             GC) and mean response time from a closed-loop timed replay. Seed {seed}.",
+             GC) and mean response time from a closed-loop timed replay. Each point was captured {repeats} times \
+             (capture r with workload seed {seed} + r): every number is the median with [min–max]. Seed {seed}.",
             POSTMARK_ARGS[3..].join(" ")
         ))
         .image("pages moved against Postmark transactions", "informed_cleaning.svg")
@@ -637,7 +899,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64) -> Resul
             &["transactions", "host pages", "moved without", "moved with", "ratio", "GC s without", "GC s with", "mean us without", "mean us with"],
             &table,
         )
-        .code("sh", &format!("nandlab reproduce informed-cleaning --seed {seed} --out DIR   # as root: captures into DIR/traces first"));
+        .code("sh", &format!("nandlab reproduce informed-cleaning --seed {seed} --repeats {repeats} --out DIR   # as root: captures into DIR/traces first"));
     dir.write_summary(&summary)?;
     Ok(())
 }
@@ -651,6 +913,19 @@ mod tests {
         assert_eq!(scaled_delay_ms(32 * (1 << 30)), 5000);
         assert_eq!(scaled_delay_ms(4 * (1 << 30)), 625);
         assert_eq!(scaled_delay_ms(1), 1, "never zero: zero would be Enabled");
+    }
+
+    #[test]
+    fn spreads_give_the_median_and_the_range() {
+        let odd = Spread::of(vec![5.0, 1.0, 3.0]).expect("values");
+        assert_eq!((odd.median, odd.min, odd.max), (3.0, 1.0, 5.0));
+        assert_eq!(odd.show(0), "3 [1–5]");
+        assert_eq!(Spread::of(vec![4.0, 2.0]).expect("values").median, 3.0);
+        assert_eq!(Spread::of(vec![7.0]).expect("one").show(1), "7.0");
+        assert_eq!(Spread::of(vec![f64::NAN]), None);
+        let same = Spread::of(vec![2.0, 2.0]);
+        assert_eq!(ratio_of(Spread::of(vec![4.0, 8.0]), same), "3.00x [2.00x–4.00x]");
+        assert_eq!(ratio_of(same, same), "1.00x");
     }
 
     #[test]
@@ -712,7 +987,10 @@ mod tests {
         let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned()]).expect("config");
         let rows: Vec<PolicyRow> = POLICIES
             .iter()
-            .map(|&policy| policy_row(&Watch::default(), &trace, &short, "single-erase", policy).expect("replays"))
+            .map(|&policy| PolicyRow {
+                scenario: "single-erase",
+                ..policy_row(&Watch::default(), &trace, &short, policy).expect("replays")
+            })
             .collect();
         let [disabled, enabled, delay_d] = [&rows[0], &rows[1], &rows[2]];
         assert!(rows.iter().all(|r| r.discard_received == 200 && r.host_pages_written == (32 + 220) * 256 + 220));
@@ -726,8 +1004,7 @@ mod tests {
         assert!(rows.iter().all(|r| r.nvme_run_s > 0.0));
 
         let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
-        let waiting =
-            policy_row(&Watch::default(), &trace, &long, "single-erase", DiscardPolicy::DelayD).expect("replays");
+        let waiting = policy_row(&Watch::default(), &trace, &long, DiscardPolicy::DelayD).expect("replays");
         assert_eq!(
             waiting.sectors_discarded,
             12 * MIB_SECTORS,
@@ -735,7 +1012,7 @@ mod tests {
         );
         assert_eq!(waiting.gc_page_copies, disabled.gc_page_copies, "what is reallocated before issue helps nothing");
 
-        let setup = DelayDSetup { seed: 1, size: "64M", delay_ms: 30 };
+        let setup = DelayDSetup { seed: 1, size: "64M", delay_ms: 30, repeats: 1 };
         let markdown = delay_d_summary(&rows, &[], &setup).to_markdown();
         assert!(markdown.contains("Table 2") && markdown.contains("200 / "), "{markdown}");
     }

@@ -2,17 +2,18 @@
 //! simulated SSD, in counting mode or through the timing model (the replay
 //! itself is `nandlab_lab::replay`).
 
-use crate::shared::{print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
-use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
+use nandlab_dhrd::parse_byte_size;
+use nandlab_lab::replay::{fit_size, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_trace::Format;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// The trace (nandlab, tracefs text, blkparse text, MSR/UMass CSV, fio iolog).
+    /// The trace (nandlab, tracefs text, blkparse text, MSR/UMass CSV, fio iolog, MQSim or DiskSim ASCII).
     pub trace: PathBuf,
     /// Trace format; detected from the content when omitted.
     #[arg(long, value_name = "FORMAT")]
@@ -26,9 +27,15 @@ pub struct ReplayArgs {
     #[arg(long, value_enum)]
     pub discard: Option<DiscardArg>,
     /// Scale the device (blocks per plane, same over-provisioning) so its
-    /// logical capacity equals the traced device's size from the trace header.
+    /// logical capacity equals the traced device's size: `--device-size`
+    /// when given, else the trace header's, else up to the highest sector
+    /// the trace touches (raw traces give no size); says which it used.
     #[arg(long)]
     pub fit: bool,
+    /// The traced device's size (K, M, G, T or KiB … TiB: powers of 1024;
+    /// KB … TB: powers of 1000); the device is scaled to it as `--fit` does.
+    #[arg(long, value_name = "SIZE", value_parser = parse_byte_size)]
+    pub device_size: Option<u64>,
     /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -97,14 +104,24 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         ArrivalArg::Trace => Arrival::Open,
         ArrivalArg::Closed => Arrival::Closed,
     });
-    let mode =
-        ReplayMode { policy: args.discard.map(Into::into), fit: args.fit, timed, age_with: args.age_with.as_deref() };
+    let mut mode = ReplayMode {
+        policy: args.discard.map(Into::into),
+        fit: args.fit,
+        device_size: args.device_size.map(|bytes| FitSize { bytes, origin: SizeOrigin::Given }),
+        timed,
+        age_with: args.age_with.as_deref(),
+    };
     let mut config = args.config.build()?.0;
     if args.device_mode == DeviceMode::OpenChannel {
         config.ftl.kind = LayerKind::OpenChannel;
     }
     let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
+    // Resolved once here, so the replay does not scan the trace for its extent again.
+    if let Some(size) = fit_size(&source, &mode)? {
+        eprintln!("replay: device scaled to {} logical, from {}", bytes(size.bytes), size.origin);
+        mode.device_size = Some(size);
+    }
     let mut progress = ProgressReporter::new();
     let report = replay(&source, config, mode, &mut |update| {
         progress.update(update);

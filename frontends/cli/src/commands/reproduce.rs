@@ -24,6 +24,10 @@ pub struct ReproduceArgs {
     /// Random task sets (or repetitions) per point, overriding the scale's default.
     #[arg(long)]
     pub samples: Option<usize>,
+    /// Captures per scenario of delay-d and informed-cleaning (default 3):
+    /// every table and plot shows the median and the range over them.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub repeats: Option<u64>,
     /// An experiment parameter, `KEY=VALUE` (repeatable); `list` shows which
     /// experiment takes which keys (telomere-fig10: the RBER model's
     /// `wear.x_mean`, `wear.x_std_dev`, `wear.y_mean`, `wear.y_std_dev`).
@@ -45,6 +49,7 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         seed: args.seed,
         paper_scale: args.paper_scale,
         samples: args.samples,
+        repeats: args.repeats.and_then(|repeats| usize::try_from(repeats).ok()),
         set: args.set,
         watch: Watch::default().with_display(|| Box::new(Bar(ProgressReporter::new()))),
     };

@@ -29,10 +29,10 @@ enum TraceCommand {
 
 #[derive(clap::Args)]
 struct InputArgs {
-    /// Input format (native, tracefs, blkparse, msr, umass, fio-v2, fio-v3); detected from the content when absent.
+    /// Input format (native, tracefs, blkparse, msr, umass, fio-v2, fio-v3, mqsim, disksim); detected from the content when absent.
     #[arg(long = "from", value_name = "FORMAT")]
     from: Option<String>,
-    /// Keep only this device's requests (`8,0` for tracefs/blkparse, `host,disk` for MSR, the ASU for UMass, the file name for fio).
+    /// Keep only this device's requests (`8,0` for tracefs/blkparse, `host,disk` for MSR, the ASU for UMass, the file name for fio, the device number for MQSim/DiskSim).
     #[arg(long)]
     device: Option<String>,
 }
@@ -50,7 +50,7 @@ struct ConvertArgs {
     output_path: PathBuf,
     #[command(flatten)]
     input: InputArgs,
-    /// Output format (native, msr, fio-v2, fio-v3); from the extension (.nlt, .csv, .iolog) or native when absent.
+    /// Output format (native, msr, fio-v2, fio-v3, mqsim, disksim); from the extension (.nlt, .csv, .iolog, .mqsim, .disksim) or native when absent.
     #[arg(long = "to", value_name = "FORMAT")]
     to: Option<String>,
 }
@@ -122,6 +122,10 @@ fn run_info(args: &InfoArgs) -> anyhow::Result<()> {
             capture.mount_options,
             capture.command.join(" ")
         )?;
+        let block_size = capture.block_size_bytes.map_or_else(|| "unknown".to_owned(), |bytes| format!("{bytes} B"));
+        let options =
+            if capture.mkfs_options.is_empty() { "not recorded".to_owned() } else { capture.mkfs_options.join(" ") };
+        writeln!(out, "mkfs            options {options}, block size {block_size}")?;
         if capture.events_lost > 0 {
             writeln!(
                 out,

@@ -176,40 +176,68 @@ proptest! {
 /// again, and the daemon (lines 15-21) takes the active sectors, merges
 /// adjacent ones into one command (line 19) and issues them in LBA order.
 /// nandlab's readings (docs/delay-d.md): a merged run is as old as its oldest
-/// sector, and is due once that has waited the delay.
+/// sector, and is due once that has waited the delay. Each active sector
+/// also remembers the received command that made it active, so the model
+/// counts what became of every command by looking at its sectors.
 struct Algorithm1 {
-    arrived_s: Vec<Option<u64>>,
+    /// Per sector, while active: when it arrived and which command owns it.
+    active: Vec<Option<(u64, usize)>>,
+    /// Per received command: sectors it made active, of those rewritten, and
+    /// the issued commands it went out in.
+    commands: Vec<(u64, u64, u64)>,
     cancelled_sectors: u64,
+    repeated_sectors: u64,
+    merged_commands: u64,
 }
 
 impl Algorithm1 {
     fn new() -> Self {
-        Self { arrived_s: vec![None; 256], cancelled_sectors: 0 }
+        Self {
+            active: vec![None; 256],
+            commands: Vec::new(),
+            cancelled_sectors: 0,
+            repeated_sectors: 0,
+            merged_commands: 0,
+        }
     }
 
     fn reclaim(&mut self, start: u64, sectors: u64, now_s: u64) {
-        for slot in &mut self.arrived_s[start as usize..(start + sectors) as usize] {
-            *slot = Some(slot.map_or(now_s, |arrived| arrived.min(now_s)));
+        let command = self.commands.len();
+        let mut made_active = 0;
+        for slot in &mut self.active[start as usize..(start + sectors) as usize] {
+            match slot {
+                Some(_) => self.repeated_sectors += 1,
+                None => {
+                    *slot = Some((now_s, command));
+                    made_active += 1;
+                }
+            }
         }
+        self.commands.push((made_active, 0, 0));
         let (first, end) = self.run_around(start as usize);
-        let oldest = self.arrived_s[first..end].iter().flatten().min().copied();
-        self.arrived_s[first..end].fill(oldest);
+        let oldest = self.active[first..end].iter().flatten().map(|&(arrived, _)| arrived).min();
+        for (arrived, _) in self.active[first..end].iter_mut().flatten() {
+            *arrived = oldest.unwrap_or(*arrived);
+        }
     }
 
     fn allocate(&mut self, start: u64, sectors: u64) {
-        for slot in &mut self.arrived_s[start as usize..(start + sectors) as usize] {
-            self.cancelled_sectors += u64::from(slot.take().is_some());
+        for slot in &mut self.active[start as usize..(start + sectors) as usize] {
+            if let Some((_, owner)) = slot.take() {
+                self.cancelled_sectors += 1;
+                self.commands[owner].1 += 1;
+            }
         }
     }
 
     /// The maximal run of active sectors around `sector`.
     fn run_around(&self, sector: usize) -> (usize, usize) {
         let mut first = sector;
-        while first > 0 && self.arrived_s[first - 1].is_some() {
+        while first > 0 && self.active[first - 1].is_some() {
             first -= 1;
         }
         let mut end = sector;
-        while end < self.arrived_s.len() && self.arrived_s[end].is_some() {
+        while end < self.active.len() && self.active[end].is_some() {
             end += 1;
         }
         (first, end)
@@ -219,24 +247,77 @@ impl Algorithm1 {
     fn transfer_discard(&mut self, now_s: u64, age_s: u64) -> Vec<SectorRange> {
         let mut issued = Vec::new();
         let mut sector = 0;
-        while sector < self.arrived_s.len() {
-            let Some(arrived) = self.arrived_s[sector] else {
+        while sector < self.active.len() {
+            let Some((arrived, _)) = self.active[sector] else {
                 sector += 1;
                 continue;
             };
             let (first, end) = self.run_around(sector);
             if now_s.saturating_sub(arrived) >= age_s {
-                self.arrived_s[first..end].fill(None);
+                let mut owners: Vec<usize> =
+                    self.active[first..end].iter().flatten().map(|&(_, owner)| owner).collect();
+                owners.sort_unstable();
+                owners.dedup();
+                for &owner in &owners {
+                    self.commands[owner].2 += 1;
+                }
+                self.merged_commands += owners.len() as u64 - 1;
+                self.active[first..end].fill(None);
                 issued.push(range(first as u64, end as u64));
             }
             sector = end;
         }
         issued
     }
+
+    /// The model's counts, from each command's sectors.
+    fn stats(&self, issued: &[SectorRange]) -> DiscardStats {
+        let count = |keep: &dyn Fn(&(u64, u64, u64)) -> bool| self.commands.iter().filter(|c| keep(c)).count() as u64;
+        DiscardStats {
+            received_commands: self.commands.len() as u64,
+            received_sectors: self.commands.iter().map(|c| c.0).sum(),
+            repeated_sectors: self.repeated_sectors,
+            issued_commands: issued.len() as u64,
+            issued_sectors: issued.iter().map(|r| r.sectors()).sum(),
+            merged_commands: self.merged_commands,
+            split_commands: self.commands.iter().map(|c| c.2.saturating_sub(1)).sum(),
+            cancelled_commands: count(&|c| c.0 > 0 && c.2 == 0),
+            cancelled_sectors: self.cancelled_sectors,
+            partially_cancelled_commands: count(&|c| c.1 > 0 && c.2 > 0),
+            redundant_commands: count(&|c| c.0 == 0),
+            dropped_commands: 0,
+            dropped_sectors: 0,
+        }
+    }
+}
+
+/// The identities docs/delay-d.md states, once nothing waits.
+fn identities_hold(stats: &DiscardStats) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        stats.received_sectors,
+        stats.issued_sectors + stats.cancelled_sectors + stats.dropped_sectors,
+        "sector identity: {:?}",
+        stats
+    );
+    prop_assert_eq!(
+        stats.received_commands + stats.split_commands,
+        stats.issued_commands
+            + stats.merged_commands
+            + stats.cancelled_commands
+            + stats.redundant_commands
+            + stats.dropped_commands,
+        "command identity: {:?}",
+        stats
+    );
+    prop_assert!(
+        stats.partially_cancelled_commands + stats.cancelled_commands + stats.redundant_commands
+            <= stats.received_commands
+    );
+    Ok(())
 }
 
 /// Delay-D against the model: the same commands, in the same order, at the
-/// same time, and the same cancelled sectors.
+/// same time, and the same counts.
 fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), TestCaseError> {
     let (delay_s, config) = (
         3,
@@ -246,6 +327,7 @@ fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), 
     let mut scheduler = DiscardScheduler::new(&config);
     let mut model = Algorithm1::new();
     let mut issued = Vec::new();
+    let mut all_issued = Vec::new();
     for (second, event) in events.iter().enumerate() {
         let (now_s, now) = (second as u64, SimNs(second as u64 * SECOND));
         // Each event is preceded by the daemon's timer check, as in replay.
@@ -268,12 +350,15 @@ fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), 
             }
             Event::Tick => {}
         }
-        prop_assert_eq!(std::mem::take(&mut issued), expected, "second {}", second);
+        prop_assert_eq!(&issued, &expected, "second {}", second);
+        all_issued.append(&mut issued);
     }
     scheduler.finish(&mut issued);
-    prop_assert_eq!(issued, model.transfer_discard(u64::MAX, 0));
-    prop_assert_eq!(scheduler.stats().cancelled_sectors, model.cancelled_sectors);
-    Ok(())
+    let expected = model.transfer_discard(u64::MAX, 0);
+    prop_assert_eq!(&issued, &expected);
+    all_issued.append(&mut issued);
+    prop_assert_eq!(scheduler.stats(), &model.stats(&all_issued));
+    identities_hold(scheduler.stats())
 }
 
 proptest! {
@@ -282,4 +367,60 @@ proptest! {
         matches_algorithm_1(true, &events)?;
         matches_algorithm_1(false, &events)?;
     }
+
+    #[test]
+    fn the_counter_identities_hold_for_every_policy(events in events()) {
+        for policy in [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD, DiscardPolicy::Periodic] {
+            let config = DiscardConfig { policy, delay_ms: 3_000, period_ms: 4_000, ..DiscardConfig::default() };
+            let mut scheduler = DiscardScheduler::new(&config);
+            let mut issued = Vec::new();
+            for (second, event) in events.iter().enumerate() {
+                let now = SimNs(second as u64 * SECOND);
+                scheduler.advance(now, &mut issued);
+                match *event {
+                    Event::Discard(start, sectors) => scheduler.discard(now, SectorRange::new(start, sectors), &mut issued),
+                    Event::Write(start, sectors) => scheduler.write(SectorRange::new(start, sectors)),
+                    Event::Commit => scheduler.journal_commit(now, &mut issued),
+                    Event::Tick => {}
+                }
+            }
+            scheduler.finish(&mut issued);
+            prop_assert_eq!(scheduler.waiting_sectors(), 0);
+            identities_hold(scheduler.stats())?;
+        }
+    }
+}
+
+/// Issue 13's four-line trace: two adjacent DISCARDs merged, a write across
+/// their boundary. The old counts gave issued + merged + cancelled = 3 for 2
+/// received commands; each command now goes out alone, partly cancelled.
+#[test]
+fn a_rewrite_across_two_merged_commands_leaves_each_partly_cancelled() {
+    let mut delay_d = scheduler(DiscardPolicy::DelayD);
+    let mut issued = Vec::new();
+    delay_d.discard(SimNs(0), range(0, 16), &mut issued);
+    delay_d.discard(SimNs(0), range(16, 32), &mut issued);
+    delay_d.write(range(8, 24));
+    delay_d.journal_commit(SimNs(6 * SECOND), &mut issued);
+    assert_eq!(issued, vec![range(0, 8), range(24, 32)]);
+    let stats = delay_d.stats();
+    assert_eq!(
+        (stats.issued_commands, stats.merged_commands, stats.cancelled_commands, stats.partially_cancelled_commands),
+        (2, 0, 0, 2)
+    );
+    assert_eq!((stats.received_sectors, stats.issued_sectors, stats.cancelled_sectors), (32, 16, 16));
+}
+
+#[test]
+fn a_rewrite_inside_one_command_splits_it_and_a_repeated_discard_is_redundant() {
+    let mut delay_d = scheduler(DiscardPolicy::DelayD);
+    let mut issued = Vec::new();
+    delay_d.discard(SimNs(0), range(0, 32), &mut issued);
+    delay_d.discard(SimNs(0), range(4, 12), &mut issued);
+    delay_d.write(range(8, 16));
+    delay_d.finish(&mut issued);
+    assert_eq!(issued, vec![range(0, 8), range(16, 32)]);
+    let stats = delay_d.stats();
+    assert_eq!((stats.received_commands, stats.split_commands, stats.redundant_commands), (2, 1, 1));
+    assert_eq!((stats.received_sectors, stats.repeated_sectors, stats.cancelled_sectors), (32, 8, 8));
 }
