@@ -210,18 +210,14 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
         ("GC page copies", measured.gc_page_copies),
         ("erases", measured.erases),
     ];
-    for (label, value) in rows {
-        writeln!(out, "  {label:<24}{value:>16}")?;
-    }
+    write_rows(&mut out, &rows)?;
     if report.config.ftl.discard == DiscardHandling::Dftl {
         let rows = [
             ("translation reads", measured.translation_pages_read),
             ("translation writes", measured.translation_pages_written),
             ("translation GC copies", measured.translation_gc_copies),
         ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
-        }
+        write_rows(&mut out, &rows)?;
     }
     for (class, pages) in report.classes.iter().zip(&measured.stream_host_pages_written) {
         writeln!(out, "  {:<24}{pages:>16}", format!("host pages: {class}"))?;
@@ -234,10 +230,16 @@ fn print_summary(path: &Path, report: &Report) -> anyhow::Result<()> {
             ("line metadata pages", pblk.metadata_pages),
             ("mixed lines closed", pblk.mixed_lines_closed),
         ];
-        for (label, value) in rows {
-            writeln!(out, "  {label:<24}{value:>16}")?;
-        }
+        write_rows(&mut out, &rows)?;
     }
     writeln!(out, "  {:<24}{:>16}", "WAF", report.measured.waf.map_or_else(|| "-".to_owned(), |w| format!("{w:.3}")))?;
+    Ok(())
+}
+
+/// Labelled counts, one a line, aligned as the summary's other rows.
+fn write_rows(out: &mut impl Write, rows: &[(&str, u64)]) -> std::io::Result<()> {
+    for (label, value) in rows {
+        writeln!(out, "  {label:<24}{value:>16}")?;
+    }
     Ok(())
 }
