@@ -91,7 +91,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         description: "Delay-D Fig. 3 and Table 2: UAV batch/single-erase on ext4 traces, DISCARD off/online/Delay-D",
         keys: &[],
         needs_root: true,
-        rough_seconds: 80,
+        rough_seconds: 750,
         run: discard::delay_d,
     },
     Experiment {
@@ -100,7 +100,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
             "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
         keys: &[],
         needs_root: true,
-        rough_seconds: 20,
+        rough_seconds: 45,
         run: discard::informed_cleaning,
     },
     Experiment {
