@@ -8,7 +8,7 @@ use nandlab_core::timing::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
 };
-use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Series, Summary};
+use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
 use std::path::Path;
 
 /// `nandlab reproduce priority-cleaning`: response time of priority and
@@ -31,7 +31,11 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
     .with(Series::new("priority, unaware", Mark::LinePoints, series(false, |p| p.priority_mean_ms)))
     .with(Series::new("priority, aware", Mark::LinePoints, series(true, |p| p.priority_mean_ms)))
     .with(Series::new("non-priority, unaware", Mark::DashedLine, series(false, |p| p.normal_mean_ms)))
-    .with(Series::new("non-priority, aware", Mark::DashedLine, series(true, |p| p.normal_mean_ms)));
+    .with(Series::new("non-priority, aware", Mark::DashedLine, series(true, |p| p.normal_mean_ms)))
+    .reference(Reference::points(
+        "paper: priority, aware ≈ 10 % below unaware (slide 19)",
+        series(false, |p| p.priority_mean_ms).into_iter().map(|(x, y)| (x, 0.9 * y)).collect(),
+    ));
     dir.write_chart("priority_cleaning.svg", &chart)?;
 
     let improvement = |write_percent: u32| -> Option<f64> {
@@ -114,7 +118,8 @@ pub fn stripe_merging(out: &Path, seed: u64) -> Result<()> {
         "no merging",
         Mark::LinePoints,
         sizes.iter().map(|p| (f64::from(p.write_kib) / 1024.0, p.throughput_mb_s)).collect(),
-    ));
+    ))
+    .reference(Reference::vertical("paper: S2's 1 MB stripe; slow below it (slide 13)", 1.0));
     dir.write_chart("write_size_throughput.svg", &throughput)?;
     let normalized = Chart::new(
         "Stripe-aligned merging (slide 15)",
