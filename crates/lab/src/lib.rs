@@ -7,6 +7,8 @@
 //!   (any translation layer, aging first), in counting or timed mode,
 //!   watched by an [`Observer`] that may stop it;
 //! - [`table`]: a trace file as columns (one row per request);
+//! - [`provenance`]: version, commit, date, kernel, machine, command line and
+//!   wall time, recorded in every report;
 //! - [`shared`]: what experiments share (cached captures, device configurations);
 //! - `experiments`: one module per paper.
 //!
@@ -15,6 +17,7 @@
 mod drive;
 pub mod error;
 mod experiments;
+pub mod provenance;
 pub mod registry;
 pub mod replay;
 pub mod shared;

@@ -5,6 +5,8 @@
 //!   serde field names), pretty JSON and markdown files into it;
 //! - [`Summary`] builds the `summary.md` (headings, paragraphs, tables, embedded
 //!   plots, paper-vs-measured comparisons);
+//! - [`markdown_to_html`] turns a summary (or a combined report) into one
+//!   self-contained HTML page with its SVG plots inline;
 //! - [`Chart`] draws SVG charts with `plotters` (SVG backend only, so no system
 //!   font libraries are needed): line plots with several named series, scatter,
 //!   step and CDF plots, linear or log axes, and grouped bars ([`BarChart`]),
@@ -48,6 +50,7 @@
 
 mod chart;
 mod error;
+mod html;
 mod output;
 mod summary;
 
@@ -55,5 +58,6 @@ pub use chart::{
     tick_label, Axis, BarChart, BarReference, BarSeries, Chart, Mark, Reference, ReferenceShape, Scale, Series,
 };
 pub use error::ReportError;
+pub use html::markdown_to_html;
 pub use output::OutputDir;
 pub use summary::{nest_summary, Comparison, Summary};
