@@ -1,6 +1,7 @@
 //! nandlab lab: the paper experiments as a library, for the `nandlab` CLI and
 //! the Python package alike.
 //!
+//! - [`document`]: the JSON document of a run (`schema_version`, the report, `wall_s`);
 //! - [`registry`]: every `reproduce` experiment by name, with its
 //!   description, whether it needs root and a rough run time;
 //! - [`replay`]: a trace file onto the simulated SSD through the one driver
@@ -14,6 +15,7 @@
 //!
 //! Errors are typed ([`Error`]); progress and cancellation go through [`Observer`].
 
+pub mod document;
 mod drive;
 pub mod error;
 mod experiments;

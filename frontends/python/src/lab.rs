@@ -118,10 +118,11 @@ pub fn replay_json(
     let mut observer = PyObserver::new(progress);
     let source = TraceSource { path: &trace, format, device: device.as_deref() };
     let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref() };
+    let started = std::time::Instant::now();
     let report = py
         .detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer))
         .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
-    let json = serde_json::to_string(&report);
+    let json = serde_json::to_string(&nandlab_lab::document::Document::new(&report, started.elapsed()));
     json.map_err(|error| errors::simulation_error(&error.to_string()))
 }
 

@@ -4,7 +4,7 @@
 pub mod memory;
 mod presets;
 
-pub use presets::{preset_names, preset_summary, PRESETS};
+pub use presets::{preset_description, preset_names, PRESETS};
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;

@@ -1,6 +1,6 @@
 //! `nandlab presets`: lists the embedded presets, or prints one.
 
-use nandlab_core::config::{preset_names, preset_summary, PRESETS};
+use nandlab_core::config::{preset_description, preset_names, PRESETS};
 use std::io::Write;
 
 #[derive(clap::Args, Debug)]
@@ -20,7 +20,29 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<()> {
     }
     let mut out = std::io::stdout().lock();
     for name in preset_names() {
-        writeln!(out, "{name:<14} {}", preset_summary(name).unwrap_or_default())?;
+        let description = preset_description(name).unwrap_or_default();
+        for (index, line) in wrap(&description, DESCRIPTION_COLUMNS).iter().enumerate() {
+            let label = if index == 0 { name } else { "" };
+            writeln!(out, "{label:<14} {line}")?;
+        }
     }
     Ok(())
+}
+
+/// Width of the description column: with the 15-column name, under 100 in all.
+const DESCRIPTION_COLUMNS: usize = 84;
+
+/// `text` in lines of at most `columns` characters, broken at spaces.
+fn wrap(text: &str, columns: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= columns => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
 }

@@ -6,6 +6,7 @@ use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Ti
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
+use nandlab_lab::document::Document;
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
 use nandlab_lab::Report;
 use nandlab_trace::Format;
@@ -108,6 +109,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     let mut progress = ProgressReporter::new();
+    let started = std::time::Instant::now();
     let report = replay(&source, config, mode, &mut |update| {
         progress.update(update);
         Ok(())
@@ -118,7 +120,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         print_summary(&args.trace, &report)?;
         report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
-    json.map(|out| crate::output::write_json(out, &report)).transpose()?;
+    let wall = started.elapsed();
+    json.map(|out| crate::output::write_json(out, &Document::new(&report, wall))).transpose()?;
     Ok(())
 }
 

@@ -4,6 +4,7 @@ use crate::output::{self, Output};
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
 use nandlab_core::Report;
+use nandlab_lab::document::Document;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -54,7 +55,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         write_throughput_csv(timed, out)?;
     }
     if let Some(out) = json {
-        output::write_json(out, &report)?;
+        output::write_json(out, &Document::new(&report, elapsed))?;
     }
     if let Some(out) = csv {
         write_series_csv(&report, out)?;
