@@ -77,7 +77,7 @@ fn validate(
 
 /// (name, description) of every embedded preset.
 #[pyfunction]
-fn presets() -> Vec<(&'static str, &'static str)> {
+fn presets() -> Vec<(&'static str, String)> {
     config::preset_names()
         .into_iter()
         .map(|name| (name, config::preset_description(name).unwrap_or_default()))

@@ -4,19 +4,17 @@ import gzip
 import json
 import os
 import pathlib
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import textwrap
 import time
-
-import shutil
-import struct
 import zlib
 
-import pytest
-
 import nandlab
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -226,7 +224,8 @@ CHILD = """
 import sys, nandlab
 print("replaying", flush=True)
 try:
-    nandlab.replay(sys.argv[1], preset="small", timing=sys.argv[2] == "timed", arrival="closed" if sys.argv[2] == "timed" else "trace", progress=True)
+    timed = sys.argv[2] == "timed"
+    nandlab.replay(sys.argv[1], preset="small", timing=timed, arrival="closed" if timed else "trace", progress=True)
 except KeyboardInterrupt:
     print("KeyboardInterrupt", flush=True)
     sys.exit(3)

@@ -5,9 +5,8 @@ import os
 import pathlib
 import subprocess
 
-import pytest
-
 import nandlab
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 SMALL = ["workload.requests=20000"]
