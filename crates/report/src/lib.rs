@@ -7,6 +7,7 @@
 //!   plots, paper-vs-measured comparisons);
 //! - [`markdown_to_html`] turns a summary (or a combined report) into one
 //!   self-contained HTML page with its SVG plots inline;
+//! - [`Table`] holds rows as typed columns and writes them as Apache Parquet;
 //! - [`Chart`] draws SVG charts with `plotters` (SVG backend only, so no system
 //!   font libraries are needed): line plots with several named series, scatter,
 //!   step and CDF plots, linear or log axes, and grouped bars ([`BarChart`]),
@@ -53,6 +54,7 @@ mod error;
 mod html;
 mod output;
 mod summary;
+mod table;
 
 pub use chart::{
     tick_label, Axis, BarChart, BarReference, BarSeries, Chart, Mark, Reference, ReferenceShape, Scale, Series,
@@ -61,3 +63,4 @@ pub use error::ReportError;
 pub use html::markdown_to_html;
 pub use output::OutputDir;
 pub use summary::{nest_summary, Comparison, Summary};
+pub use table::{Column, Table};

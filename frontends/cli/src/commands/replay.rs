@@ -35,6 +35,10 @@ pub struct ReplayArgs {
     /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the report as a one-row Parquet table: every scalar of the JSON
+    /// document, nested keys joined with `.` (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
     /// Print no summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -106,7 +110,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if args.device_mode == DeviceMode::OpenChannel {
         config.ftl.kind = LayerKind::OpenChannel;
     }
-    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
+    let ([json, parquet], to_stdout) = crate::output::open_all([args.json.as_deref(), args.parquet.as_deref()])?;
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     let mut progress = ProgressReporter::new();
     let started = std::time::Instant::now();
@@ -121,7 +125,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
     let wall = started.elapsed();
-    json.map(|out| crate::output::write_json(out, &Document::new(&report, wall))).transpose()?;
+    let document = Document::new(&report, wall);
+    json.map(|out| crate::output::write_json(out, &document)).transpose()?;
+    parquet.map(|out| crate::output::write_document_parquet(out, &document)).transpose()?;
     Ok(())
 }
 

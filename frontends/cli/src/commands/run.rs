@@ -19,6 +19,13 @@ pub struct RunArgs {
     /// Write the WAF-over-time series as CSV (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the report as a one-row Parquet table: every scalar of the JSON
+    /// document, nested keys joined with `.` (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
+    /// Write the WAF-over-time series (the `--csv` table) as Parquet (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub series_parquet: Option<PathBuf>,
     /// Print no summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -29,15 +36,29 @@ pub struct RunArgs {
     /// With `--timing on`: write the throughput-over-time series as CSV (`-`: to standard output).
     #[arg(long, value_name = "FILE")]
     pub timing_csv: Option<PathBuf>,
+    /// With `--timing on`: the throughput-over-time series as Parquet (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub timing_parquet: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
-    if args.timing_csv.is_some() && args.timing == Timing::Off {
-        anyhow::bail!("--timing-csv needs --timing on");
+    if args.timing == Timing::Off {
+        if args.timing_csv.is_some() {
+            anyhow::bail!("--timing-csv needs --timing on");
+        }
+        if args.timing_parquet.is_some() {
+            anyhow::bail!("--timing-parquet needs --timing on");
+        }
     }
-    let ([json, csv, timing_csv], to_stdout) =
-        output::open_all([args.json.as_deref(), args.csv.as_deref(), args.timing_csv.as_deref()])?;
+    let ([json, csv, timing_csv, parquet, series_parquet, timing_parquet], to_stdout) = output::open_all([
+        args.json.as_deref(),
+        args.csv.as_deref(),
+        args.timing_csv.as_deref(),
+        args.parquet.as_deref(),
+        args.series_parquet.as_deref(),
+        args.timing_parquet.as_deref(),
+    ])?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
@@ -54,11 +75,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
         write_throughput_csv(timed, out)?;
     }
+    if let Some(out) = timing_parquet {
+        let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
+        output::write_rows_parquet(out, &timed.throughput_series)?;
+    }
+    let document = Document::new(&report, elapsed);
     if let Some(out) = json {
-        output::write_json(out, &Document::new(&report, elapsed))?;
+        output::write_json(out, &document)?;
+    }
+    if let Some(out) = parquet {
+        output::write_document_parquet(out, &document)?;
     }
     if let Some(out) = csv {
         write_series_csv(&report, out)?;
+    }
+    if let Some(out) = series_parquet {
+        output::write_rows_parquet(out, &report.waf_series)?;
     }
     Ok(())
 }
