@@ -17,6 +17,7 @@ use crate::host::{submit, Request};
 use crate::metrics::{Counters, EraseStats, WafPoint, WafSeries};
 use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
+use crate::workload::jobs::{JobReport, JobTally, JobsSource};
 use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -170,6 +171,9 @@ pub struct Report {
     /// Throughput and latency of a timed run (`--timing on`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timed: Option<TimedReport>,
+    /// Per-job results of a run with `[[job]]` tables (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobReport>,
 }
 
 /// How often (in events) the observer hears about progress.
@@ -184,14 +188,21 @@ const LOOKAHEAD: usize = 16;
 pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
-    let requests = config.workload.total_requests(&simulation.geometry);
-    simulation.measure(requests, observer)?;
+    if config.jobs.is_empty() {
+        let requests = config.workload.total_requests(&simulation.geometry);
+        simulation.measure(requests, observer)?;
+    } else {
+        simulation.measure_jobs(observer)?;
+    }
     Ok(simulation.report())
 }
 
 /// A synthetic run through the timing model: aging as configured (in
 /// counting mode), then the workload in simulated time.
 pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    if !config.jobs.is_empty() {
+        return Err(ConfigError::new("job", "[[job]] tables run in counting mode only so far (timing off)").into());
+    }
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
     let requests = config.workload.total_requests(&simulation.geometry);
@@ -231,6 +242,7 @@ pub struct Simulation {
     pblk_start: PblkStats,
     series: Vec<WafPoint>,
     timed: Option<TimedReport>,
+    jobs: Vec<JobReport>,
 }
 
 impl Simulation {
@@ -268,6 +280,7 @@ impl Simulation {
             pblk_start: PblkStats::default(),
             series: Vec::new(),
             timed: None,
+            jobs: Vec::new(),
         })
     }
 
@@ -329,7 +342,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -356,7 +369,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_| false))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _| false))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -387,7 +400,7 @@ impl Simulation {
         let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters| {
+        let observe = |_, counters: &Counters| {
             let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
@@ -424,7 +437,7 @@ impl Simulation {
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters| {
+        let observe = |_, counters: &Counters| {
             series.observe(counters);
             false
         };
@@ -433,11 +446,33 @@ impl Simulation {
         Ok(())
     }
 
+    /// Runs the `[[job]]` tables together in counting mode (see
+    /// [`JobsSource`]), crediting each request's cost to its job.
+    pub fn measure_jobs(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
+        let pages = self
+            .config
+            .jobs
+            .iter()
+            .map(|job| job.total_requests(&self.geometry) * u64::from(job.workload.request_pages));
+        let mut series = self.phase_series(Some(pages.sum()));
+        let mut tally = JobTally::new(&self.config.jobs, self.counters());
+        let observe = |job, counters: &Counters| {
+            series.observe(counters);
+            tally.observe(job, counters);
+            false
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe))?;
+        self.series.extend(series.into_points());
+        self.jobs = tally.finish();
+        Ok(())
+    }
+
     /// Runs every event of `source` through the host stages in counting mode
     /// (a trace replay), then issues what the DISCARD stage still holds.
     pub fn replay(&mut self, source: &mut dyn EventSource, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(None);
-        let observe = |counters: &Counters| {
+        let observe = |_, counters: &Counters| {
             series.observe(counters);
             false
         };
@@ -450,7 +485,7 @@ impl Simulation {
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_| false))
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _| false))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -532,6 +567,7 @@ impl Simulation {
             waf_series: self.series.clone(),
             memory_bytes_per_physical_page,
             timed: self.timed.clone(),
+            jobs: self.jobs.clone(),
         }
     }
 }
@@ -548,17 +584,21 @@ fn at_event(stages: &HostStages, error: FtlError) -> SimError {
 
 /// The counting-mode loop every phase shares: events from `source` through
 /// `stages` onto `ftl`, a few requests ahead for the caches, `after_each`
-/// called with the counters after every request (true stops the phase).
+/// called with the request's job (its event's; the DISCARD stage's final
+/// issue: the last event's) and the counters after every request (true
+/// stops the phase).
 fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     ftl: &mut T,
     stages: &mut HostStages,
     source: &mut S,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
-    mut after_each: impl FnMut(&Counters) -> bool,
+    mut after_each: impl FnMut(u16, &Counters) -> bool,
 ) -> Result<(), SimError> {
     let total = source.len_hint().unwrap_or(0);
     let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    let mut ahead_jobs: VecDeque<u16> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    let mut job = 0;
     let mut dry = false;
     let mut events: u64 = 0;
     loop {
@@ -566,6 +606,7 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             let before = ahead.len();
             match source.next_event()? {
                 Some(event) => {
+                    job = event.job;
                     stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {
@@ -579,16 +620,18 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             }
             for (request, _) in ahead.iter().skip(before) {
                 ftl.prefetch_mapping(request.start);
+                ahead_jobs.push_back(job);
             }
         }
         let Some((request, _)) = ahead.pop_front() else {
             break;
         };
+        let request_job = ahead_jobs.pop_front().unwrap_or(job);
         if let Some((halfway, _)) = ahead.get(LOOKAHEAD / 2) {
             ftl.prefetch_old_page(halfway.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
-        if after_each(ftl.counters()) {
+        if after_each(request_job, ftl.counters()) {
             break;
         }
     }

@@ -23,6 +23,11 @@ pub struct ConfigArgs {
     /// Override one key, e.g. `--set ftl.gc_policy=fifo --set device.over_provisioning=0.28`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Add a concurrent job, `name=NAME,key=value,…` with `[[job]]` keys
+    /// (repeatable), e.g. `--job name=logger,pattern=sequential,priority=true,requests=5000`;
+    /// see docs/configuration.md.
+    #[arg(long = "job", value_name = "SPEC")]
+    pub jobs: Vec<String>,
     /// Seed of every random choice (overrides the configuration's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -36,7 +41,9 @@ impl ConfigArgs {
         };
         let origin = self.config.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
         let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin });
-        Ok(config::from_sources(self.preset.as_deref(), document, &self.overrides, self.seed)?)
+        let jobs = self.jobs.iter().map(|spec| format!("job={spec}"));
+        let overrides: Vec<String> = self.overrides.iter().cloned().chain(jobs).collect();
+        Ok(config::from_sources(self.preset.as_deref(), document, &overrides, self.seed)?)
     }
 }
 

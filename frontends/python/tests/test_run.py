@@ -105,3 +105,21 @@ def test_parquet_outputs_match_the_json_document(tmp_path):
         capture_output=True,
     )
     assert to_stdout.stdout[:4] == b"PAR1" and to_stdout.stdout[-4:] == b"PAR1"
+
+
+def test_jobs_report_per_job_results_that_add_up():
+    report = nandlab.run(
+        preset="small",
+        set=[
+            *SMALL,
+            "job=name=logger,pattern=sequential,range_end=0.1,priority=true,requests=3000",
+            "job=name=bulk,range_start=0.1,request_pages=4,queue_depth=4,requests=9000",
+        ],
+        seed=3,
+    )
+    jobs = {job["name"]: job for job in report["jobs"]}
+    assert set(jobs) == {"logger", "bulk"}
+    for key in ("requests", "host_pages_written", "flash_pages_programmed", "gc_page_copies"):
+        assert jobs["logger"][key] + jobs["bulk"][key] == report["measured"][key]
+    assert abs(jobs["logger"]["flash_write_share"] + jobs["bulk"]["flash_write_share"] - 1) < 1e-9
+    assert "jobs" not in nandlab.run(preset="small", set=SMALL, seed=3)

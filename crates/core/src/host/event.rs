@@ -40,6 +40,8 @@ pub struct HostEvent {
     /// The placement hint the source gave (a trace's stream tag, a
     /// synthetic workload's stream); a classifier stage may replace it.
     pub stream: StreamId,
+    /// The `[[job]]` that issued it (0 when the run has no jobs).
+    pub job: u16,
 }
 
 impl HostEvent {
@@ -54,6 +56,7 @@ impl HostEvent {
             journal_commit: false,
             priority: false,
             stream: StreamId(0),
+            job: 0,
         }
     }
 }
