@@ -91,6 +91,31 @@ fn bad_jobs_are_refused_by_key() {
     assert!(error(&["job=name=a", "job=name=a"]).contains("two jobs have this name"));
     assert!(error(&["job=name=a,rate_iops=100", "job=name=b"]).contains("job.rate_iops"));
     assert!(error(&["job=pattern=random"]).contains("name"));
-    let timed = config(&["job=name=a,requests=10"]).expect("valid");
-    assert!(nandlab_core::sim::run_timed(&timed, &mut |_| {}).is_err());
+    let closed = config(&["job=name=a,requests=10"]).expect("valid in counting mode");
+    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("timed jobs need rates").to_string();
+    assert!(error.contains("job.a.rate_iops"), "{error}");
+}
+
+/// Rajimwale et al., slide 19, as two jobs: a priority logger beside a bulk
+/// writer on one device; with priority-aware cleaning the device holds GC
+/// back while priority requests are outstanding, so the logger's tail
+/// latency stays below the bulk writer's.
+#[test]
+fn a_priority_job_waits_less_than_a_bulk_job_under_priority_aware_cleaning() {
+    let jobs = [
+        "job=name=logger,range_end=0.1,priority=true,rate_iops=200,requests=2000",
+        "job=name=bulk,range_start=0.1,request_pages=4,rate_iops=300,requests=3000",
+    ];
+    let timed = || {
+        let config = config(&[jobs[0], jobs[1], "timing.priority_aware_gc=true"]).expect("valid");
+        let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
+        let timed = report.timed.expect("a timed report");
+        let p99 = |index: usize| timed.jobs[index].latency.as_ref().expect("latencies").p99_us;
+        assert_eq!(timed.jobs.iter().map(|job| job.requests).sum::<u64>(), timed.requests);
+        assert_eq!((timed.jobs[0].name.as_str(), timed.jobs[1].name.as_str()), ("logger", "bulk"));
+        (p99(0), p99(1), timed.gc_die_time_share)
+    };
+    let (logger, bulk, gc_share) = timed();
+    assert!(gc_share > 0.1, "the device is cleaning ({gc_share})");
+    assert!(logger < bulk, "priority p99 {logger} us, bulk p99 {bulk} us");
 }

@@ -628,7 +628,8 @@ impl Engine {
                 let done = self.requests.remove(slot);
                 let request = done.timed.request;
                 let flash_pages = request.pages - done.unmapped_pages;
-                self.stats.complete(request.op, flash_pages, done.timed.priority, done.arrival_ns, self.now_ns);
+                let timed = done.timed;
+                self.stats.complete(request.op, flash_pages, timed.priority, timed.job, done.arrival_ns, self.now_ns);
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
                 if request.op == Op::Trim {

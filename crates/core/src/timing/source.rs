@@ -18,6 +18,8 @@ pub struct TimedRequest {
     pub arrival: SimNs,
     /// Priority requests make priority-aware cleaning hold back GC.
     pub priority: bool,
+    /// The `[[job]]` that issued it (`None` in a run without jobs).
+    pub job: Option<u16>,
 }
 
 /// Where the engine takes requests from. Open-loop arrival times must not
@@ -105,7 +107,7 @@ impl RequestSource for SyntheticSource<'_> {
     fn next_request(&mut self) -> Option<TimedRequest> {
         let request = self.workload.next_request();
         let (arrival, priority) = self.arrivals.next();
-        Some(TimedRequest { request, arrival, priority })
+        Some(TimedRequest { request, arrival, priority, job: None })
     }
 }
 
@@ -156,6 +158,6 @@ impl RequestSource for SequentialMix {
         let op = if self.rng.random::<f64>() < self.write_fraction { Op::Write } else { Op::Read };
         let (arrival, priority) = self.arrivals.next();
         let request = Request { op, start: Lpn(start), pages: self.pages, stream: StreamId(0) };
-        Some(TimedRequest { request, arrival, priority })
+        Some(TimedRequest { request, arrival, priority, job: None })
     }
 }

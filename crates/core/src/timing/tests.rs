@@ -27,6 +27,7 @@ fn at(ns: u64, op: Op, start: u32, pages: u32) -> TimedRequest {
         request: Request { op, start: Lpn(start), pages, stream: StreamId(0) },
         arrival: SimNs(ns),
         priority: false,
+        job: None,
     }
 }
 
