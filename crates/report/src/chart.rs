@@ -392,8 +392,9 @@ fn diamond(at: (i32, i32)) -> PathElement<(i32, i32)> {
 }
 
 /// `text` broken at spaces into lines of at most `columns` characters (a
-/// longer word keeps its own line).
-fn wrap(text: &str, columns: usize) -> Vec<String> {
+/// longer word keeps its own line); one empty line for empty text.
+#[must_use]
+pub fn wrap(text: &str, columns: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split_whitespace() {
         match lines.last_mut() {

@@ -57,7 +57,7 @@ mod summary;
 mod table;
 
 pub use chart::{
-    tick_label, Axis, BarChart, BarReference, BarSeries, Chart, Mark, Reference, ReferenceShape, Scale, Series,
+    tick_label, wrap, Axis, BarChart, BarReference, BarSeries, Chart, Mark, Reference, ReferenceShape, Scale, Series,
 };
 pub use error::ReportError;
 pub use html::markdown_to_html;

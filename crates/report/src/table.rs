@@ -5,9 +5,9 @@
 
 use crate::ReportError;
 use parquet::basic::{LogicalType, Repetition, Type as PhysicalType};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::{SerializedColumnWriter, SerializedFileWriter};
 use parquet::schema::types::Type;
 use serde::Serialize;
 use serde_json::Value;
@@ -107,36 +107,34 @@ impl Table {
             let Some((_, column)) = columns.next() else {
                 return Err(invalid(name, "the schema has more columns than the table"));
             };
-            let levels = |present: Vec<bool>| present.into_iter().map(i16::from).collect::<Vec<i16>>();
             match column {
-                Column::Int(values) => {
-                    let present: Vec<i64> = values.iter().flatten().copied().collect();
-                    let levels = levels(values.iter().map(Option::is_some).collect());
-                    writer.typed::<Int64Type>().write_batch(&present, Some(&levels), None).map_err(error)?;
-                }
-                Column::Float(values) => {
-                    let present: Vec<f64> = values.iter().flatten().copied().collect();
-                    let levels = levels(values.iter().map(Option::is_some).collect());
-                    writer.typed::<DoubleType>().write_batch(&present, Some(&levels), None).map_err(error)?;
-                }
+                Column::Int(values) => write_column::<Int64Type>(&mut writer, values),
+                Column::Float(values) => write_column::<DoubleType>(&mut writer, values),
                 Column::Text(values) => {
-                    let present: Vec<ByteArray> =
-                        values.iter().flatten().map(|text| ByteArray::from(text.as_str())).collect();
-                    let levels = levels(values.iter().map(Option::is_some).collect());
-                    writer.typed::<ByteArrayType>().write_batch(&present, Some(&levels), None).map_err(error)?;
+                    let bytes: Vec<Option<ByteArray>> =
+                        values.iter().map(|text| text.as_deref().map(ByteArray::from)).collect();
+                    write_column::<ByteArrayType>(&mut writer, &bytes)
                 }
-                Column::Bool(values) => {
-                    let present: Vec<bool> = values.iter().flatten().copied().collect();
-                    let levels = levels(values.iter().map(Option::is_some).collect());
-                    writer.typed::<BoolType>().write_batch(&present, Some(&levels), None).map_err(error)?;
-                }
+                Column::Bool(values) => write_column::<BoolType>(&mut writer, values),
             }
+            .map_err(error)?;
             writer.close().map_err(error)?;
         }
         group.close().map_err(error)?;
         writer.close().map_err(error)?;
         Ok(())
     }
+}
+
+/// Writes one optional column: the present values, and a definition level
+/// per row (1 present, 0 null).
+fn write_column<T: DataType>(
+    writer: &mut SerializedColumnWriter<'_>,
+    values: &[Option<T::T>],
+) -> parquet::errors::Result<usize> {
+    let present: Vec<T::T> = values.iter().flatten().cloned().collect();
+    let levels: Vec<i16> = values.iter().map(|value| i16::from(value.is_some())).collect();
+    writer.typed::<T>().write_batch(&present, Some(&levels), None)
 }
 
 fn invalid(name: &str, reason: &str) -> ReportError {

@@ -1,6 +1,7 @@
 //! `nandlab presets`: lists the embedded presets, or prints one.
 
 use nandlab_core::config::{preset_description, preset_names, PRESETS};
+use nandlab_report::wrap;
 use std::io::Write;
 
 #[derive(clap::Args, Debug)]
@@ -31,18 +32,3 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<()> {
 
 /// Width of the description column: with the 15-column name, under 100 in all.
 const DESCRIPTION_COLUMNS: usize = 84;
-
-/// `text` in lines of at most `columns` characters, broken at spaces.
-fn wrap(text: &str, columns: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split_whitespace() {
-        match lines.last_mut() {
-            Some(line) if line.chars().count() + 1 + word.chars().count() <= columns => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_owned()),
-        }
-    }
-    lines
-}
