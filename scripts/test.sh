@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Runs every test of nandlab: the Rust workspace, then the Python package
+# Runs every test of nandlab: formatting and lints (rustfmt, clippy with
+# warnings as errors, ruff), the Rust workspace, then the Python package
 # (built into a virtual environment at .venv by maturin). Needs only the Rust
-# toolchain and python3; everything else is installed on the way.
+# toolchain (with rustfmt and clippy) and python3; everything else is
+# installed on the way. Any formatting or lint finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== Rust: formatting (rustfmt.toml) and clippy, warnings as errors"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 echo "== Rust: build the CLI (release) and run every crate's tests"
 cargo build --release -p nandlab-cli
@@ -17,5 +23,7 @@ fi
 . .venv/bin/activate
 pip install --quiet --upgrade pip
 pip install --quiet -r frontends/python/requirements-dev.txt
+echo "== Python: ruff"
+ruff check frontends/python
 (cd frontends/python && maturin develop --release --quiet)
 NANDLAB_BIN="$PWD/target/release/nandlab" python -m pytest -q frontends/python/tests

@@ -20,6 +20,7 @@ use crate::host::{submit, Request};
 use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
 use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
+use crate::workload::jobs::{JobReport, JobTally, JobsSource};
 use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -180,6 +181,9 @@ pub struct Report {
     pub timed: Option<TimedReport>,
     /// How long the device lasts at the measured workload (docs/lifetime.md).
     pub lifetime: LifetimeForecast,
+    /// Per-job results of a run with `[[job]]` tables (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobReport>,
 }
 
 /// How often (in events) the observer hears about progress.
@@ -194,8 +198,12 @@ const LOOKAHEAD: usize = 16;
 pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
-    let requests = config.workload.total_requests(&simulation.geometry);
-    simulation.measure(requests, observer)?;
+    if config.jobs.is_empty() {
+        let requests = config.workload.total_requests(&simulation.geometry);
+        simulation.measure(requests, observer)?;
+    } else {
+        simulation.measure_jobs(observer)?;
+    }
     Ok(simulation.report())
 }
 
@@ -204,8 +212,12 @@ pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report
 pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
-    let requests = config.workload.total_requests(&simulation.geometry);
-    simulation.measure_timed(requests, observer)?;
+    if config.jobs.is_empty() {
+        let requests = config.workload.total_requests(&simulation.geometry);
+        simulation.measure_timed(requests, observer)?;
+    } else {
+        simulation.measure_jobs_timed(observer)?;
+    }
     Ok(simulation.report())
 }
 
@@ -259,6 +271,7 @@ pub struct Simulation {
     series: Vec<WafPoint>,
     timed: Option<TimedReport>,
     stop: Option<Arc<AtomicBool>>,
+    jobs: Vec<JobReport>,
 }
 
 impl Simulation {
@@ -340,6 +353,7 @@ impl Simulation {
             series: Vec::new(),
             timed: None,
             stop: None,
+            jobs: Vec::new(),
         })
     }
 
@@ -418,7 +432,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -445,7 +459,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -476,7 +490,7 @@ impl Simulation {
         let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters, _: &[u32]| {
+        let observe = |_, counters: &Counters, _: &[u32]| {
             let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
@@ -513,7 +527,7 @@ impl Simulation {
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |counters: &Counters, _: &[u32]| {
+        let observe = |_, counters: &Counters, _: &[u32]| {
             series.observe(counters);
             false
         };
@@ -522,11 +536,60 @@ impl Simulation {
         Ok(())
     }
 
+    /// Runs the `[[job]]` tables together in counting mode (see
+    /// [`JobsSource`]), crediting each request's cost to its job.
+    pub fn measure_jobs(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
+        let pages = self
+            .config
+            .jobs
+            .iter()
+            .map(|job| job.total_requests(&self.geometry) * u64::from(job.workload.request_pages));
+        let mut series = self.phase_series(Some(pages.sum()));
+        let mut tally = JobTally::new(&self.config.jobs, self.counters());
+        let observe = |job, counters: &Counters, _: &[u32]| {
+            series.observe(counters);
+            tally.observe(job, counters);
+            false
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
+        self.series.extend(series.into_points());
+        self.jobs = tally.finish();
+        Ok(())
+    }
+
+    /// Runs the `[[job]]` tables together through the timing model. Every
+    /// job needs a `rate_iops` here: the engine draws requests from the one
+    /// merged stream, so a closed loop per job (its own queue kept at its
+    /// depth) is not modelled yet. Per-job IOPS, MB/s and latency go to
+    /// `timed.jobs`.
+    pub fn measure_jobs_timed(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<&TimedReport, SimError> {
+        if let Some(job) = self.config.jobs.iter().find(|job| job.rate_iops.is_none()) {
+            let reason =
+                "a timed run with jobs needs every job's rate_iops (closed loops per job are not modelled yet)";
+            return Err(ConfigError::new(format!("job.{}.rate_iops", job.name), reason).into());
+        }
+        let requests = self.config.jobs.iter().map(|job| job.total_requests(&self.geometry)).sum();
+        let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
+        let mut series = self.phase_series(None);
+        let mut staged = StagedSource::new(&mut source, &mut self.stages).with_jobs();
+        let mut timing = self.config.timing.clone();
+        timing.arrival = Arrival::Open;
+        let engine = Engine::new(&self.geometry, &timing, &self.config.ftl);
+        let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));
+        let mut report = staged.result(report)?;
+        for (job, config) in report.jobs.iter_mut().zip(&self.config.jobs) {
+            job.name.clone_from(&config.name);
+        }
+        self.series.extend(series.into_points());
+        Ok(self.timed.insert(report))
+    }
+
     /// Runs every event of `source` through the host stages in counting mode
     /// (a trace replay), then issues what the DISCARD stage still holds.
     pub fn replay(&mut self, source: &mut dyn EventSource, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(None);
-        let observe = |counters: &Counters, _: &[u32]| {
+        let observe = |_, counters: &Counters, _: &[u32]| {
             series.observe(counters);
             false
         };
@@ -544,7 +607,7 @@ impl Simulation {
         stop: &mut dyn FnMut(&Counters, &[u32]) -> bool,
     ) -> Result<(), SimError> {
         let mut series = self.phase_series(None);
-        let mut observe = |counters: &Counters, erase_counts: &[u32]| {
+        let mut observe = |_, counters: &Counters, erase_counts: &[u32]| {
             series.observe(counters);
             stop(counters, erase_counts)
         };
@@ -557,7 +620,7 @@ impl Simulation {
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _| false, self.stop.as_deref()))
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _, _| false, self.stop.as_deref()))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -648,6 +711,7 @@ impl Simulation {
             memory_bytes_per_physical_page,
             timed: self.timed.clone(),
             lifetime,
+            jobs: self.jobs.clone(),
         }
     }
 
@@ -671,14 +735,16 @@ fn at_event(stages: &HostStages, error: FtlError) -> SimError {
 
 /// The counting-mode loop every phase shares: events from `source` through
 /// `stages` onto `ftl`, a few requests ahead for the caches, `after_each`
-/// called with the counters after every request (true stops the phase).
+/// called with the request's job (its event's; the DISCARD stage's final
+/// issue: the last event's) and the counters after every request (true
+/// stops the phase).
 fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     ftl: &mut T,
     stages: &mut HostStages,
     source: &mut S,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
-    mut after_each: impl FnMut(&Counters, &[u32]) -> bool,
+    mut after_each: impl FnMut(u16, &Counters, &[u32]) -> bool,
     stop: Option<&AtomicBool>,
 ) -> Result<(), SimError> {
     let total = source.len_hint().unwrap_or(0);
@@ -687,6 +753,8 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     // event's own requests, so it gets no requests ahead.
     let follows_time = ftl.follows_time();
     let lookahead = if follows_time { 0 } else { LOOKAHEAD };
+    let mut ahead_jobs: VecDeque<u16> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    let mut job = 0;
     let mut dry = false;
     let mut events: u64 = 0;
     loop {
@@ -697,6 +765,7 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
                     if follows_time {
                         ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
                     }
+                    job = event.job;
                     stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
                     events += 1;
                     if events.is_multiple_of(PROGRESS_INTERVAL) {
@@ -713,16 +782,18 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             }
             for (request, _) in ahead.iter().skip(before) {
                 ftl.prefetch_mapping(request.start);
+                ahead_jobs.push_back(job);
             }
         }
         let Some((request, _)) = ahead.pop_front() else {
             break;
         };
+        let request_job = ahead_jobs.pop_front().unwrap_or(job);
         if let Some((halfway, _)) = ahead.get(LOOKAHEAD / 2) {
             ftl.prefetch_old_page(halfway.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
-        if after_each(ftl.counters(), ftl.erase_counts()) {
+        if after_each(request_job, ftl.counters(), ftl.erase_counts()) {
             break;
         }
     }
@@ -738,6 +809,8 @@ struct StagedSource<'a, S: EventSource + ?Sized> {
     source: &'a mut S,
     stages: &'a mut HostStages,
     pending: VecDeque<(Request, bool)>,
+    /// The job of each pending request, when the run has jobs.
+    pending_jobs: Option<VecDeque<u16>>,
     arrival: SimNs,
     deadline: Option<SimNs>,
     first_ns: Option<u64>,
@@ -751,12 +824,19 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
             source,
             stages,
             pending: VecDeque::new(),
+            pending_jobs: None,
             arrival: SimNs(0),
             deadline: None,
             first_ns: None,
             error: None,
             done: false,
         }
+    }
+
+    /// Carries each event's job onto its requests.
+    fn with_jobs(mut self) -> Self {
+        self.pending_jobs = Some(VecDeque::new());
+        self
     }
 
     /// Turns the next event (or the end of the source) into pending
@@ -771,7 +851,13 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
                 let first = *self.first_ns.get_or_insert(event.time.0);
                 self.arrival = SimNs(event.time.0.saturating_sub(first));
                 self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
-                self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error))
+                let before = self.pending.len();
+                let outcome =
+                    self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error));
+                if let Some(jobs) = &mut self.pending_jobs {
+                    jobs.extend(std::iter::repeat_n(event.job, self.pending.len() - before));
+                }
+                outcome
             }
             Ok(None) => {
                 self.done = true;
@@ -799,7 +885,8 @@ impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
             self.refill()?;
         }
         let (request, priority) = self.pending.pop_front()?;
-        Some(TimedRequest { request, arrival: self.arrival, priority, deadline: self.deadline })
+        let job = self.pending_jobs.as_mut().and_then(VecDeque::pop_front);
+        Some(TimedRequest { request, arrival: self.arrival, priority, deadline: self.deadline, job })
     }
 }
 

@@ -1,20 +1,25 @@
 //! nandlab lab: the paper experiments as a library, for the `nandlab` CLI and
 //! the Python package alike.
 //!
+//! - [`document`]: the JSON document of a run (`schema_version`, the report, `wall_s`);
 //! - [`registry`]: every `reproduce` experiment by name, with its
 //!   description, whether it needs root and a rough run time;
 //! - [`replay`]: a trace file onto the simulated SSD through the one driver
 //!   (any translation layer, aging first), in counting or timed mode,
 //!   watched by an [`Observer`] that may stop it;
 //! - [`table`]: a trace file as columns (one row per request);
+//! - [`provenance`]: version, commit, date, kernel, machine, command line and
+//!   wall time, recorded in every report;
 //! - [`shared`]: what experiments share (cached captures, device configurations);
 //! - `experiments`: one module per paper.
 //!
 //! Errors are typed ([`Error`]); progress and cancellation go through [`Observer`].
 
+pub mod document;
 mod drive;
 pub mod error;
 mod experiments;
+pub mod provenance;
 pub mod registry;
 pub mod replay;
 pub mod shared;

@@ -6,7 +6,9 @@
 
 use crate::error::{Context as _, Error, Result};
 use crate::experiments::{dhrd, discard, journal, telomere, telomere_sim, timing};
+use crate::provenance::Provenance;
 use crate::Watch;
+use nandlab_report::OutputDir;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -152,7 +154,22 @@ pub fn find(name: &str) -> Result<&'static Experiment> {
 pub struct Reproduced {
     /// `OUT/summary.md`, or `OUT/report.md` for `all`.
     pub summary: PathBuf,
+    /// `OUT/report.html`: the same as one self-contained page, plots inline.
+    pub html: PathBuf,
     pub seconds: f64,
+}
+
+/// Appends the provenance to the markdown file `name` in `out` and writes
+/// it as `out/report.html` too; returns the HTML file's path.
+fn finish_report(out: &Path, name: &str, title: &str, started: Instant) -> Result<PathBuf> {
+    let markdown_path = out.join(name);
+    let mut markdown =
+        std::fs::read_to_string(&markdown_path).with_context(|| format!("reading {}", markdown_path.display()))?;
+    markdown.push('\n');
+    markdown.push_str(&Provenance::now(started.elapsed()).to_markdown());
+    let dir = OutputDir::create(out)?;
+    dir.write_text(name, &markdown)?;
+    Ok(dir.write_html("report.html", title, &markdown)?)
 }
 
 impl Experiment {
@@ -173,7 +190,8 @@ impl Experiment {
         self.check_set(&args.set)?;
         let started = Instant::now();
         (self.run)(args)?;
-        Ok(Reproduced { summary: args.out.join("summary.md"), seconds: started.elapsed().as_secs_f64() })
+        let html = finish_report(&args.out, "summary.md", &format!("nandlab: {}", self.description), started)?;
+        Ok(Reproduced { summary: args.out.join("summary.md"), html, seconds: started.elapsed().as_secs_f64() })
     }
 }
 
@@ -218,8 +236,9 @@ fn run_all(args: &ExperimentArgs) -> Result<Reproduced> {
     let report = args.out.join("report.md");
     std::fs::write(&report, combined_report(&args.out, &outcomes, args.seed))
         .with_context(|| format!("writing {}", report.display()))?;
+    let html = finish_report(&args.out, "report.md", "nandlab: every paper experiment", started)?;
     let failed: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();
-    eprintln!("all: report in {}", report.display());
+    eprintln!("all: report in {} and {}", report.display(), html.display());
     if !failed.is_empty() {
         return Err(Error::Failed(format!(
             "{} of {} experiments failed: {}",
@@ -228,7 +247,7 @@ fn run_all(args: &ExperimentArgs) -> Result<Reproduced> {
             failed.join(", ")
         )));
     }
-    Ok(Reproduced { summary: report, seconds: started.elapsed().as_secs_f64() })
+    Ok(Reproduced { summary: report, html, seconds: started.elapsed().as_secs_f64() })
 }
 
 /// `error: cause: cause …`, as anyhow's `{:#}` prints it.

@@ -2,6 +2,12 @@
 //! for x/y plots (lines, dashed lines, scatter, steps, CDFs; linear or log
 //! axes) and [`BarChart`] for grouped bars. Both render to an SVG string; the
 //! [`crate::OutputDir`] writes it.
+//!
+//! Every chart is drawn the same way, so a fix here fixes every figure:
+//! tick labels are short numbers ([`tick_label`]), the legend sits in a
+//! column right of the plot where it can hide no data, series may carry
+//! ranges drawn as error bars, and the paper's own numbers are drawn as black
+//! [`Reference`] markers or lines with a legend entry of their own.
 
 use crate::ReportError;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
@@ -24,6 +30,19 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+/// The paper's numbers are black, so they never read as one of nandlab's series.
+const REFERENCE_COLOR: RGBColor = RGBColor(0, 0, 0);
+/// Font size of legend entries and bar-group labels, in pixels.
+const LABEL_FONT: u32 = 14;
+/// Estimated width of one character at [`LABEL_FONT`] (plotters' SVG backend
+/// measures text the same rough way), used to wrap labels before they collide.
+const CHAR_WIDTH: f64 = 7.2;
+/// Height of one legend or label line.
+const LINE_HEIGHT: i32 = 18;
+/// The legend column takes at most this share of the chart's width.
+const LEGEND_MAX_SHARE: f64 = 0.34;
+/// Length of a legend swatch and the gap after it.
+const SWATCH: i32 = 22;
 
 /// Linear or base-10 logarithmic axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,7 +56,7 @@ pub enum Scale {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
     pub label: String,
-    /// Printed in brackets after the label, e.g. "utilization [%]".
+    /// Printed in brackets after the label, e.g. "utilization [%]"; an empty unit prints nothing.
     pub unit: Option<String>,
     pub scale: Scale,
     /// Fixed `(low, high)`; when `None` the range is fitted to the data.
@@ -70,12 +89,15 @@ impl Axis {
 
     fn caption(&self) -> String {
         match &self.unit {
-            Some(unit) => format!("{} [{unit}]", self.label),
-            None => self.label.clone(),
+            Some(unit) if !unit.is_empty() => format!("{} [{unit}]", self.label),
+            _ => self.label.clone(),
         }
     }
 
-    /// The drawn range: the fixed one, or the data's extent with a margin.
+    /// The drawn range: the fixed one, or the data's extent with a margin. A
+    /// linear axis over non-negative data starts no lower than 0, and data
+    /// that are all one value get a range around it (all zeros: 0 to 1), so
+    /// a flat line is drawn on its own scale, not on −1..1.
     fn resolve(&self, values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
         if let Some(range) = self.range {
             return Some(range);
@@ -88,11 +110,17 @@ impl Axis {
             },
         )?;
         Some(match self.scale {
+            Scale::Log if low == high => (low / 10.0, high * 10.0),
             Scale::Log => (low / 1.5, high * 1.5),
-            Scale::Linear if low == high => (low - 1.0, high + 1.0),
+            Scale::Linear if low == high && low == 0.0 => (0.0, 1.0),
+            Scale::Linear if low == high => {
+                let margin = low.abs() * 0.1;
+                (if low > 0.0 { (low - margin).max(0.0) } else { low - margin }, high + margin)
+            }
             Scale::Linear => {
                 let margin = (high - low) * 0.05;
-                (low - margin, high + margin)
+                let floor = if low >= 0.0 { 0.0 } else { f64::NEG_INFINITY };
+                ((low - margin).max(floor), high + margin)
             }
         })
     }
@@ -102,80 +130,35 @@ impl Axis {
     }
 }
 
-/// Where the legend box sits inside the plotting area.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Legend {
-    /// The corner that hides the least of the data (see [`Legend::resolve`]).
-    #[default]
-    Auto,
-    UpperRight,
-    UpperLeft,
-    MiddleLeft,
-    MiddleRight,
-    LowerLeft,
-    LowerRight,
+/// A tick label with at most four significant digits and no trailing zeros:
+/// `0.009000000000000001` is printed `0.009`, `1500` stays `1500`, very large
+/// or small magnitudes use an exponent (`2.5e-5`, `1.2e7`).
+#[must_use]
+pub fn tick_label(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return if value.is_finite() { "0".to_owned() } else { value.to_string() };
+    }
+    let magnitude = value.abs();
+    if !(1e-4..1e7).contains(&magnitude) {
+        let text = format!("{value:.3e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        return format!("{}e{exponent}", trim_zeros(mantissa));
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let decimals = (3 - magnitude.log10().floor() as i32).clamp(0, 8) as usize;
+    let text = trim_zeros(&format!("{value:.decimals$}"));
+    if text == "-0" {
+        "0".to_owned()
+    } else {
+        text
+    }
 }
 
-/// Share of the plot's width and height a legend box is taken to cover in its corner.
-const LEGEND_BOX: (f64, f64) = (0.35, 0.3);
-/// Points sampled along each segment of a line when counting what a legend would hide.
-const SEGMENT_SAMPLES: u32 = 8;
-
-impl Legend {
-    /// `Auto` becomes the corner (upper right, upper left, lower right, lower
-    /// left, first wins a tie) whose legend-sized box covers the fewest drawn
-    /// points and line samples; the other choices stay as they are.
-    fn resolve(self, drawn: &[(&[(f64, f64)], bool)], x: (Scale, f64, f64), y: (Scale, f64, f64)) -> Self {
-        if self != Self::Auto {
-            return self;
-        }
-        let unit = |(scale, low, high): (Scale, f64, f64), value: f64| match scale {
-            Scale::Linear => (value - low) / (high - low),
-            Scale::Log => (value.ln() - low.ln()) / (high.ln() - low.ln()),
-        };
-        let mut samples = Vec::new();
-        for &(points, joined) in drawn {
-            let normalized: Vec<(f64, f64)> = points.iter().map(|&(px, py)| (unit(x, px), unit(y, py))).collect();
-            samples.extend_from_slice(&normalized);
-            if joined {
-                for pair in normalized.windows(2) {
-                    let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
-                    for step in 1..SEGMENT_SAMPLES {
-                        let t = f64::from(step) / f64::from(SEGMENT_SAMPLES);
-                        samples.push((x0 + t * (x1 - x0), y0 + t * (y1 - y0)));
-                    }
-                }
-            }
-        }
-        let (width, height) = LEGEND_BOX;
-        let covered = |right: bool, upper: bool| {
-            samples
-                .iter()
-                .filter(|&&(px, py)| {
-                    let in_x = if right { px >= 1.0 - width } else { px <= width };
-                    let in_y = if upper { py >= 1.0 - height } else { py <= height };
-                    in_x && in_y
-                })
-                .count()
-        };
-        let corners = [
-            (Self::UpperRight, covered(true, true)),
-            (Self::UpperLeft, covered(false, true)),
-            (Self::LowerRight, covered(true, false)),
-            (Self::LowerLeft, covered(false, false)),
-        ];
-        corners.iter().min_by_key(|(_, count)| *count).map_or(Self::UpperRight, |(corner, _)| *corner)
-    }
-
-    fn position(self) -> SeriesLabelPosition {
-        match self {
-            Self::Auto | Self::UpperRight => SeriesLabelPosition::UpperRight,
-            Self::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Self::MiddleLeft => SeriesLabelPosition::MiddleLeft,
-            Self::MiddleRight => SeriesLabelPosition::MiddleRight,
-            Self::LowerLeft => SeriesLabelPosition::LowerLeft,
-            Self::LowerRight => SeriesLabelPosition::LowerRight,
-        }
+fn trim_zeros(number: &str) -> String {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        number.to_owned()
     }
 }
 
@@ -193,18 +176,21 @@ pub enum Mark {
     Step,
 }
 
-/// A named series of `(x, y)` points.
+/// A named series of `(x, y)` points, optionally with a `(low, high)` range
+/// of y per point (the spread of repeated runs), drawn as error bars.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     pub mark: Mark,
+    /// One `(low, high)` per point, or empty for none.
+    pub ranges: Vec<(f64, f64)>,
 }
 
 impl Series {
     #[must_use]
     pub fn new(name: &str, mark: Mark, points: Vec<(f64, f64)>) -> Self {
-        Self { name: name.to_owned(), points, mark }
+        Self { name: name.to_owned(), points, mark, ranges: Vec::new() }
     }
 
     #[must_use]
@@ -215,6 +201,14 @@ impl Series {
     #[must_use]
     pub fn scatter(name: &str, points: Vec<(f64, f64)>) -> Self {
         Self::new(name, Mark::Points, points)
+    }
+
+    /// Error bars: the `(low, high)` of y at each point, e.g. the minimum and
+    /// maximum over repeats; must have one range per point.
+    #[must_use]
+    pub fn ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
+        self.ranges = ranges;
+        self
     }
 
     /// The empirical CDF of `samples` (non-finite samples are dropped) as a
@@ -243,23 +237,199 @@ impl Series {
         stairs.extend(self.points.last());
         stairs
     }
+
+    /// Each point's error bar as `(x, low, high)`.
+    fn error_bars(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
+        self.points.iter().zip(&self.ranges).map(|(&(x, _), &(low, high))| (x, low, high))
+    }
 }
 
-/// An x/y chart with any number of named series.
+/// What a paper reports, drawn on a chart in black with its own legend entry
+/// (name it after the source: "paper, Fig. 7").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    pub name: String,
+    pub shape: ReferenceShape,
+}
+
+/// The form of a [`Reference`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReferenceShape {
+    /// Values at given x: hollow diamonds joined by a dotted line when there are several.
+    Points(Vec<(f64, f64)>),
+    /// One value for every x: a dotted horizontal line.
+    Horizontal(f64),
+    /// A position on the x axis: a dotted vertical line.
+    Vertical(f64),
+}
+
+impl Reference {
+    #[must_use]
+    pub fn points(name: &str, points: Vec<(f64, f64)>) -> Self {
+        Self { name: name.to_owned(), shape: ReferenceShape::Points(points) }
+    }
+
+    #[must_use]
+    pub fn horizontal(name: &str, y: f64) -> Self {
+        Self { name: name.to_owned(), shape: ReferenceShape::Horizontal(y) }
+    }
+
+    #[must_use]
+    pub fn vertical(name: &str, x: f64) -> Self {
+        Self { name: name.to_owned(), shape: ReferenceShape::Vertical(x) }
+    }
+
+    fn xs(&self) -> Vec<f64> {
+        match &self.shape {
+            ReferenceShape::Points(points) => points.iter().map(|point| point.0).collect(),
+            ReferenceShape::Horizontal(_) => Vec::new(),
+            ReferenceShape::Vertical(x) => vec![*x],
+        }
+    }
+
+    fn ys(&self) -> Vec<f64> {
+        match &self.shape {
+            ReferenceShape::Points(points) => points.iter().map(|point| point.1).collect(),
+            ReferenceShape::Horizontal(y) => vec![*y],
+            ReferenceShape::Vertical(_) => Vec::new(),
+        }
+    }
+}
+
+/// How a legend entry's swatch is drawn.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    Line(RGBColor, Mark),
+    Bar(RGBColor),
+    ReferencePoints,
+    ReferenceLine,
+}
+
+/// The legend: a column right of the plot, wrapped to its width, so it never covers data.
+struct Legend {
+    entries: Vec<(Swatch, Vec<String>)>,
+    width: u32,
+}
+
+impl Legend {
+    fn new(entries: Vec<(Swatch, &str)>, chart_width: u32) -> Self {
+        let named: Vec<(Swatch, &str)> = entries.into_iter().filter(|(_, name)| !name.is_empty()).collect();
+        if named.is_empty() {
+            return Self { entries: Vec::new(), width: 0 };
+        }
+        let longest = named.iter().map(|(_, name)| name.chars().count()).max().unwrap_or(0);
+        let max_width = f64::from(chart_width) * LEGEND_MAX_SHARE;
+        #[allow(clippy::cast_precision_loss)]
+        let wanted = longest as f64 * CHAR_WIDTH + f64::from(SWATCH) + 24.0;
+        let width = wanted.min(max_width);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let columns = ((width - f64::from(SWATCH) - 24.0) / CHAR_WIDTH).max(8.0) as usize;
+        let entries = named.into_iter().map(|(swatch, name)| (swatch, wrap(name, columns))).collect();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Self { entries, width: width.ceil() as u32 }
+    }
+
+    /// Splits `area` into the plot and the legend column, drawing the legend there.
+    fn place<'a>(
+        &self,
+        area: &DrawingArea<SVGBackend<'a>, Shift>,
+    ) -> Result<DrawingArea<SVGBackend<'a>, Shift>, String> {
+        if self.entries.is_empty() {
+            return Ok(area.clone());
+        }
+        let (total, _) = area.dim_in_pixel();
+        let (plot, column) = area.split_horizontally(total.saturating_sub(self.width));
+        let font = ("sans-serif", LABEL_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        let mut y = 2 * LINE_HEIGHT;
+        for (swatch, lines) in &self.entries {
+            draw_swatch(&column, *swatch, (6, y)).map_err(|error| error.to_string())?;
+            for line in lines {
+                column.draw(&Text::new(line.as_str(), (6 + SWATCH + 6, y), font.clone())).map_err(|e| e.to_string())?;
+                y += LINE_HEIGHT;
+            }
+            y += LINE_HEIGHT / 3;
+        }
+        Ok(plot)
+    }
+}
+
+fn draw_swatch<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    swatch: Swatch,
+    (x, y): (i32, i32),
+) -> Result<(), DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>> {
+    match swatch {
+        Swatch::Line(color, Mark::Points) => area.draw(&Circle::new((x + SWATCH / 2, y), 4, color.filled())),
+        Swatch::Line(color, Mark::DashedLine) => {
+            area.draw(&PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(2)))?;
+            area.draw(&PathElement::new(vec![(x + 13, y), (x + SWATCH, y)], color.stroke_width(2)))
+        }
+        Swatch::Line(color, mark) => {
+            area.draw(&PathElement::new(vec![(x, y), (x + SWATCH, y)], color.stroke_width(2)))?;
+            if mark == Mark::LinePoints {
+                area.draw(&Circle::new((x + SWATCH / 2, y), 3, color.filled()))?;
+            }
+            Ok(())
+        }
+        Swatch::Bar(color) => area.draw(&Rectangle::new([(x, y - 6), (x + SWATCH - 6, y + 6)], color.filled())),
+        Swatch::ReferencePoints => area.draw(&diamond((x + SWATCH / 2, y))),
+        Swatch::ReferenceLine => {
+            for start in (0..SWATCH).step_by(6) {
+                area.draw(&PathElement::new(
+                    vec![(x + start, y), (x + start + 3, y)],
+                    REFERENCE_COLOR.stroke_width(2),
+                ))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A hollow black diamond centred on `at` (backend pixels).
+fn diamond(at: (i32, i32)) -> PathElement<(i32, i32)> {
+    let (x, y) = at;
+    PathElement::new(vec![(x, y - 7), (x + 7, y), (x, y + 7), (x - 7, y), (x, y - 7)], REFERENCE_COLOR.stroke_width(2))
+}
+
+/// `text` broken at spaces into lines of at most `columns` characters (a
+/// longer word keeps its own line); one empty line for empty text.
+#[must_use]
+pub fn wrap(text: &str, columns: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= columns => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}
+
+fn draw_error<E: std::fmt::Display>(error: E) -> String {
+    error.to_string()
+}
+
+/// An x/y chart with any number of named series and paper references.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
     pub title: String,
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
-    pub legend: Legend,
+    pub references: Vec<Reference>,
     pub size: (u32, u32),
 }
 
 impl Chart {
     #[must_use]
     pub fn new(title: &str, x: Axis, y: Axis) -> Self {
-        Self { title: title.to_owned(), x, y, series: Vec::new(), legend: Legend::default(), size: SIZE_DEFAULT }
+        Self { title: title.to_owned(), x, y, series: Vec::new(), references: Vec::new(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
@@ -268,9 +438,10 @@ impl Chart {
         self
     }
 
+    /// Adds what the paper reports, drawn in black with a legend entry.
     #[must_use]
-    pub fn legend(mut self, legend: Legend) -> Self {
-        self.legend = legend;
+    pub fn reference(mut self, reference: Reference) -> Self {
+        self.references.push(reference);
         self
     }
 
@@ -279,9 +450,22 @@ impl Chart {
         self
     }
 
+    pub fn push_reference(&mut self, reference: Reference) -> &mut Self {
+        self.references.push(reference);
+        self
+    }
+
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
         let invalid = |reason: &str| ReportError::InvalidChart { name: name.to_owned(), reason: reason.to_owned() };
+        if let Some(series) = self.series.iter().find(|s| !s.ranges.is_empty() && s.ranges.len() != s.points.len()) {
+            return Err(invalid(&format!(
+                "series {:?} has {} ranges for {} points",
+                series.name,
+                series.ranges.len(),
+                series.points.len()
+            )));
+        }
         let drawn: Vec<Vec<(f64, f64)>> = self
             .series
             .iter()
@@ -290,8 +474,12 @@ impl Chart {
             })
             .collect();
         let all = || drawn.iter().flatten();
-        let x_range = self.x.resolve(all().map(|point| point.0)).ok_or_else(|| invalid("no drawable x values"))?;
-        let y_range = self.y.resolve(all().map(|point| point.1)).ok_or_else(|| invalid("no drawable y values"))?;
+        let range_ends = self.series.iter().flat_map(|s| s.ranges.iter().flat_map(|&(low, high)| [low, high]));
+        let x_values = all().map(|point| point.0).chain(self.references.iter().flat_map(Reference::xs));
+        let y_values =
+            all().map(|point| point.1).chain(range_ends).chain(self.references.iter().flat_map(Reference::ys));
+        let x_range = self.x.resolve(x_values).ok_or_else(|| invalid("no drawable x values"))?;
+        let y_range = self.y.resolve(y_values).ok_or_else(|| invalid("no drawable y values"))?;
         for (axis, (low, high)) in [(&self.x, x_range), (&self.y, y_range)] {
             #[allow(clippy::neg_cmp_op_on_partial_ord)] // NaN bounds must fail too
             if !(low < high) || (axis.scale == Scale::Log && low <= 0.0) {
@@ -300,33 +488,37 @@ impl Chart {
         }
         let (x_low, x_high) = x_range;
         let (y_low, y_high) = y_range;
-        let joined: Vec<(&[(f64, f64)], bool)> = self
-            .series
-            .iter()
-            .zip(&drawn)
-            .map(|(series, points)| (points.as_slice(), series.mark != Mark::Points))
-            .collect();
-        let legend = self.legend.resolve(&joined, (self.x.scale, x_low, x_high), (self.y.scale, y_low, y_high));
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
             let result = match (self.x.scale, self.y.scale) {
-                (Scale::Linear, Scale::Linear) => self.draw(&root, x_low..x_high, y_low..y_high, &drawn, legend),
-                (Scale::Linear, Scale::Log) => {
-                    self.draw(&root, x_low..x_high, (y_low..y_high).log_scale(), &drawn, legend)
-                }
-                (Scale::Log, Scale::Linear) => {
-                    self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn, legend)
-                }
+                (Scale::Linear, Scale::Linear) => self.draw(&root, x_low..x_high, y_low..y_high, &drawn),
+                (Scale::Linear, Scale::Log) => self.draw(&root, x_low..x_high, (y_low..y_high).log_scale(), &drawn),
+                (Scale::Log, Scale::Linear) => self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn),
                 (Scale::Log, Scale::Log) => {
-                    self.draw(&root, (x_low..x_high).log_scale(), (y_low..y_high).log_scale(), &drawn, legend)
+                    self.draw(&root, (x_low..x_high).log_scale(), (y_low..y_high).log_scale(), &drawn)
                 }
             };
             result
-                .and_then(|()| root.present().map_err(|error| error.to_string()))
+                .and_then(|()| root.present().map_err(draw_error))
                 .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
         Ok(svg)
+    }
+
+    fn legend(&self) -> Legend {
+        let series =
+            self.series.iter().enumerate().map(|(index, series)| {
+                (Swatch::Line(PALETTE[index % PALETTE.len()], series.mark), series.name.as_str())
+            });
+        let references = self.references.iter().map(|reference| {
+            let swatch = match reference.shape {
+                ReferenceShape::Points(_) => Swatch::ReferencePoints,
+                _ => Swatch::ReferenceLine,
+            };
+            (swatch, reference.name.as_str())
+        });
+        Legend::new(series.chain(references).collect(), self.size.0)
     }
 
     fn draw<XR, YR>(
@@ -335,7 +527,6 @@ impl Chart {
         x: XR,
         y: YR,
         drawn: &[Vec<(f64, f64)>],
-        legend: Legend,
     ) -> Result<(), String>
     where
         XR: AsRangedCoord<Value = f64>,
@@ -343,26 +534,32 @@ impl Chart {
         XR::CoordDescType: ValueFormatter<f64>,
         YR::CoordDescType: ValueFormatter<f64>,
     {
-        root.fill(&WHITE).map_err(|error| error.to_string())?;
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 22))
+        root.fill(&WHITE).map_err(draw_error)?;
+        let titled = root.titled(&self.title, ("sans-serif", 22)).map_err(draw_error)?;
+        let plot = self.legend().place(&titled)?;
+        let mut chart = ChartBuilder::on(&plot)
             .margin(12)
             .x_label_area_size(48)
-            .y_label_area_size(64)
+            .y_label_area_size(72)
             .build_cartesian_2d(x, y)
-            .map_err(|error| error.to_string())?;
+            .map_err(draw_error)?;
+        let label = |value: &f64| tick_label(*value);
         chart
             .configure_mesh()
             .x_desc(self.x.caption())
             .y_desc(self.y.caption())
+            .axis_desc_style(("sans-serif", 17))
+            .label_style(("sans-serif", 15))
+            .x_label_formatter(&label)
+            .y_label_formatter(&label)
             .light_line_style(WHITE.mix(0.0))
             .draw()
-            .map_err(|error| error.to_string())?;
+            .map_err(draw_error)?;
         for (index, (series, points)) in self.series.iter().zip(drawn).enumerate() {
             let color = PALETTE[index % PALETTE.len()];
             let style = color.stroke_width(2);
             let points = points.clone();
-            let annotation = match series.mark {
+            match series.mark {
                 Mark::Line | Mark::Step => chart.draw_series(LineSeries::new(points, style)),
                 Mark::LinePoints => chart.draw_series(LineSeries::new(points, style).point_size(3)),
                 Mark::DashedLine => chart.draw_series(DashedLineSeries::new(points, 8, 5, style)),
@@ -370,52 +567,107 @@ impl Chart {
                     chart.draw_series(points.into_iter().map(|point| Circle::new(point, 3, color.filled())))
                 }
             }
-            .map_err(|error| error.to_string())?;
-            annotation
-                .label(series.name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
-        }
-        if self.series.iter().any(|series| !series.name.is_empty()) {
+            .map_err(draw_error)?;
+            let shown = || {
+                series
+                    .error_bars()
+                    .filter(|&(x, low, high)| self.x.accepts(x) && self.y.accepts(low) && self.y.accepts(high))
+            };
+            let thin = color.stroke_width(1);
             chart
-                .configure_series_labels()
-                .border_style(BLACK)
-                .background_style(WHITE.mix(0.85))
-                .position(legend.position())
-                .draw()
-                .map_err(|error| error.to_string())?;
+                .draw_series(shown().map(|(x, low, high)| PathElement::new(vec![(x, low), (x, high)], thin)))
+                .map_err(draw_error)?;
+            let caps = shown().flat_map(|(x, low, high)| [(x, low), (x, high)]);
+            chart
+                .draw_series(caps.map(|end| EmptyElement::at(end) + PathElement::new(vec![(-4, 0), (4, 0)], thin)))
+                .map_err(draw_error)?;
+        }
+        self.draw_references(&mut chart)
+    }
+
+    fn draw_references<XR, YR>(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<XR, YR>>,
+    ) -> Result<(), String>
+    where
+        XR: Ranged<ValueType = f64>,
+        YR: Ranged<ValueType = f64>,
+    {
+        let (x_range, y_range) = (chart.x_range(), chart.y_range());
+        let dotted =
+            |from: (f64, f64), to: (f64, f64)| DashedLineSeries::new([from, to], 3, 4, REFERENCE_COLOR.stroke_width(2));
+        for reference in &self.references {
+            match &reference.shape {
+                ReferenceShape::Points(points) => {
+                    let shown: Vec<(f64, f64)> =
+                        points.iter().copied().filter(|(x, y)| self.x.accepts(*x) && self.y.accepts(*y)).collect();
+                    if shown.len() > 1 {
+                        chart
+                            .draw_series(DashedLineSeries::new(shown.clone(), 3, 4, REFERENCE_COLOR.stroke_width(1)))
+                            .map_err(draw_error)?;
+                    }
+                    chart
+                        .draw_series(shown.into_iter().map(|point| EmptyElement::at(point) + diamond((0, 0))))
+                        .map_err(draw_error)?;
+                }
+                ReferenceShape::Horizontal(y) => {
+                    chart.draw_series(dotted((x_range.start, *y), (x_range.end, *y))).map_err(draw_error)?;
+                }
+                ReferenceShape::Vertical(x) => {
+                    chart.draw_series(dotted((*x, y_range.start), (*x, y_range.end))).map_err(draw_error)?;
+                }
+            }
         }
         Ok(())
     }
 }
 
-/// One series of a [`BarChart`]: one value per group, and optionally the
-/// range each value comes from (repeated runs: median bar, min-max whisker).
+/// One series of a [`BarChart`]: one value per group, optionally with a
+/// `(low, high)` range per group drawn as an error bar.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub values: Vec<f64>,
-    pub ranges: Option<Vec<(f64, f64)>>,
+    /// One `(low, high)` per group, or empty for none.
+    pub ranges: Vec<(f64, f64)>,
 }
 
 impl BarSeries {
     #[must_use]
     pub fn new(name: &str, values: Vec<f64>) -> Self {
-        Self { name: name.to_owned(), values, ranges: None }
+        Self { name: name.to_owned(), values, ranges: Vec::new() }
     }
 
-    /// Error bars: one (low, high) per group (e.g. the range over repeated runs).
+    /// Error bars, e.g. the minimum and maximum over repeats; one per group.
     #[must_use]
     pub fn ranges(mut self, ranges: Vec<(f64, f64)>) -> Self {
-        self.ranges = Some(ranges);
+        self.ranges = ranges;
         self
     }
 }
 
-/// A horizontal reference line across a [`BarChart`] (e.g. a paper's number).
+/// What a paper reports for the bars of a [`BarChart`]: one value per group
+/// (NaN where the paper gives none), drawn as a black diamond on a dotted
+/// line across the bar of series `on` (or across the whole group).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Reference {
+pub struct BarReference {
     pub name: String,
-    pub value: f64,
+    pub values: Vec<f64>,
+    /// The name of the [`BarSeries`] the values belong to; `None`: the group as a whole.
+    pub on: Option<String>,
+}
+
+impl BarReference {
+    #[must_use]
+    pub fn new(name: &str, values: Vec<f64>) -> Self {
+        Self { name: name.to_owned(), values, on: None }
+    }
+
+    #[must_use]
+    pub fn on(mut self, series: &str) -> Self {
+        self.on = Some(series.to_owned());
+        self
+    }
 }
 
 /// Grouped bars: one group per category on the x axis, one bar per series in
@@ -426,40 +678,14 @@ pub struct BarChart {
     pub groups: Vec<String>,
     pub y: Axis,
     pub series: Vec<BarSeries>,
-    pub references: Vec<Reference>,
-    pub legend: Legend,
+    pub references: Vec<BarReference>,
     pub size: (u32, u32),
 }
 
-/// Width each group of bars gets at least, so group labels do not overlap.
-const GROUP_WIDTH_MIN: u32 = 130;
-
-/// Colours of reference lines (apart from the bars' palette).
-const REFERENCE_COLORS: [RGBColor; 3] = [RGBColor(200, 0, 0), RGBColor(0, 120, 0), RGBColor(90, 90, 90)];
-
 impl BarChart {
-    /// Group labels wrap at spaces, one word per line; the chart widens
-    /// with the number of groups so labels never overlap.
     #[must_use]
     pub fn new(title: &str, groups: Vec<String>, y: Axis) -> Self {
-        let width = u32::try_from(groups.len()).unwrap_or(u32::MAX).saturating_mul(GROUP_WIDTH_MIN).saturating_add(100);
-        let size = (SIZE_DEFAULT.0.max(width), SIZE_DEFAULT.1);
-        Self {
-            title: title.to_owned(),
-            groups,
-            y,
-            series: Vec::new(),
-            references: Vec::new(),
-            legend: Legend::default(),
-            size,
-        }
-    }
-
-    /// A dashed horizontal line at `value`, named in the legend.
-    #[must_use]
-    pub fn reference(mut self, name: &str, value: f64) -> Self {
-        self.references.push(Reference { name: name.to_owned(), value });
-        self
+        Self { title: title.to_owned(), groups, y, series: Vec::new(), references: Vec::new(), size: SIZE_DEFAULT }
     }
 
     #[must_use]
@@ -468,10 +694,19 @@ impl BarChart {
         self
     }
 
+    /// Adds what the paper reports, drawn in black with a legend entry.
     #[must_use]
-    pub fn legend(mut self, legend: Legend) -> Self {
-        self.legend = legend;
+    pub fn reference(mut self, reference: BarReference) -> Self {
+        self.references.push(reference);
         self
+    }
+
+    /// A reference at the same `value` in every group (a claim stated as one
+    /// ratio, or "no change" at 1.0).
+    #[must_use]
+    pub fn level(self, name: &str, value: f64) -> Self {
+        let values = vec![value; self.groups.len()];
+        self.reference(BarReference::new(name, values))
     }
 
     /// Renders the chart as an SVG document; `name` only labels errors.
@@ -483,133 +718,136 @@ impl BarChart {
         if self.groups.is_empty() || self.series.is_empty() {
             return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
-        if let Some(series) = self.series.iter().find(|series| {
-            series.values.len() != self.groups.len()
-                || series.ranges.as_ref().is_some_and(|ranges| ranges.len() != self.groups.len())
-        }) {
-            return Err(invalid(format!(
-                "series {:?} has {} values (and ranges) for {} groups",
-                series.name,
-                series.values.len(),
-                self.groups.len()
-            )));
+        let groups = self.groups.len();
+        let lengths =
+            self.series.iter().map(|s| (&s.name, "values", s.values.len())).chain(
+                self.series.iter().filter(|s| !s.ranges.is_empty()).map(|s| (&s.name, "ranges", s.ranges.len())),
+            );
+        let lengths = lengths.chain(self.references.iter().map(|r| (&r.name, "reference values", r.values.len())));
+        if let Some((series, what, count)) = lengths.into_iter().find(|(_, _, count)| *count != groups) {
+            return Err(invalid(format!("{series:?} has {count} {what} for {groups} groups")));
         }
-        let ranges =
-            self.series.iter().flat_map(|series| series.ranges.iter().flatten().flat_map(|(low, high)| [*low, *high]));
-        let references = self.references.iter().map(|reference| reference.value);
-        let values = self
-            .series
-            .iter()
-            .flat_map(|series| series.values.iter().copied())
-            .chain(ranges)
-            .chain(references)
-            .chain([0.0]);
-        let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
-        // Bars grow from 0: no margin below a non-negative axis.
-        let y_low = if self.y.range.is_none()
-            && y_low < 0.0
-            && self.series.iter().flat_map(|series| &series.values).all(|value| value.is_nan() || *value >= 0.0)
+        if let Some(reference) =
+            self.references.iter().find(|r| r.on.as_ref().is_some_and(|on| self.series_index(on).is_none()))
         {
-            0.0
-        } else {
-            y_low
-        };
+            return Err(invalid(format!("reference {:?} is on a series the chart does not have", reference.name)));
+        }
+        let values = self.series.iter().flat_map(|series| {
+            series.values.iter().copied().chain(series.ranges.iter().flat_map(|&(low, high)| [low, high]))
+        });
+        let values = values.chain(self.references.iter().flat_map(|r| r.values.iter().copied())).chain([0.0]);
+        let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
             self.draw(&root, y_low.min(0.0), y_high)
-                .and_then(|()| root.present().map_err(|error| error.to_string()))
+                .and_then(|()| root.present().map_err(draw_error))
                 .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
         Ok(svg)
     }
 
+    fn series_index(&self, name: &str) -> Option<usize> {
+        self.series.iter().position(|series| series.name == name)
+    }
+
+    fn legend(&self) -> Legend {
+        let bars = self
+            .series
+            .iter()
+            .enumerate()
+            .map(|(index, s)| (Swatch::Bar(PALETTE[index % PALETTE.len()]), s.name.as_str()));
+        let references = self.references.iter().map(|reference| (Swatch::ReferencePoints, reference.name.as_str()));
+        Legend::new(bars.chain(references).collect(), self.size.0)
+    }
+
     fn draw(&self, root: &DrawingArea<SVGBackend<'_>, Shift>, y_low: f64, y_high: f64) -> Result<(), String> {
-        root.fill(&WHITE).map_err(|error| error.to_string())?;
+        root.fill(&WHITE).map_err(draw_error)?;
+        let titled = root.titled(&self.title, ("sans-serif", 22)).map_err(draw_error)?;
+        let plot = self.legend().place(&titled)?;
         #[allow(clippy::cast_precision_loss)]
         let group_count = self.groups.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 22))
+        let (plot_width, _) = plot.dim_in_pixel();
+        let group_pixels = (f64::from(plot_width) - 90.0) / group_count;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let columns = (group_pixels / CHAR_WIDTH).max(4.0) as usize;
+        let labels: Vec<Vec<String>> = self.groups.iter().map(|group| wrap(group, columns)).collect();
+        let label_lines = labels.iter().map(Vec::len).max().unwrap_or(1);
+        let label_area = 16 + LINE_HEIGHT * i32::try_from(label_lines).unwrap_or(4);
+        let mut chart = ChartBuilder::on(&plot)
             .margin(12)
-            .x_label_area_size(24 + 18 * self.label_lines())
-            .y_label_area_size(64)
+            .x_label_area_size(label_area)
+            .y_label_area_size(72)
             .build_cartesian_2d(0.0..group_count, y_low..y_high)
-            .map_err(|error| error.to_string())?;
+            .map_err(draw_error)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
             .y_desc(self.y.caption())
+            .axis_desc_style(("sans-serif", 17))
+            .label_style(("sans-serif", 15))
+            .y_label_formatter(&|value| tick_label(*value))
             .light_line_style(WHITE.mix(0.0))
             .draw()
-            .map_err(|error| error.to_string())?;
+            .map_err(draw_error)?;
         #[allow(clippy::cast_precision_loss)]
         let bar_width = 0.8 / self.series.len() as f64;
+        #[allow(clippy::cast_precision_loss)]
+        let left_of = |group: usize, series: usize| group as f64 + 0.1 + series as f64 * bar_width;
         for (index, series) in self.series.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
-            #[allow(clippy::cast_precision_loss)]
-            let offset = 0.1 + index as f64 * bar_width;
             let bars = series.values.iter().enumerate().filter(|(_, value)| value.is_finite()).map(|(group, value)| {
-                #[allow(clippy::cast_precision_loss)]
-                let left = group as f64 + offset;
+                let left = left_of(group, index);
                 Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
             });
+            chart.draw_series(bars).map_err(draw_error)?;
+            let whiskers =
+                series.ranges.iter().enumerate().filter(|(_, (low, high))| low.is_finite() && high.is_finite());
+            let darker = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2).stroke_width(1);
             chart
-                .draw_series(bars)
-                .map_err(|error| error.to_string())?
-                .label(series.name.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
-            if let Some(ranges) = &series.ranges {
-                let cap = bar_width / 4.0;
-                let whiskers = ranges
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, (low, high))| low.is_finite() && high.is_finite())
-                    .flat_map(|(group, &(low, high))| {
-                        #[allow(clippy::cast_precision_loss)]
-                        let middle = group as f64 + offset + bar_width / 2.0;
-                        [
-                            vec![(middle, low), (middle, high)],
-                            vec![(middle - cap, low), (middle + cap, low)],
-                            vec![(middle - cap, high), (middle + cap, high)],
-                        ]
-                    })
-                    .map(|points| PathElement::new(points, BLACK.stroke_width(1)));
-                chart.draw_series(whiskers).map_err(|error| error.to_string())?;
+                .draw_series(whiskers.flat_map(|(group, &(low, high))| {
+                    let middle = left_of(group, index) + bar_width / 2.0;
+                    let cap = bar_width / 4.0;
+                    [
+                        PathElement::new(vec![(middle, low), (middle, high)], darker),
+                        PathElement::new(vec![(middle - cap, low), (middle + cap, low)], darker),
+                        PathElement::new(vec![(middle - cap, high), (middle + cap, high)], darker),
+                    ]
+                }))
+                .map_err(draw_error)?;
+        }
+        for reference in &self.references {
+            let (first, last) = reference
+                .on
+                .as_deref()
+                .and_then(|on| self.series_index(on))
+                .map_or((0, self.series.len() - 1), |index| (index, index));
+            for (group, value) in reference.values.iter().enumerate().filter(|(_, value)| value.is_finite()) {
+                let (left, right) = (left_of(group, first), left_of(group, last) + bar_width);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(left, *value), (right, *value)],
+                        3,
+                        3,
+                        REFERENCE_COLOR.stroke_width(2),
+                    ))
+                    .map_err(draw_error)?;
+                chart
+                    .draw_series([EmptyElement::at(((left + right) / 2.0, *value)) + diamond((0, 0))])
+                    .map_err(draw_error)?;
             }
         }
-        for (index, reference) in self.references.iter().enumerate() {
-            let color = REFERENCE_COLORS[index % REFERENCE_COLORS.len()];
-            let ends = [(0.0, reference.value), (group_count, reference.value)];
-            chart
-                .draw_series(DashedLineSeries::new(ends, 8, 5, color.stroke_width(2)))
-                .map_err(|error| error.to_string())?
-                .label(reference.name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], color.stroke_width(2)));
-        }
-        chart
-            .configure_series_labels()
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.85))
-            .position(self.legend.position())
-            .draw()
-            .map_err(|error| error.to_string())?;
-        let label_style = ("sans-serif", 15).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-        for (group, label) in self.groups.iter().enumerate() {
+        let label_style = ("sans-serif", LABEL_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+        for (group, lines) in labels.iter().enumerate() {
             #[allow(clippy::cast_precision_loss)]
             let (x, y) = chart.backend_coord(&(group as f64 + 0.5, y_low));
-            for (line, word) in (0i32..).zip(label.split(' ')) {
-                root.draw(&Text::new(word, (x, y + 8 + 18 * line), label_style.clone()))
-                    .map_err(|error| error.to_string())?;
+            for (line_index, line) in lines.iter().enumerate() {
+                let line_y = y + 8 + LINE_HEIGHT * i32::try_from(line_index).unwrap_or(0);
+                root.draw(&Text::new(line.as_str(), (x, line_y), label_style.clone())).map_err(draw_error)?;
             }
         }
         Ok(())
-    }
-
-    /// Lines of the tallest group label (one word per line).
-    fn label_lines(&self) -> u32 {
-        let most = self.groups.iter().map(|label| label.split(' ').count()).max().unwrap_or(1);
-        u32::try_from(most).unwrap_or(1)
     }
 }
 
@@ -618,23 +856,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_automatic_legend_takes_the_emptiest_corner() {
-        let linear = |low, high| (Scale::Linear, low, high);
-        // A line rising to the upper right: the upper left is empty.
-        let rising: [(&[(f64, f64)], bool); 1] = [(&[(0.0, 0.0), (5.0, 1.0), (10.0, 10.0)], true)];
-        assert_eq!(Legend::Auto.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperLeft);
-        // Falling from the upper left, then flat along the bottom: the upper right is empty.
-        let falling: [(&[(f64, f64)], bool); 1] = [(&[(0.0, 10.0), (3.0, 0.0), (10.0, 0.0)], true)];
-        assert_eq!(Legend::Auto.resolve(&falling, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
-        // Samples along the segment count: a line through the upper right between two far points.
-        let through: [(&[(f64, f64)], bool); 2] =
-            [(&[(0.0, 6.0), (10.0, 10.0)], true), (&[(0.0, 0.0), (10.0, 0.0)], false)];
-        assert_ne!(Legend::Auto.resolve(&through, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::UpperRight);
-        // Log axes are measured in decades; an explicit choice is kept.
-        let log_points: [(&[(f64, f64)], bool); 1] = [(&[(1.0, 1.0), (1000.0, 1000.0)], false)];
-        let log = |low, high| (Scale::Log, low, high);
-        assert_eq!(Legend::Auto.resolve(&log_points, log(1.0, 1000.0), log(1.0, 1000.0)), Legend::UpperLeft);
-        assert_eq!(Legend::LowerLeft.resolve(&rising, linear(0.0, 10.0), linear(0.0, 10.0)), Legend::LowerLeft);
+    fn tick_labels_are_short() {
+        assert_eq!(tick_label(0.009_000_000_000_000_001), "0.009");
+        assert_eq!(tick_label(1500.0), "1500");
+        assert_eq!(tick_label(12.5), "12.5");
+        assert_eq!(tick_label(0.0015), "0.0015");
+        assert_eq!(tick_label(-0.000_000_1), "-1e-7");
+        assert_eq!(tick_label(25_000_000.0), "2.5e7");
+        assert_eq!(tick_label(0.0), "0");
+        assert_eq!(tick_label(0.1 + 0.2), "0.3");
+    }
+
+    #[test]
+    fn flat_data_get_their_own_range_and_empty_units_print_nothing() {
+        assert_eq!(Axis::new("copies").resolve([0.0, 0.0].into_iter()), Some((0.0, 1.0)));
+        assert_eq!(Axis::new("copies").resolve([5.0, 5.0].into_iter()), Some((4.5, 5.5)));
+        assert_eq!(Axis::new("waf").resolve([1.0, 3.0].into_iter()), Some((0.9, 3.1)));
+        assert_eq!(Axis::new("MB/s").resolve([0.0, 10.0].into_iter()).map(|range| range.0), Some(0.0));
+        assert_eq!(Axis::new("WAF").unit("").caption(), "WAF");
+    }
+
+    #[test]
+    fn legends_wrap_and_sit_right_of_the_plot() {
+        assert_eq!(wrap("a long legend entry", 8), vec!["a long", "legend", "entry"]);
+        let legend = Legend::new(vec![(Swatch::ReferencePoints, "paper"), (Swatch::ReferenceLine, "")], 900);
+        assert_eq!(legend.entries.len(), 1, "unnamed entries have no legend line");
+        assert!(legend.width > 0 && f64::from(legend.width) <= 900.0 * LEGEND_MAX_SHARE);
+    }
+
+    #[test]
+    fn references_are_drawn_with_a_legend_entry_and_extend_the_range() {
+        let chart = Chart::new("t", Axis::new("x"), Axis::new("y"))
+            .with(Series::line("nandlab", vec![(0.0, 1.0), (1.0, 2.0)]).ranges(vec![(0.5, 1.5), (1.5, 2.5)]))
+            .reference(Reference::points("paper, Fig. 1", vec![(0.5, 40.0)]))
+            .reference(Reference::horizontal("paper bound", 3.0));
+        let svg = chart.to_svg("t.svg").expect("renders");
+        assert!(svg.contains("paper, Fig. 1") && svg.contains("paper bound"), "legend names the references");
+        assert!(svg.contains("\n40\n</text>"), "the y axis reaches the paper's value 40: {svg}");
+        let bad = Chart::new("t", Axis::new("x"), Axis::new("y"))
+            .with(Series::line("s", vec![(0.0, 1.0)]).ranges(vec![(0.0, 1.0), (1.0, 2.0)]));
+        assert!(matches!(bad.to_svg("bad.svg"), Err(ReportError::InvalidChart { .. })));
+    }
+
+    #[test]
+    fn bar_references_name_an_existing_series() {
+        let groups = vec!["a".to_owned(), "b".to_owned()];
+        let chart = BarChart::new("Bars", groups, Axis::new("v"))
+            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.0, 3.0)]))
+            .reference(BarReference::new("paper, Table 2", vec![f64::NAN, 2.5]).on("s"));
+        assert!(chart.to_svg("b.svg").expect("renders").contains("paper, Table 2"));
+        let wrong = chart.clone().reference(BarReference::new("p", vec![1.0, 1.0]).on("missing"));
+        assert!(matches!(wrong.to_svg("b.svg"), Err(ReportError::InvalidChart { .. })));
     }
 
     #[test]
@@ -672,20 +944,7 @@ mod tests {
             .with(BarSeries::new("s", vec![1.0, 2.0]));
         let svg = good.to_svg("bars.svg").expect("bars render");
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
-        let ranged = BarChart::new("Bars", vec!["two words".to_owned(), "g2".to_owned()], Axis::new("value"))
-            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.8, 2.4)]))
-            .reference("paper", 3.0);
-        let svg = ranged.to_svg("ranged.svg").expect("error bars and references render");
-        assert!(svg.contains("paper"), "the reference is in the legend");
-        assert!(svg.contains("two") && svg.contains("words") && !svg.contains("two words"), "labels wrap per word");
-        let bad = BarChart::new("Bars", groups.clone(), Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
+        let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
         assert!(matches!(bad.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
-        let whiskered = BarChart::new("Bars", groups.clone(), Axis::new("value"))
-            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5), (1.0, 9.0)]));
-        let svg = whiskered.to_svg("bars.svg").expect("whiskers render");
-        assert!(svg.matches("<polyline").count() >= 2 || svg.matches("<path").count() >= 2, "{svg}");
-        let short = BarChart::new("Bars", groups, Axis::new("value"))
-            .with(BarSeries::new("s", vec![1.0, 2.0]).ranges(vec![(0.5, 1.5)]));
-        assert!(matches!(short.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
     }
 }

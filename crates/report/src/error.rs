@@ -19,6 +19,8 @@ pub enum ReportError {
     Draw { name: String, message: String },
     #[error("chart {name}: {reason}")]
     InvalidChart { name: String, reason: String },
+    #[error("table {name}: {reason}")]
+    Table { name: String, reason: String },
     #[error("file name {name:?} must be a plain file name (no folders, not empty)")]
     InvalidFileName { name: String },
 }

@@ -5,15 +5,20 @@
 //!   serde field names), pretty JSON and markdown files into it;
 //! - [`Summary`] builds the `summary.md` (headings, paragraphs, tables, embedded
 //!   plots, paper-vs-measured comparisons);
+//! - [`markdown_to_html`] turns a summary (or a combined report) into one
+//!   self-contained HTML page with its SVG plots inline;
+//! - [`Table`] holds rows as typed columns and writes them as Apache Parquet;
 //! - [`Chart`] draws SVG charts with `plotters` (SVG backend only, so no system
 //!   font libraries are needed): line plots with several named series, scatter,
-//!   step and CDF plots, linear or log axes, and grouped bars ([`BarChart`]).
+//!   step and CDF plots, linear or log axes, and grouped bars ([`BarChart`]),
+//!   with error bars where there are repeats and the paper's numbers drawn as
+//!   black references ([`Reference`], [`BarReference`]).
 //!
 //! The crate is generic: it knows nothing about any particular paper.
 //! `docs/reporting.md` documents the API.
 //!
 //! ```
-//! use nandlab_report::{Axis, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
+//! use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
 //!
 //! #[derive(serde::Serialize)]
 //! struct Row {
@@ -27,7 +32,7 @@
 //! let points = rows.iter().map(|row| (row.granularity as f64, row.throughput_percent)).collect();
 //! let chart = Chart::new("Throughput vs granularity", Axis::new("granularity").unit("pages").log(), Axis::new("throughput").unit("%"))
 //!     .with(Series::new("measured", Mark::LinePoints, points))
-//!     .legend(Legend::LowerRight);
+//!     .reference(Reference::points("paper, Fig. 7", vec![(1.0, 2.0), (64.0, 83.0)]));
 //! dir.write_chart("throughput.svg", &chart)?;
 //! let mut summary = Summary::new("Throughput vs granularity");
 //! summary
@@ -46,10 +51,16 @@
 
 mod chart;
 mod error;
+mod html;
 mod output;
 mod summary;
+mod table;
 
-pub use chart::{Axis, BarChart, BarSeries, Chart, Legend, Mark, Reference, Scale, Series};
+pub use chart::{
+    tick_label, wrap, Axis, BarChart, BarReference, BarSeries, Chart, Mark, Reference, ReferenceShape, Scale, Series,
+};
 pub use error::ReportError;
+pub use html::markdown_to_html;
 pub use output::OutputDir;
 pub use summary::{nest_summary, Comparison, Summary};
+pub use table::{Column, Table};

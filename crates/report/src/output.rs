@@ -54,6 +54,12 @@ impl OutputDir {
         self.write_text("summary.md", &summary.to_markdown())
     }
 
+    /// Writes `markdown` as the self-contained HTML page `name`, its SVG
+    /// plots (files of this folder) inlined.
+    pub fn write_html(&self, name: &str, title: &str, markdown: &str) -> Result<PathBuf, ReportError> {
+        self.write_text(name, &crate::markdown_to_html(title, markdown, &self.root))
+    }
+
     /// Draws `chart` into the SVG file `name`.
     pub fn write_chart(&self, name: &str, chart: &Chart) -> Result<PathBuf, ReportError> {
         let svg = chart.to_svg(name)?;

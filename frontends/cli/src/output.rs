@@ -74,6 +74,25 @@ pub fn write_json<T: serde::Serialize>(mut output: Output, value: &T) -> anyhow:
     output.commit()
 }
 
+/// Writes `value`'s JSON document flattened into a one-row Parquet table
+/// (nested keys joined with `.`, arrays left out) and commits the output.
+pub fn write_document_parquet<T: serde::Serialize>(output: Output, value: &T) -> anyhow::Result<()> {
+    let document = serde_json::to_value(value)?;
+    write_parquet(output, &nandlab_report::Table::from_document(&document)?)
+}
+
+/// Writes `rows` (one struct per row) as a Parquet table and commits the output.
+pub fn write_rows_parquet<R: serde::Serialize>(output: Output, rows: &[R]) -> anyhow::Result<()> {
+    write_parquet(output, &nandlab_report::Table::from_rows(rows)?)
+}
+
+fn write_parquet(mut output: Output, table: &nandlab_report::Table) -> anyhow::Result<()> {
+    let mut bytes = Vec::new();
+    table.write_parquet(&mut bytes, "the Parquet output")?;
+    output.write_all(&bytes)?;
+    output.commit()
+}
+
 /// Is `error` a write to a closed pipe (`nandlab … | head`)? Then the reader
 /// has all it wanted, and the command ends quietly.
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -24,6 +24,11 @@ pub struct ConfigArgs {
     /// Override one key, e.g. `--set ftl.gc_policy=fifo --set device.over_provisioning=0.28`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Add a concurrent job, `name=NAME,key=value,…` with `[[job]]` keys
+    /// (repeatable), e.g. `--job name=logger,pattern=sequential,priority=true,requests=5000`;
+    /// see docs/configuration.md.
+    #[arg(long = "job", value_name = "SPEC")]
+    pub jobs: Vec<String>,
     /// Seed of every random choice (overrides the configuration's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -37,7 +42,9 @@ impl ConfigArgs {
         };
         let origin = self.config.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
         let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin });
-        Ok(config::from_sources(self.preset.as_deref(), document, &self.overrides, self.seed)?)
+        let jobs = self.jobs.iter().map(|spec| format!("job={spec}"));
+        let overrides: Vec<String> = self.overrides.iter().cloned().chain(jobs).collect();
+        Ok(config::from_sources(self.preset.as_deref(), document, &overrides, self.seed)?)
     }
 }
 
@@ -60,6 +67,22 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
             "           flash drained at {:.3} s (buffered work after the last completion)",
             timed.drained_s
         )?;
+    }
+    if !timed.jobs.is_empty() {
+        writeln!(
+            out,
+            "jobs:      {:>10} {:>10} {:>10} {:>12} {:>12}",
+            "requests", "IOPS", "MB/s", "mean us", "p99 us"
+        )?;
+        for job in &timed.jobs {
+            let (mean, p99) = job.latency.as_ref().map_or((0.0, 0.0), |latency| (latency.mean_us, latency.p99_us));
+            let mb_s = job.read_mb_s + job.write_mb_s;
+            writeln!(
+                out,
+                "  {:<8} {:>10} {:>10.0} {:>10.2} {mean:>12.0} {p99:>12.0}",
+                job.name, job.requests, job.iops, mb_s
+            )?;
+        }
     }
     writeln!(
         out,

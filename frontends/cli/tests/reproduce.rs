@@ -38,3 +38,29 @@ fn an_experiment_writes_its_summary_into_out() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("telomere-table3: done in"));
     assert!(std::fs::read_to_string(out.join("summary.md")).expect("summary").starts_with('#'));
 }
+
+/// Every figure of a reproduced experiment draws the paper's numbers with a
+/// legend entry, and report.html holds the figures inline with the provenance.
+#[test]
+fn reproduced_figures_carry_the_papers_numbers_and_report_html_is_self_contained() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for experiment in ["telomere-fig9", "priority-cleaning"] {
+        let out = dir.path().join(experiment);
+        let output = nandlab(&["reproduce", experiment, "--out", out.to_str().expect("utf-8 path")]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let mut figures = 0;
+        for entry in std::fs::read_dir(&out).expect("the output folder") {
+            let path = entry.expect("an entry").path();
+            if path.extension().is_some_and(|extension| extension == "svg") {
+                figures += 1;
+                let svg = std::fs::read_to_string(&path).expect("svg");
+                assert!(svg.contains("paper"), "{} has no paper reference", path.display());
+            }
+        }
+        assert!(figures > 0, "{experiment} drew no figure");
+        let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
+        assert_eq!(html.matches("<svg").count(), figures, "every figure inline in report.html");
+        assert!(html.contains("Provenance") && html.contains("commit") && html.contains("reproduce"));
+        assert!(!html.contains("src=\""), "nothing loaded from elsewhere");
+    }
+}

@@ -118,10 +118,11 @@ pub fn replay_json(
     let mut observer = PyObserver::new(progress);
     let source = TraceSource { path: &trace, format, device: device.as_deref() };
     let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref(), ..ReplayMode::default() };
+    let started = std::time::Instant::now();
     let report = py
         .detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer))
         .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
-    let json = serde_json::to_string(&report);
+    let json = serde_json::to_string(&nandlab_lab::document::Document::new(&report, started.elapsed()));
     json.map_err(|error| errors::simulation_error(&error.to_string()))
 }
 
@@ -198,8 +199,8 @@ pub fn experiments(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
-/// Runs one experiment (or `all`) into `out`; returns (summary path,
-/// seconds). The experiment runs on a worker thread; this thread waits with
+/// Runs one experiment (or `all`) into `out`; returns (summary path, HTML
+/// report path, seconds). The experiment runs on a worker thread; this thread waits with
 /// the GIL released, taking it back every [`POLL`] to check for signals, and
 /// on Ctrl-C raises the experiment's interrupt and waits for it to stop.
 #[pyfunction]
@@ -212,7 +213,7 @@ pub fn reproduce(
     paper_scale: bool,
     samples: Option<usize>,
     overrides: Vec<String>,
-) -> PyResult<(PathBuf, f64)> {
+) -> PyResult<(PathBuf, PathBuf, f64)> {
     if name != "all" {
         let experiment = registry::find(&name).map_err(|error| errors::from_lab(error, None))?;
         experiment.check_set(&overrides).map_err(|error| errors::from_lab(error, None))?;
@@ -236,7 +237,7 @@ pub fn reproduce(
     match (result, raised) {
         // Ctrl-C wins even when the experiment finished before it looked.
         (Ok(_), Some(raised)) => Err(raised),
-        (Ok(done), None) => Ok((done.summary, done.seconds)),
+        (Ok(done), None) => Ok((done.summary, done.html, done.seconds)),
         (Err(error), raised) => Err(errors::from_lab(error, raised)),
     }
 }

@@ -50,8 +50,10 @@ fn run_json(
 ) -> PyResult<String> {
     let (config, _) = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
     let simulate = if timing { nandlab_core::sim::run_timed } else { nandlab_core::run };
+    let started = std::time::Instant::now();
     let report = py.detach(|| simulate(&config, &mut |_| {})).map_err(errors::from_sim)?;
-    serde_json::to_string(&report).map_err(|error| errors::simulation_error(&error.to_string()))
+    let document = nandlab_lab::document::Document::new(&report, started.elapsed());
+    serde_json::to_string(&document).map_err(|error| errors::simulation_error(&error.to_string()))
 }
 
 /// Checks a configuration without running it: raises `ConfigError` naming
@@ -75,8 +77,11 @@ fn validate(
 
 /// (name, description) of every embedded preset.
 #[pyfunction]
-fn presets() -> Vec<(&'static str, &'static str)> {
-    config::preset_names().into_iter().map(|name| (name, config::preset_summary(name).unwrap_or_default())).collect()
+fn presets() -> Vec<(&'static str, String)> {
+    config::preset_names()
+        .into_iter()
+        .map(|name| (name, config::preset_description(name).unwrap_or_default()))
+        .collect()
 }
 
 /// The TOML text of one preset.

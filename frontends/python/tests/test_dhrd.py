@@ -4,9 +4,8 @@ import array
 import os
 import random
 
-import pytest
-
 import nandlab
+import pytest
 
 SIZE = 4 << 20  # 4 MiB
 CHUNK = 64 << 10  # 64 KiB: many chunk boundaries in a small device

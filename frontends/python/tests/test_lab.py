@@ -4,15 +4,17 @@ import gzip
 import json
 import os
 import pathlib
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import textwrap
 import time
-
-import pytest
+import zlib
 
 import nandlab
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -63,7 +65,9 @@ def test_replay_is_the_cli_replay(tmp_path):
     subprocess.run(
         [binary, "replay", trace, "--preset", "small", "--seed", "5", "--json", out], check=True, capture_output=True
     )
-    assert json.loads(out.read_text()) == report
+    from_cli = json.loads(out.read_text())
+    assert from_cli.pop("wall_s") > 0 and report.pop("wall_s") > 0
+    assert from_cli == report
 
 
 def test_replay_options_change_what_they_should(tmp_path):
@@ -143,12 +147,68 @@ def test_reproduce_a_fast_experiment(tmp_path):
     done = nandlab.reproduce("telomere-table3", out=tmp_path / "t3", seed=2)
     assert done["summary"] == tmp_path / "t3" / "summary.md"
     assert done["summary"].read_text().startswith("#")
+    assert "## Provenance" in done["summary"].read_text()
+    assert done["html"] == tmp_path / "t3" / "report.html"
+    assert "<svg" in done["html"].read_text()
     assert any(path.suffix == ".csv" for path in (tmp_path / "t3").iterdir())
     assert done["seconds"] > 0
     with pytest.raises(ValueError, match="available"):
         nandlab.reproduce("fig99", out=tmp_path / "x")
     with pytest.raises(ValueError, match="takes no --set keys"):
         nandlab.reproduce("telomere-table3", out=tmp_path / "x", set=["a=1"])
+
+
+def coloured_pixels(png: pathlib.Path) -> int:
+    """Pixels of an 8-bit RGB(A) PNG that are clearly coloured (not white, grey or black): only the
+    figures' series are, so this counts what Chromium drew of them."""
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, offset = {}, 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        chunks.setdefault(kind, []).append(data[offset + 8 : offset + 8 + length])
+        offset += 12 + length
+    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][0][:10])
+    assert depth == 8 and colour in (2, 6), (depth, colour)
+    channels = 3 if colour == 2 else 4
+    raw = zlib.decompress(b"".join(chunks[b"IDAT"]))
+    stride = width * channels
+    previous, count, at = bytearray(stride), 0, 0
+    for _ in range(height):
+        kind, line = raw[at], bytearray(raw[at + 1 : at + 1 + stride])
+        at += 1 + stride
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, corner = previous[i], previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                estimate = left + up - corner
+                pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        for i in range(0, stride, channels):
+            if max(line[i : i + 3]) - min(line[i : i + 3]) > 60:
+                count += 1
+        previous = line
+    return count
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed")
+def test_headless_chromium_renders_the_figures_of_report_html(tmp_path):
+    done = nandlab.reproduce("priority-cleaning", out=tmp_path / "pc")
+    screenshot = tmp_path / "report.png"
+    script = str(ROOT / "scripts/screenshot-report.sh")
+    # The top of the page holds the figure; a small window keeps the pure-Python PNG decoding quick.
+    env = dict(os.environ, SCREENSHOT_SIZE="1000,1000")
+    subprocess.run([script, str(done["html"]), str(screenshot)], check=True, env=env)
+    assert coloured_pixels(screenshot) > 2000, "the figure's coloured series are drawn"
+    html = done["html"].read_text()
+    assert "paper: priority, aware" in html, "the paper's reference is drawn with a legend entry"
 
 
 def write_long_trace(path: pathlib.Path, members: int) -> None:
@@ -166,8 +226,9 @@ CHILD = """
 import sys, nandlab
 print("replaying", flush=True)
 try:
+    timed = sys.argv[2] == "timed"
     preset = "femu-32g" if sys.argv[2] == "aging" else "small"
-    nandlab.replay(sys.argv[1], preset=preset, timing=sys.argv[2] == "timed", arrival="closed" if sys.argv[2] == "timed" else "trace", progress=True)
+    nandlab.replay(sys.argv[1], preset=preset, timing=timed, arrival="closed" if timed else "trace", progress=True)
 except KeyboardInterrupt:
     print("KeyboardInterrupt", flush=True)
     sys.exit(3)

@@ -1,8 +1,7 @@
 """nandlab.sweep: grid order, agreement with single runs, fail-fast configuration errors, the CLI."""
 
-import pytest
-
 import nandlab
+import pytest
 from nandlab import sweep as sweeps
 
 pytest.importorskip("dask.distributed")
@@ -93,7 +92,9 @@ def test_a_cluster_given_by_address_gives_the_same_table():
     grid = {"ftl.gc_policy": ["greedy", "fifo"]}
     local = sweeps.sweep(grid, preset="small", set=BASE, seeds=[1, 2], progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        remote = sweeps.sweep(grid, preset="small", set=BASE, seeds=[1, 2], scheduler=cluster.scheduler_address, progress=False)
+        remote = sweeps.sweep(
+            grid, preset="small", set=BASE, seeds=[1, 2], scheduler=cluster.scheduler_address, progress=False
+        )
     columns = [column for column in local.columns if column != "wall_s"]
     assert local[columns].equals(remote[columns])
 

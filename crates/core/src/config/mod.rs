@@ -4,7 +4,7 @@
 pub mod memory;
 mod presets;
 
-pub use presets::{preset_names, preset_summary, PRESETS};
+pub use presets::{preset_description, preset_names, PRESETS};
 
 use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::FtlConfig;
@@ -12,6 +12,7 @@ use crate::host::discard::DiscardConfig;
 use crate::host::pblk::PblkConfig;
 use crate::host::stages::HostConfig;
 use crate::timing::TimingConfig;
+use crate::workload::jobs::{validate_jobs, JobConfig};
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -75,6 +76,11 @@ pub struct Config {
     /// The lifetime forecast of every report.
     #[serde(default)]
     pub lifetime: crate::metrics::LifetimeConfig,
+    /// `[[job]]` tables: several workloads at once in place of `[workload]`'s
+    /// measured phase (which still ages the device). Absent from reports of
+    /// runs without jobs, so their JSON is unchanged.
+    #[serde(default, rename = "job", skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobConfig>,
 }
 
 fn default_seed() -> u64 {
@@ -98,6 +104,7 @@ impl Config {
         let geometry = Geometry::from_config(&self.device)?;
         self.ftl.validate(&geometry)?;
         self.workload.validate(&geometry, self.ftl.streams)?;
+        validate_jobs(&self.jobs, &geometry, self.ftl.streams)?;
         self.precondition.validate()?;
         self.discard.validate()?;
         self.host.validate(self.ftl.streams)?;
@@ -230,6 +237,9 @@ impl ConfigBuilder {
         if key.is_empty() || key.split('.').any(str::is_empty) {
             return Err(ConfigError::new(key, "not a valid dotted key"));
         }
+        if key == "job" {
+            return self.add_job(raw.trim());
+        }
         let value = parse_value(raw.trim());
         if key == "preset" {
             let toml::Value::String(name) = value else {
@@ -247,6 +257,24 @@ impl ConfigBuilder {
             table = entry.as_table_mut().ok_or_else(|| ConfigError::new(path.clone(), "is a value, not a section"))?;
         }
         table.insert(leaf.to_owned(), value);
+        Ok(())
+    }
+
+    /// Appends a `[[job]]` table written `key=value,key=value` (the
+    /// `job=…` assignment, the CLI's `--job`): values read as in [`Self::set`].
+    pub fn add_job(&mut self, spec: &str) -> Result<(), ConfigError> {
+        let mut job = toml::Table::new();
+        for pair in spec.split(',').map(str::trim).filter(|pair| !pair.is_empty()) {
+            let (key, raw) = pair.split_once('=').ok_or_else(|| {
+                ConfigError::new("job", format!("{pair:?}: a job is written `name=NAME,key=value,…`"))
+            })?;
+            job.insert(key.trim().to_owned(), parse_value(raw.trim()));
+        }
+        let jobs = self.table.entry("job").or_insert_with(|| toml::Value::Array(Vec::new()));
+        let toml::Value::Array(jobs) = jobs else {
+            return Err(ConfigError::new("job", "must be an array of [[job]] tables"));
+        };
+        jobs.push(toml::Value::Table(job));
         Ok(())
     }
 

@@ -17,7 +17,29 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(name, _)| *name).collect()
 }
 
-/// The first comment line of a preset: what it models.
-pub fn preset_summary(name: &str) -> Option<&'static str> {
-    preset_text(name)?.lines().next().map(|line| line.trim_start_matches('#').trim())
+/// What a preset models: its leading comment block as one paragraph.
+pub fn preset_description(name: &str) -> Option<String> {
+    let lines: Vec<&str> = preset_text(name)?
+        .lines()
+        .map_while(|line| line.strip_prefix('#'))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    Some(lines.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_whole_comment_blocks() {
+        for name in preset_names() {
+            let description = preset_description(name).expect("a preset");
+            assert!(description.ends_with('.') || description.ends_with(')'), "{name}: {description}");
+        }
+        let cosmos = preset_description("cosmos").expect("cosmos");
+        assert!(cosmos.starts_with("Telomere's OpenSSD Cosmos board") && cosmos.contains("over_provisioning=0.5"));
+        assert_eq!(preset_description("nonesuch"), None);
+    }
 }

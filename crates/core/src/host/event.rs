@@ -44,6 +44,8 @@ pub struct HostEvent {
     /// timing engine counts misses and, with `timing.die_queue = "edf"`,
     /// serves each die's operations earliest deadline first.
     pub deadline: Option<SimNs>,
+    /// The `[[job]]` that issued it (0 when the run has no jobs).
+    pub job: u16,
 }
 
 impl HostEvent {
@@ -59,6 +61,7 @@ impl HostEvent {
             priority: false,
             stream: StreamId(0),
             deadline: None,
+            job: 0,
         }
     }
 }

@@ -124,8 +124,13 @@ impl LiveDevice {
             let outcome = match &mut self.engine {
                 None => on_layer!(layer, ftl => submit(ftl, &request)).map(|()| self.last_arrival),
                 Some(engine) => {
-                    let timed =
-                        TimedRequest { request, arrival: self.last_arrival, priority, deadline: self.last_deadline };
+                    let timed = TimedRequest {
+                        request,
+                        arrival: self.last_arrival,
+                        priority,
+                        deadline: self.last_deadline,
+                        job: None,
+                    };
                     on_layer!(layer, ftl => engine.live_submit(ftl, timed))
                 }
             };

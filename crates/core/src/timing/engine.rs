@@ -637,8 +637,9 @@ impl Engine {
                 let done = self.requests.remove(slot);
                 let request = done.timed.request;
                 let flash_pages = request.pages - done.unmapped_pages;
-                self.stats.complete(request.op, flash_pages, done.timed.priority, done.arrival_ns, self.now_ns);
-                if let Some(deadline) = done.timed.deadline {
+                let timed = done.timed;
+                self.stats.complete(request.op, flash_pages, timed.priority, timed.job, done.arrival_ns, self.now_ns);
+                if let Some(deadline) = timed.deadline {
                     self.stats.deadline(deadline.0, self.now_ns);
                 }
                 self.queues[done.queue as usize].outstanding -= 1;

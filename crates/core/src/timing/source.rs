@@ -20,6 +20,8 @@ pub struct TimedRequest {
     pub priority: bool,
     /// When the request must be complete (real-time jobs), if ever.
     pub deadline: Option<SimNs>,
+    /// The `[[job]]` that issued it (`None` in a run without jobs).
+    pub job: Option<u16>,
 }
 
 /// Where the engine takes requests from. Open-loop arrival times must not
@@ -107,7 +109,7 @@ impl RequestSource for SyntheticSource<'_> {
     fn next_request(&mut self) -> Option<TimedRequest> {
         let request = self.workload.next_request();
         let (arrival, priority) = self.arrivals.next();
-        Some(TimedRequest { request, arrival, priority, deadline: None })
+        Some(TimedRequest { request, arrival, priority, deadline: None, job: None })
     }
 }
 
@@ -158,6 +160,6 @@ impl RequestSource for SequentialMix {
         let op = if self.rng.random::<f64>() < self.write_fraction { Op::Write } else { Op::Read };
         let (arrival, priority) = self.arrivals.next();
         let request = Request { op, start: Lpn(start), pages: self.pages, stream: StreamId(0) };
-        Some(TimedRequest { request, arrival, priority, deadline: None })
+        Some(TimedRequest { request, arrival, priority, deadline: None, job: None })
     }
 }

@@ -106,6 +106,29 @@ pub struct TimedReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<DeadlineReport>,
     pub throughput_series: Vec<ThroughputPoint>,
+    /// Per-job results of a run with `[[job]]` tables, by job index (absent without).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobTiming>,
+}
+
+/// What one job's requests saw in a timed run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobTiming {
+    /// The job's name (filled in by the driver, which knows the `[[job]]` tables).
+    pub name: String,
+    pub requests: u64,
+    pub iops: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub latency: Option<LatencySummary>,
+}
+
+/// One job's running measurements.
+#[derive(Clone, Debug)]
+struct JobStats {
+    latency: Histogram<u64>,
+    pages_read: u64,
+    pages_written: u64,
 }
 
 /// Running measurements of the engine.
@@ -131,6 +154,7 @@ pub struct Stats {
     series: Series,
     last_completion_ns: u64,
     last_busy_ns: u64,
+    jobs: Vec<JobStats>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -171,13 +195,27 @@ impl Stats {
             series: Series::new(series_interval_ns),
             last_completion_ns: 0,
             last_busy_ns: 0,
+            jobs: Vec::new(),
         }
     }
 
-    /// Records a request that arrived at `arrival_ns` and completed at
-    /// `done_ns`; `pages` are the pages it moved to or from flash.
-    pub fn complete(&mut self, op: Op, pages: u32, priority: bool, arrival_ns: u64, done_ns: u64) {
+    /// Records a request of job `job` (`None`: a run without jobs) that
+    /// arrived at `arrival_ns` and completed at `done_ns`; `pages` are the
+    /// pages it moved to or from flash.
+    pub fn complete(&mut self, op: Op, pages: u32, priority: bool, job: Option<u16>, arrival_ns: u64, done_ns: u64) {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
+        if let Some(job) = job.map(usize::from) {
+            if self.jobs.len() <= job {
+                self.jobs.resize_with(job + 1, || JobStats { latency: histogram(), pages_read: 0, pages_written: 0 });
+            }
+            let stats = &mut self.jobs[job];
+            stats.latency.saturating_record(latency);
+            match op {
+                Op::Read => stats.pages_read += u64::from(pages),
+                Op::Write => stats.pages_written += u64::from(pages),
+                Op::Trim | Op::Flush => {}
+            }
+        }
         self.all.saturating_record(latency);
         self.by_op[op_index(op)].saturating_record(latency);
         if priority { &mut self.priority } else { &mut self.normal }.saturating_record(latency);
@@ -263,6 +301,18 @@ impl Stats {
             unmapped_read_pages: self.unmapped_read_pages,
             deadlines,
             throughput_series: self.series.points,
+            jobs: self
+                .jobs
+                .iter()
+                .map(|job| JobTiming {
+                    name: String::new(),
+                    requests: job.latency.len(),
+                    iops: per_second(job.latency.len()),
+                    read_mb_s: megabytes_per_second(job.pages_read),
+                    write_mb_s: megabytes_per_second(job.pages_written),
+                    latency: LatencySummary::from_histogram(&job.latency),
+                })
+                .collect(),
         }
     }
 }

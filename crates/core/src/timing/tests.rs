@@ -28,6 +28,7 @@ fn at(ns: u64, op: Op, start: u32, pages: u32) -> TimedRequest {
         arrival: SimNs(ns),
         priority: false,
         deadline: None,
+        job: None,
     }
 }
 

@@ -1,6 +1,7 @@
-//! Workloads: request sources (the synthetic generator, any event stream)
-//! and the aging (preconditioning) settings.
+//! Workloads: request sources (the synthetic generator, several jobs at
+//! once, any event stream) and the aging (preconditioning) settings.
 
+pub mod jobs;
 pub mod periodic;
 mod source;
 mod synthetic;

@@ -14,7 +14,7 @@ use nandlab_dhrd::bench::{
     self, micros, millis, BenchTarget, FileTarget, WorkloadResult, WorkloadSpec, PAPER_WORKLOADS,
 };
 use nandlab_dhrd::DeviceConfig;
-use nandlab_report::{Axis, BarChart, BarSeries, Comparison, OutputDir, Summary};
+use nandlab_report::{Axis, BarChart, BarReference, BarSeries, Comparison, OutputDir, Summary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -135,6 +135,11 @@ fn speedups(rows: &[Row], configuration: &str, threads: usize) -> Vec<f64> {
         .collect()
 }
 
+/// DHRD over the SSD in the order of `PAPER_WORKLOADS`: 64x random reads
+/// (Figure 6a), 0.97 random writes (Figure 6b), 15x mixed 66:34 (Figure 8b,
+/// XFS); the sequential workloads have no number in the text.
+const PAPER_DHRD_SPEEDUPS: [f64; 5] = [64.0, 0.97, 15.0, f64::NAN, f64::NAN];
+
 fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("dhrd.csv", rows)?;
@@ -147,7 +152,8 @@ fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Res
             Axis::new("IOPS / SSD file IOPS").unit("x"),
         )
         .with(BarSeries::new(RAMDISK, speedups(rows, RAMDISK, threads)))
-        .with(BarSeries::new(DHRD, speedups(rows, DHRD, threads)));
+        .with(BarSeries::new(DHRD, speedups(rows, DHRD, threads)))
+        .reference(BarReference::new("paper: DHRD / SSD (Figs. 6a, 6b, 8b)", PAPER_DHRD_SPEEDUPS.to_vec()).on(DHRD));
         dir.write_bar_chart(&format!("speedup_{threads}_threads.svg"), &chart)?;
     }
     let at = |threads: usize, index: usize| speedups(rows, DHRD, threads)[index];

@@ -17,7 +17,9 @@ use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
-use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Mark, OutputDir, Series, Summary};
+use nandlab_report::{
+    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary,
+};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -432,6 +434,9 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
             let ranges = spreads.iter().map(|spread| spread.map_or((f64::NAN, f64::NAN), |s| (s.min, s.max))).collect();
             chart = chart.with(BarSeries::new(policy_name(policy), medians).ranges(ranges));
         }
+        for reference in delay_d_references(&file, (state, mode), rows) {
+            chart = chart.reference(reference);
+        }
         dir.write_bar_chart(&file, &chart)?;
     }
     let mut sweep_chart = Chart::new(
@@ -465,6 +470,61 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
 #[allow(clippy::cast_precision_loss)]
 fn sweep_values(sweep: &[SweepRow], scenario: &str, delay: u64, pick: fn(&SweepRow) -> u64) -> Vec<f64> {
     sweep.iter().filter(|r| r.scenario == scenario && r.delay_ms == delay).map(|r| pick(r) as f64).collect()
+}
+
+/// Table 2: DISCARD commands issued by Enabled and Delay-D, batch-erase then single-erase (10,000 images).
+const PAPER_TABLE_2_ISSUED: [(DiscardPolicy, [f64; 2]); 2] =
+    [(DiscardPolicy::Online, [4623.0, 4660.0]), (DiscardPolicy::DelayD, [1448.0, 1127.0])];
+/// Figure 3a, single-erase: Delay-D's GC copies are 1322x below Disabled's and 709x below Enabled's.
+const PAPER_FIGURE_3A_RATIOS: [(DiscardPolicy, f64); 2] =
+    [(DiscardPolicy::Off, 1322.0), (DiscardPolicy::Online, 709.0)];
+
+/// The paper's numbers on a Delay-D bar chart of one device state and
+/// DISCARD mode. Table 2 gives absolute counts (of a 10,000-image run, so
+/// larger than a short capture's); Figure 3 gives ratios, drawn relative to
+/// nandlab's own medians: Disabled and Enabled at 1322x and 709x nandlab's
+/// Delay-D (single-erase), Delay-D at nandlab's Enabled (batch-erase copies,
+/// and run time: "about equal").
+fn delay_d_references(file: &str, (state, mode): (&str, DiscardHandling), rows: &[PolicyRow]) -> Vec<BarReference> {
+    let median = |scenario: &str, policy, pick: fn(&PolicyRow) -> f64| {
+        spread_of(rows, (scenario, state), mode, policy, pick).map_or(f64::NAN, |spread| spread.median)
+    };
+    let copies = |scenario: &str, policy| median(scenario, policy, gc_copies);
+    let name = policy_name;
+    match file {
+        "table2_discards.svg" => PAPER_TABLE_2_ISSUED
+            .iter()
+            .map(|(policy, counts)| {
+                BarReference::new(&format!("paper: {} (Table 2)", name(*policy)), counts.to_vec()).on(name(*policy))
+            })
+            .collect(),
+        _ if file.starts_with("figure3a_gc_copies") => {
+            let delay_d = copies("single-erase", DiscardPolicy::DelayD);
+            let mut references: Vec<BarReference> = PAPER_FIGURE_3A_RATIOS
+                .iter()
+                .map(|(policy, ratio)| {
+                    BarReference::new(
+                        &format!("paper: {} = {ratio}x Delay-D (single, Fig. 3a)", name(*policy)),
+                        vec![f64::NAN, ratio * delay_d],
+                    )
+                    .on(name(*policy))
+                })
+                .collect();
+            references.push(
+                BarReference::new(
+                    "paper: Delay-D ≈ Enabled (batch, Fig. 3a)",
+                    vec![copies("batch-erase", DiscardPolicy::Online), f64::NAN],
+                )
+                .on(name(DiscardPolicy::DelayD)),
+            );
+            references
+        }
+        "figure3b_run_time.svg" => {
+            let enabled = SCENARIOS.iter().map(|s| median(s.name, DiscardPolicy::Online, |r| r.nvme_run_s)).collect();
+            vec![BarReference::new("paper: Delay-D ≈ Enabled (Fig. 3b)", enabled).on(name(DiscardPolicy::DelayD))]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// `numerator / denominator` of two medians, with the range of the ratio
@@ -838,7 +898,11 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
     .with(Series::new("without free info", Mark::LinePoints, medians(without)))
     .with(Series::new("with free info", Mark::LinePoints, medians(with)))
     .with(Series::new("without, captures", Mark::Points, every(without)))
-    .with(Series::new("with, captures", Mark::Points, every(with)));
+    .with(Series::new("with, captures", Mark::Points, every(with)))
+    .reference(Reference::points(
+        "paper: with ≈ 1/3 of without (slide 24)",
+        medians(without).into_iter().map(|(x, y)| (x, y / 3.0)).collect(),
+    ));
     dir.write_chart("informed_cleaning.svg", &chart)?;
     let time_saved =
         |r: &CleaningRow| 100.0 * (1.0 - r.cleaning_time_with_s / r.cleaning_time_without_s.max(f64::MIN_POSITIVE));

@@ -675,8 +675,8 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
             ratio_chart(&format!("pblk WA, separated / mixed, ρ = {rho}, greedy"), &greedy, "WA ratio", |verdict| {
                 &verdict.wa_ratios
             })
-            .reference("paper: −33 % (0.67)", PAPER_WA_RATIO)
-            .reference("no change (1.0)", 1.0);
+            .level("paper: −33 % (0.67)", PAPER_WA_RATIO)
+            .level("no change (1.0)", 1.0);
         let name = format!("wa_ratio_op{percent:.0}.svg");
         dir.write_bar_chart(&name, &wa)?;
         summary.image(&format!("WA ratio at ρ = {rho}"), &name);
@@ -686,8 +686,8 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
             "throughput ratio",
             |verdict| &verdict.throughput_ratios,
         )
-        .reference("paper: +46 % (1.46)", PAPER_THROUGHPUT_RATIO)
-        .reference("no change (1.0)", 1.0);
+        .level("paper: +46 % (1.46)", PAPER_THROUGHPUT_RATIO)
+        .level("no change (1.0)", 1.0);
         let name = format!("throughput_ratio_op{percent:.0}.svg");
         dir.write_bar_chart(&name, &throughput)?;
         summary.image(&format!("throughput ratio at ρ = {rho}"), &name);

@@ -13,11 +13,21 @@ use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
 use nandlab_admission::throughput::GcRounding;
 use nandlab_admission::DeviceParams;
 use nandlab_admission::TaskSet;
-use nandlab_report::{Axis, BarChart, BarSeries, Chart, Comparison, Legend, Mark, OutputDir, Series, Summary};
+use nandlab_report::{
+    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary,
+};
 use serde::Serialize;
 
 /// λ of Figures 7 and 8 (Section 6.1.3).
 const FIGURE_7_8_UTILIZATION: f64 = 0.90;
+/// Section 6.1.5: Telomere SiP and SharP are 100 % schedulable up to 83 % throughput utilization (g = 64, 500 tasks).
+const PAPER_TELOMERE_THROUGHPUT: f64 = 83.0;
+/// Section 6.1.5: WAO-GC starts rejecting task sets at 38 % throughput utilization.
+const PAPER_WAO_GC_THROUGHPUT: f64 = 38.0;
+/// Section 6.1.5: WAO-GC's bound on λ with the paper's SSD parameters.
+const PAPER_WAO_GC_LAMBDA: f64 = 0.74;
+/// Fig. 9 at α = 0.10: storage cost of SiP and SharP, in percentage points of the device.
+const PAPER_STORAGE_COST: [(&str, f64); 2] = [("Telomere SiP", 19.0), ("Telomere SharP", 6.0)];
 /// Section 6.1.2: 500 tasks per set, striped over all 64 chips.
 const TASKS_DEFAULT: usize = 500;
 const GRANULARITY_DEFAULT: u64 = 64;
@@ -124,8 +134,11 @@ fn percent(value: Option<f64>) -> String {
     value.map_or_else(|| "n/a".to_owned(), |value| format!("{value:.0} %"))
 }
 
-/// Figures 7 and 8 share their shape: SiP and SharP storage, Telomere throughput, against `x`.
-fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64) -> Chart {
+/// Figures 7 and 8 share their shape: SiP and SharP storage, Telomere throughput, against `x`;
+/// the paper's numbers at the default point (g = 64, 500 tasks) are drawn at `paper_x`: its 83 %
+/// throughput, and λ minus the storage costs it reports for Fig. 9 at α = 0.10.
+fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64, paper_x: f64) -> Chart {
+    let storage = |cost: f64| (paper_x, 100.0 * FIGURE_7_8_UTILIZATION - cost);
     let series = |policy: &str, value: fn(&Row) -> f64| -> Vec<(f64, f64)> {
         rows.iter().filter(|row| row.policy == policy).map(|row| (x_of(row), value(row))).collect()
     };
@@ -134,7 +147,6 @@ fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64) -> 
         x,
         Axis::new("utilization at which 100 % of task sets are schedulable").unit("%").range(0.0, 100.0),
     )
-    .legend(Legend::MiddleLeft)
     .with(Series::new(
         "Telomere SiP storage",
         Mark::LinePoints,
@@ -149,6 +161,11 @@ fn telomere_chart(title: &str, x: Axis, rows: &[Row], x_of: fn(&Row) -> f64) -> 
         "Telomere throughput",
         Mark::LinePoints,
         series("Telomere SharP", |row| row.throughput_utilization_percent),
+    ))
+    .reference(Reference::points("paper: throughput 83 % (Sec. 6.1.5)", vec![(paper_x, PAPER_TELOMERE_THROUGHPUT)]))
+    .reference(Reference::points(
+        "paper: λ − storage cost 19 / 6 pp (Fig. 9, α = 0.10)",
+        PAPER_STORAGE_COST.iter().map(|&(_, cost)| storage(cost)).collect(),
     ))
 }
 
@@ -194,6 +211,8 @@ struct TelomereFigure {
     chart_title: &'static str,
     x: Axis,
     x_of: fn(&Row) -> f64,
+    /// Where the paper's default point (g = 64, 500 tasks) sits on the x axis.
+    paper_x: f64,
     first_column: &'static str,
 }
 
@@ -209,7 +228,7 @@ fn telomere_figure(
     let out = OutputDir::create(&args.out)?;
     out.write_csv(&format!("figure{}.csv", figure.number), &rows)?;
     let svg = format!("figure{}.svg", figure.number);
-    out.write_chart(&svg, &telomere_chart(figure.chart_title, figure.x, &rows, figure.x_of))?;
+    out.write_chart(&svg, &telomere_chart(figure.chart_title, figure.x, &rows, figure.x_of, figure.paper_x))?;
     let mut summary = Summary::new(figure.title);
     method_paragraph(&mut summary, args);
     summary.image(&format!("Figure {}", figure.number), &svg);
@@ -244,6 +263,8 @@ pub fn figure_7(args: &ExperimentArgs) -> Result<()> {
         x: Axis::new("granularity g").unit("pages").log(),
         #[allow(clippy::cast_precision_loss)]
         x_of: |row| row.granularity as f64,
+        #[allow(clippy::cast_precision_loss)]
+        paper_x: GRANULARITY_DEFAULT as f64,
         first_column: "granularity",
     };
     telomere_figure(args, figure, &points, |rows| {
@@ -294,6 +315,8 @@ pub fn figure_8(args: &ExperimentArgs) -> Result<()> {
         x: Axis::new("tasks per task set"),
         #[allow(clippy::cast_precision_loss)]
         x_of: |row| row.tasks as f64,
+        #[allow(clippy::cast_precision_loss)]
+        paper_x: TASKS_DEFAULT as f64,
         first_column: "task set",
     };
     telomere_figure(args, figure, &points, |_| {
@@ -378,8 +401,8 @@ pub fn figure_9(args: &ExperimentArgs) -> Result<()> {
             ),
             Axis::new("storage utilization").unit("%").range(0.0, 100.0),
             Axis::new("throughput utilization").unit("%").range(0.0, 100.0),
-        )
-        .legend(Legend::LowerLeft);
+        );
+        figure_9_references(&mut chart, point);
         for row in rows.iter().filter(|row| row.point == point.label) {
             // The schedulable region is the rectangle below both limits.
             let corner = (row.storage_utilization_percent, row.throughput_utilization_percent);
@@ -390,13 +413,14 @@ pub fn figure_9(args: &ExperimentArgs) -> Result<()> {
     }
     let groups: Vec<String> = points.iter().map(|point| point.label.clone()).collect();
     let names = ["Telomere SiP", "Telomere SharP", "WAO-GC", "MultiLog random", "MultiLog Zipf"];
-    for (file, title, value) in [
+    for (file, title, storage, value) in [
         (
             "figure9_storage.svg",
             "Storage utilization at 100 % schedulable",
+            true,
             (|row: &Row| row.storage_utilization_percent) as fn(&Row) -> f64,
         ),
-        ("figure9_throughput.svg", "Throughput utilization at 100 % schedulable", |row: &Row| {
+        ("figure9_throughput.svg", "Throughput utilization at 100 % schedulable", false, |row: &Row| {
             row.throughput_utilization_percent
         }),
     ] {
@@ -409,10 +433,50 @@ pub fn figure_9(args: &ExperimentArgs) -> Result<()> {
                 })
                 .collect();
             chart = chart.with(BarSeries::new(name, values));
+            let paper = figure_9_bar_reference(&points, name, storage);
+            if paper.iter().any(|value| value.is_finite()) {
+                chart =
+                    chart.reference(BarReference::new(&format!("paper: {name} (Sec. 6.1.5, Fig. 9)"), paper).on(name));
+            }
         }
         out.write_bar_chart(file, &chart)?;
     }
     write_figure_9_summary(args, &out, &points, &rows)
+}
+
+/// The paper's numbers on a Fig. 9 panel: Telomere's and WAO-GC's throughput
+/// limits (Section 6.1.5) as horizontal lines, WAO-GC's λ bound as a vertical
+/// one, and at α = 0.10 the SiP/SharP storage limits (λ minus the costs read off Fig. 9).
+fn figure_9_references(chart: &mut Chart, point: &Point) {
+    let lambda = 100.0 * point.config.context.utilization;
+    chart
+        .push_reference(Reference::horizontal("paper: Telomere 100 % schedulable at 83 %", PAPER_TELOMERE_THROUGHPUT))
+        .push_reference(Reference::horizontal("paper: WAO-GC rejects from 38 %", PAPER_WAO_GC_THROUGHPUT))
+        .push_reference(Reference::vertical("paper: WAO-GC stores at most λ = 0.74", 100.0 * PAPER_WAO_GC_LAMBDA));
+    if point.label == "α = 0.10" {
+        chart.push_reference(Reference::points(
+            "paper: SiP / SharP storage, λ − 19 / 6 pp",
+            PAPER_STORAGE_COST.iter().map(|&(_, cost)| (lambda - cost, PAPER_TELOMERE_THROUGHPUT)).collect(),
+        ));
+    }
+}
+
+/// The paper's values for a Fig. 9 bar chart (`storage` or throughput), one per
+/// point, for `policy`; NaN where Section 6.1.5 gives none.
+fn figure_9_bar_reference(points: &[Point], policy: &str, storage: bool) -> Vec<f64> {
+    points
+        .iter()
+        .map(|point| {
+            let lambda = 100.0 * point.config.context.utilization;
+            let storage_cost = PAPER_STORAGE_COST.iter().find(|(name, _)| *name == policy).map(|(_, cost)| *cost);
+            match (storage, policy) {
+                (true, _) if point.label == "α = 0.10" => storage_cost.map_or(f64::NAN, |cost| lambda - cost),
+                (false, "WAO-GC") => PAPER_WAO_GC_THROUGHPUT,
+                (false, "Telomere SiP" | "Telomere SharP") => PAPER_TELOMERE_THROUGHPUT,
+                _ => f64::NAN,
+            }
+        })
+        .collect()
 }
 
 fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Point], rows: &[Row]) -> Result<()> {

@@ -22,7 +22,7 @@ use nandlab_core::metrics::Counters;
 use nandlab_core::sim::Layer;
 use nandlab_core::units::SimNs;
 use nandlab_core::workload::periodic::{random_task_set, PeriodicTask, TaskSetSpec};
-use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Series, Summary};
+use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -211,12 +211,24 @@ pub fn table_3(out: &Path) -> Result<()> {
             let points = rows.iter().filter(|row| row.method == run.name).map(|row| (row.t_s, pick(row))).collect();
             chart.push(Series::new(run.name, mark, points));
         }
+        if file.starts_with("fig13") {
+            for (methods, pages_per_s) in PAPER_WRITE_THROUGHPUT {
+                chart.push_reference(Reference::horizontal(
+                    &format!("paper: {methods}, {pages_per_s} pages/s"),
+                    pages_per_s,
+                ));
+            }
+        }
         dir.write_chart(file, &chart)?;
     }
     let scan = admission_scan(&device, &tasks)?;
     dir.write_summary(&table_3_summary(&device, &tasks, &runs, &methods, &scan))?;
     Ok(())
 }
+
+/// Section 6.3's write throughput of the Table 3 task set (Figure 13), in pages/s.
+const PAPER_WRITE_THROUGHPUT: [(&str, f64); 3] =
+    [("Telomere SharP and Pagemap", 1800.0), ("Telomere SiP", 1680.0), ("WAO-GC", 1000.0)];
 
 /// Which tasks each policy rejects on `device` for granularity g and
 /// over-provisioning α, without running them.
@@ -761,12 +773,19 @@ fn wear_sweep(
         }
     }
     dir.write_csv("fig10_sweep.csv", &rows)?;
+    let values = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| -> Vec<f64> {
+        rows.iter().filter(|row| row.method == method && row.utilization == utilization).map(pick).collect()
+    };
     let mean = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| {
-        let values: Vec<f64> =
-            rows.iter().filter(|row| row.method == method && row.utilization == utilization).map(pick).collect();
+        let values = values(method, utilization, pick);
         #[allow(clippy::cast_precision_loss)]
         let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
         mean
+    };
+    let extent = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| {
+        values(method, utilization, pick)
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), &value| (low.min(value), high.max(value)))
     };
     #[allow(clippy::cast_precision_loss)]
     let written = |row: &SweepRow| row.host_pages_written as f64;
@@ -783,7 +802,8 @@ fn wear_sweep(
         let mut chart = Chart::new(title, Axis::new("device utilization λ"), Axis::new(y));
         for kind in WEAR_FTLS {
             let points = SWEEP_UTILIZATIONS.iter().map(|&u| (u, mean(kind.name(), u, pick))).collect();
-            chart.push(Series::new(kind.name(), Mark::LinePoints, points));
+            let ranges = SWEEP_UTILIZATIONS.iter().map(|&u| extent(kind.name(), u, pick)).collect();
+            chart.push(Series::new(kind.name(), Mark::LinePoints, points).ranges(ranges));
         }
         dir.write_chart(file, &chart)?;
     }
@@ -805,7 +825,8 @@ fn wear_sweep(
         .heading("Sweep over λ (Section 6.2)")
         .paragraph(&format!(
             "{samples} task set(s) per λ (seeds {seed}..{}), each with its own block parameters; per cell: mean host \
-             pages written before 2 % of the blocks die, and mean RBER spread p90/p10.",
+             pages written before 2 % of the blocks die, and mean RBER spread p90/p10; the plots' error bars span the \
+             task sets' minimum to maximum.",
             seed + u64::try_from(samples)?.saturating_sub(1)
         ))
         .table(&header, &table)

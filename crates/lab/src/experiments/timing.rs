@@ -4,12 +4,68 @@
 //! writes them, their plots and a summary through `nandlab-report`.
 
 use crate::error::Result;
+use crate::shared::config_from;
 use nandlab_core::timing::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
 };
-use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Series, Summary};
+use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
+use serde::Serialize;
 use std::path::Path;
+
+/// Slide 19 again, as two `[[job]]` tables: a priority job beside a bulk job.
+#[derive(Clone, Debug, Serialize)]
+struct JobPoint {
+    write_percent: u32,
+    priority_aware: bool,
+    priority_job_mean_ms: f64,
+    priority_job_p99_ms: f64,
+    bulk_job_mean_ms: f64,
+    bulk_job_p99_ms: f64,
+    gc_die_time_share: f64,
+}
+
+/// The jobs: both 4 KiB random over the whole device with the point's read
+/// share, Poisson arrivals; the priority job at 300 IOPS, the bulk job at
+/// 2,700 (3,000 in all, as the single-workload setup).
+const PRIORITY_JOB_IOPS: u64 = 300;
+const BULK_JOB_IOPS: u64 = 2700;
+const JOB_WRITE_PERCENTS: [u32; 4] = [20, 40, 60, 80];
+
+fn priority_jobs(seed: u64, low_watermark_blocks: u32) -> Result<Vec<JobPoint>> {
+    let mut points = Vec::new();
+    for write_percent in JOB_WRITE_PERCENTS {
+        let read = f64::from(100 - write_percent) / 100.0;
+        for aware in [false, true] {
+            let assignments = vec![
+                format!("seed={seed}"),
+                format!("timing.gc_low_blocks={low_watermark_blocks}"),
+                format!("timing.priority_aware_gc={aware}"),
+                format!("workload.read_fraction={read}"),
+                format!(
+                    "job=name=priority,priority=true,rate_iops={PRIORITY_JOB_IOPS},read_fraction={read},requests=6000"
+                ),
+                format!("job=name=bulk,rate_iops={BULK_JOB_IOPS},read_fraction={read},requests=54000"),
+            ];
+            let config = config_from("preset = \"small\"", &assignments)?;
+            let report = nandlab_core::sim::run_timed(&config, &mut |_| {})?;
+            let timed = report.timed.as_ref().ok_or_else(|| crate::Error::Failed("no timed report".to_owned()))?;
+            let ms = |job: usize, pick: fn(&nandlab_core::timing::LatencySummary) -> f64| {
+                timed.jobs.get(job).and_then(|job| job.latency.as_ref()).map_or(f64::NAN, |latency| pick(latency) / 1e3)
+            };
+            points.push(JobPoint {
+                write_percent,
+                priority_aware: aware,
+                priority_job_mean_ms: ms(0, |latency| latency.mean_us),
+                priority_job_p99_ms: ms(0, |latency| latency.p99_us),
+                bulk_job_mean_ms: ms(1, |latency| latency.mean_us),
+                bulk_job_p99_ms: ms(1, |latency| latency.p99_us),
+                gc_die_time_share: timed.gc_die_time_share,
+            });
+        }
+    }
+    Ok(points)
+}
 
 /// `nandlab reproduce priority-cleaning`: response time of priority and
 /// non-priority requests against the write percentage, with and without
@@ -31,7 +87,11 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
     .with(Series::new("priority, unaware", Mark::LinePoints, series(false, |p| p.priority_mean_ms)))
     .with(Series::new("priority, aware", Mark::LinePoints, series(true, |p| p.priority_mean_ms)))
     .with(Series::new("non-priority, unaware", Mark::DashedLine, series(false, |p| p.normal_mean_ms)))
-    .with(Series::new("non-priority, aware", Mark::DashedLine, series(true, |p| p.normal_mean_ms)));
+    .with(Series::new("non-priority, aware", Mark::DashedLine, series(true, |p| p.normal_mean_ms)))
+    .reference(Reference::points(
+        "paper: priority, aware ≈ 10 % below unaware (slide 19)",
+        series(false, |p| p.priority_mean_ms).into_iter().map(|(x, y)| (x, 0.9 * y)).collect(),
+    ));
     dir.write_chart("priority_cleaning.svg", &chart)?;
 
     let improvement = |write_percent: u32| -> Option<f64> {
@@ -87,6 +147,52 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
             &rows,
         )
         .code("sh", &format!("nandlab reproduce priority-cleaning --seed {seed} --out DIR"));
+    eprintln!("priority-cleaning: as a priority job beside a bulk job…");
+    let jobs = priority_jobs(seed, setup.low_watermark_blocks)?;
+    dir.write_csv("priority_jobs.csv", &jobs)?;
+    let job_series = |aware: bool, pick: fn(&JobPoint) -> f64| -> Vec<(f64, f64)> {
+        jobs.iter().filter(|p| p.priority_aware == aware).map(|p| (f64::from(p.write_percent), pick(p))).collect()
+    };
+    let job_chart = Chart::new(
+        "Priority job beside a bulk job (slide 19 as [[job]] tables)",
+        Axis::new("write percentage").unit("%"),
+        Axis::new("mean response time").unit("ms"),
+    )
+    .with(Series::new("priority job, unaware", Mark::LinePoints, job_series(false, |p| p.priority_job_mean_ms)))
+    .with(Series::new("priority job, aware", Mark::LinePoints, job_series(true, |p| p.priority_job_mean_ms)))
+    .with(Series::new("bulk job, unaware", Mark::DashedLine, job_series(false, |p| p.bulk_job_mean_ms)))
+    .with(Series::new("bulk job, aware", Mark::DashedLine, job_series(true, |p| p.bulk_job_mean_ms)))
+    .reference(Reference::points(
+        "paper: priority, aware ≈ 10 % below unaware (slide 19)",
+        job_series(false, |p| p.priority_job_mean_ms).into_iter().map(|(x, y)| (x, 0.9 * y)).collect(),
+    ));
+    dir.write_chart("priority_jobs.svg", &job_chart)?;
+    let job_rows: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|p| {
+            vec![
+                p.write_percent.to_string(),
+                if p.priority_aware { "aware" } else { "unaware" }.to_owned(),
+                format!("{:.3}", p.priority_job_mean_ms),
+                format!("{:.3}", p.priority_job_p99_ms),
+                format!("{:.3}", p.bulk_job_mean_ms),
+                format!("{:.3}", p.bulk_job_p99_ms),
+                format!("{:.2}", p.gc_die_time_share),
+            ]
+        })
+        .collect();
+    summary
+        .heading("As a priority job beside a bulk job")
+        .paragraph(&format!(
+            "The same device and watermarks, the slide's set-up written as two `[[job]]` tables: a priority job \
+             ({PRIORITY_JOB_IOPS} IOPS) and a bulk job ({BULK_JOB_IOPS} IOPS), both 4 KiB random requests over the \
+             whole device with the point's write share and Poisson arrivals; per-job latency from `timed.jobs`."
+        ))
+        .image("priority and bulk job response time against write percentage", "priority_jobs.svg")
+        .table(
+            &["write %", "cleaning", "priority mean ms", "priority p99 ms", "bulk mean ms", "bulk p99 ms", "GC share"],
+            &job_rows,
+        );
     dir.write_summary(&summary)?;
     Ok(())
 }
@@ -114,7 +220,8 @@ pub fn stripe_merging(out: &Path, seed: u64) -> Result<()> {
         "no merging",
         Mark::LinePoints,
         sizes.iter().map(|p| (f64::from(p.write_kib) / 1024.0, p.throughput_mb_s)).collect(),
-    ));
+    ))
+    .reference(Reference::vertical("paper: S2's 1 MB stripe; slow below it (slide 13)", 1.0));
     dir.write_chart("write_size_throughput.svg", &throughput)?;
     let normalized = Chart::new(
         "Stripe-aligned merging (slide 15)",

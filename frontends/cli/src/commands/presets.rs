@@ -1,6 +1,7 @@
 //! `nandlab presets`: lists the embedded presets, or prints one.
 
-use nandlab_core::config::{preset_names, preset_summary, PRESETS};
+use nandlab_core::config::{preset_description, preset_names, PRESETS};
+use nandlab_report::wrap;
 use std::io::Write;
 
 #[derive(clap::Args, Debug)]
@@ -20,7 +21,14 @@ pub fn run(args: PresetsArgs) -> anyhow::Result<()> {
     }
     let mut out = std::io::stdout().lock();
     for name in preset_names() {
-        writeln!(out, "{name:<14} {}", preset_summary(name).unwrap_or_default())?;
+        let description = preset_description(name).unwrap_or_default();
+        for (index, line) in wrap(&description, DESCRIPTION_COLUMNS).iter().enumerate() {
+            let label = if index == 0 { name } else { "" };
+            writeln!(out, "{label:<14} {line}")?;
+        }
     }
     Ok(())
 }
+
+/// Width of the description column: with the 15-column name, under 100 in all.
+const DESCRIPTION_COLUMNS: usize = 84;

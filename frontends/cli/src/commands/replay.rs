@@ -7,6 +7,7 @@ use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_dhrd::parse_byte_size;
+use nandlab_lab::document::Document;
 use nandlab_lab::replay::{fit_size, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_trace::Format;
 use std::path::PathBuf;
@@ -39,6 +40,10 @@ pub struct ReplayArgs {
     /// Write the full report as JSON (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the report as a one-row Parquet table: every scalar of the JSON
+    /// document, nested keys joined with `.` (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
     /// Print no summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -115,7 +120,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if args.device_mode == DeviceMode::OpenChannel {
         config.ftl.kind = LayerKind::OpenChannel;
     }
-    let ([json], to_stdout) = crate::output::open_all([args.json.as_deref()])?;
+    let ([json, parquet], to_stdout) = crate::output::open_all([args.json.as_deref(), args.parquet.as_deref()])?;
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     // Resolved once here, so the replay does not scan the trace for its extent again.
     if let Some(size) = fit_size(&source, &mode)? {
@@ -123,6 +128,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         mode.device_size = Some(size);
     }
     let mut progress = ProgressReporter::new();
+    let started = std::time::Instant::now();
     let report = replay(&source, config, mode, &mut |update| {
         progress.update(update);
         Ok(())
@@ -133,6 +139,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         print_summary(&format!("replay of {}", args.trace.display()), &report)?;
         report.timed.as_ref().map(print_timed_summary).transpose()?;
     }
-    json.map(|out| crate::output::write_json(out, &report)).transpose()?;
+    let wall = started.elapsed();
+    let document = Document::new(&report, wall);
+    json.map(|out| crate::output::write_json(out, &document)).transpose()?;
+    parquet.map(|out| crate::output::write_document_parquet(out, &document)).transpose()?;
     Ok(())
 }

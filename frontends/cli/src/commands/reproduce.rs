@@ -10,9 +10,10 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 pub struct ReproduceArgs {
     /// Experiment name, `all` (every experiment into `OUT/NAME`, then one
-    /// `OUT/report.md`), or `list` to print the available experiments.
+    /// `OUT/report.md` and `OUT/report.html`), or `list` to print the
+    /// available experiments with whether they need root and their rough time.
     pub name: String,
-    /// Output folder for data (CSV/JSON), plots (SVG) and summary.md.
+    /// Output folder for data (CSV/JSON), plots (SVG), summary.md and report.html.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of every random choice of the experiment (printed and recorded).
@@ -55,18 +56,43 @@ pub fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     };
     let done = registry::reproduce(&args.name, &experiment_args)?;
     if args.name != "all" {
-        eprintln!("{}: done in {:.1} s, results in {}", args.name, done.seconds, out.display());
+        eprintln!(
+            "{}: done in {:.1} s, results in {} ({})",
+            args.name,
+            done.seconds,
+            out.display(),
+            done.html.display()
+        );
     }
     Ok(())
 }
 
+/// One line per experiment: name, whether it needs root, its rough time at
+/// the quick scale, its description; then its `--set` keys if it takes any.
 fn print_list() {
     let width = EXPERIMENTS.iter().map(|experiment| experiment.name.len()).max().unwrap_or(0);
+    println!("{:<width$}  {:<4}  {:>6}  description", "name", "root", "time");
     for experiment in EXPERIMENTS {
-        println!("{:<width$}  {}", experiment.name, experiment.description);
+        let root = if experiment.needs_root { "yes" } else { "no" };
+        let time = rough_time(experiment.rough_seconds);
+        println!("{:<width$}  {root:<4}  {time:>6}  {}", experiment.name, experiment.description);
         if !experiment.keys.is_empty() {
-            println!("{:<width$}  --set keys: {}", "", experiment.keys.join(", "));
+            println!("{:<width$}  {:<4}  {:>6}  --set keys: {}", "", "", "", experiment.keys.join(", "));
         }
+    }
+    let total: u32 = EXPERIMENTS.iter().map(|experiment| experiment.rough_seconds).sum();
+    println!(
+        "root: captures real ext4 traces on loop devices (cached in OUT/traces afterwards); time: rough, quick scale, \
+         2-core VM; all: {}",
+        rough_time(total)
+    );
+}
+
+fn rough_time(seconds: u32) -> String {
+    if seconds < 90 {
+        format!("~{seconds} s")
+    } else {
+        format!("~{} min", seconds.div_ceil(60))
     }
 }
 

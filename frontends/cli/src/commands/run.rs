@@ -3,7 +3,9 @@
 use crate::output::{self, Output};
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
+use nandlab_core::workload::jobs::JobReport;
 use nandlab_core::Report;
+use nandlab_lab::document::Document;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,6 +20,19 @@ pub struct RunArgs {
     /// Write the WAF-over-time series as CSV (`-`: to standard output, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the report as a one-row Parquet table: every scalar of the JSON
+    /// document, nested keys joined with `.` (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub parquet: Option<PathBuf>,
+    /// Write the WAF-over-time series (the `--csv` table) as Parquet (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub series_parquet: Option<PathBuf>,
+    /// With `[[job]]` tables / `--job`: write the per-job results as CSV (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub jobs_csv: Option<PathBuf>,
+    /// With `[[job]]` tables / `--job`: the per-job results as Parquet (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub jobs_parquet: Option<PathBuf>,
     /// Print no summary table.
     #[arg(long, short)]
     pub quiet: bool,
@@ -28,15 +43,35 @@ pub struct RunArgs {
     /// With `--timing on`: write the throughput-over-time series as CSV (`-`: to standard output).
     #[arg(long, value_name = "FILE")]
     pub timing_csv: Option<PathBuf>,
+    /// With `--timing on`: the throughput-over-time series as Parquet (`-`: to standard output).
+    #[arg(long, value_name = "FILE")]
+    pub timing_parquet: Option<PathBuf>,
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
-    if args.timing_csv.is_some() && args.timing == Timing::Off {
-        anyhow::bail!("--timing-csv needs --timing on");
+    if args.timing == Timing::Off {
+        if args.timing_csv.is_some() {
+            anyhow::bail!("--timing-csv needs --timing on");
+        }
+        if args.timing_parquet.is_some() {
+            anyhow::bail!("--timing-parquet needs --timing on");
+        }
     }
-    let ([json, csv, timing_csv], to_stdout) =
-        output::open_all([args.json.as_deref(), args.csv.as_deref(), args.timing_csv.as_deref()])?;
+    if config.jobs.is_empty() && (args.jobs_csv.is_some() || args.jobs_parquet.is_some()) {
+        anyhow::bail!("--jobs-csv and --jobs-parquet need [[job]] tables or --job");
+    }
+    let ([json, csv, timing_csv, parquet, series_parquet, timing_parquet, jobs_csv, jobs_parquet], to_stdout) =
+        output::open_all([
+            args.json.as_deref(),
+            args.csv.as_deref(),
+            args.timing_csv.as_deref(),
+            args.parquet.as_deref(),
+            args.series_parquet.as_deref(),
+            args.timing_parquet.as_deref(),
+            args.jobs_csv.as_deref(),
+            args.jobs_parquet.as_deref(),
+        ])?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
@@ -53,11 +88,28 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
         write_throughput_csv(timed, out)?;
     }
+    if let Some(out) = timing_parquet {
+        let timed = report.timed.as_ref().context("the timed run produced no timing report")?;
+        output::write_rows_parquet(out, &timed.throughput_series)?;
+    }
+    let document = Document::new(&report, elapsed);
     if let Some(out) = json {
-        output::write_json(out, &report)?;
+        output::write_json(out, &document)?;
+    }
+    if let Some(out) = parquet {
+        output::write_document_parquet(out, &document)?;
     }
     if let Some(out) = csv {
         write_series_csv(&report, out)?;
+    }
+    if let Some(out) = series_parquet {
+        output::write_rows_parquet(out, &report.waf_series)?;
+    }
+    if let Some(out) = jobs_csv {
+        write_jobs_csv(&report.jobs, out)?;
+    }
+    if let Some(out) = jobs_parquet {
+        output::write_rows_parquet(out, &report.jobs)?;
     }
     Ok(())
 }
@@ -68,6 +120,54 @@ fn write_series_csv(report: &Report, mut out: Output) -> anyhow::Result<()> {
         writeln!(out, "{},{:.6},{:.6}", point.host_pages_written, point.waf_window, point.waf_cumulative)?;
     }
     out.commit()
+}
+
+fn write_jobs_csv(jobs: &[JobReport], mut out: Output) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "name,requests,host_pages_written,host_pages_read,host_pages_trimmed,flash_pages_programmed,gc_page_copies,\
+         erases,flash_write_share,gc_share"
+    )?;
+    for job in jobs {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{:.6},{:.6}",
+            job.name,
+            job.requests,
+            job.host_pages_written,
+            job.host_pages_read,
+            job.host_pages_trimmed,
+            job.flash_pages_programmed,
+            job.gc_page_copies,
+            job.erases,
+            job.flash_write_share,
+            job.gc_share
+        )?;
+    }
+    out.commit()
+}
+
+/// One line per job: what it issued and its share of the flash writes and GC.
+fn print_jobs(jobs: &[JobReport], out: &mut impl Write) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "jobs:      {:>10} {:>12} {:>12} {:>12} {:>8} {:>8}",
+        "requests", "written", "read", "flash", "flash %", "GC %"
+    )?;
+    for job in jobs {
+        writeln!(
+            out,
+            "  {:<8} {:>10} {:>12} {:>12} {:>12} {:>8.1} {:>8.1}",
+            job.name,
+            job.requests,
+            job.host_pages_written,
+            job.host_pages_read,
+            job.flash_pages_programmed,
+            100.0 * job.flash_write_share,
+            100.0 * job.gc_share
+        )?;
+    }
+    Ok(())
 }
 
 fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
@@ -120,6 +220,9 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
     ];
     for (label, value) in rows {
         writeln!(out, "  {label:<24}{value:>16}")?;
+    }
+    if !report.jobs.is_empty() {
+        print_jobs(&report.jobs, &mut out)?;
     }
     let erases = &report.erase_counts;
     writeln!(

@@ -159,17 +159,18 @@ def reproduce(
 ) -> Dict[str, Any]:
     """Run a paper experiment as ``nandlab reproduce NAME --out OUT`` does.
 
-    Writes data (CSV/JSON), plots (SVG) and ``summary.md`` into ``out``
-    (``all``: every experiment into ``out/NAME`` and ``out/report.md``).
-    Returns ``{"name", "out", "summary", "seconds"}``: ``out`` and ``summary``
-    (the summary's path) as ``pathlib.Path``, ``seconds`` the wall time. Runs without the GIL; Ctrl-C raises
+    Writes data (CSV/JSON), plots (SVG), ``summary.md`` and the
+    self-contained ``report.html`` into ``out`` (``all``: every experiment
+    into ``out/NAME``, then ``out/report.md`` and ``out/report.html``).
+    Returns ``{"name", "out", "summary", "html", "seconds"}``: ``out``,
+    ``summary`` and ``html`` as ``pathlib.Path``, ``seconds`` the wall time. Runs without the GIL; Ctrl-C raises
     ``KeyboardInterrupt`` once the experiment reaches its next check (each
     replayed request or sweep point; the DHRD benchmark and Telomere
     simulations finish their current step first). Raises ``ValueError`` for
     an unknown name or ``set`` key and ``ExperimentError`` when the
     experiment fails (e.g. a capture without root).
     """
-    summary, seconds = _native.reproduce(
+    summary, html, seconds = _native.reproduce(
         name,
         os.fspath(out),
         seed=seed,
@@ -177,4 +178,10 @@ def reproduce(
         samples=samples,
         overrides=list(set or ()),
     )
-    return {"name": name, "out": pathlib.Path(out), "summary": pathlib.Path(summary), "seconds": seconds}
+    return {
+        "name": name,
+        "out": pathlib.Path(out),
+        "summary": pathlib.Path(summary),
+        "html": pathlib.Path(html),
+        "seconds": seconds,
+    }

@@ -62,8 +62,8 @@ def reproduce(
     paper_scale: bool = ...,
     samples: Optional[int] = ...,
     overrides: List[str] = ...,
-) -> Tuple[pathlib.Path, float]:
-    """Runs an experiment into ``out``; (summary path, seconds)."""
+) -> Tuple[pathlib.Path, pathlib.Path, float]:
+    """Runs an experiment into ``out``; (summary path, report.html path, seconds)."""
 def preset_toml(name: str) -> str: ...
 
 _Path = Union[str, "os.PathLike[str]"]

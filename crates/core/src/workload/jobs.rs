@@ -1,0 +1,313 @@
+//! Several workloads at once, as fio's job sections and MQSim's flows: each
+//! `[[job]]` has its own synthetic workload (pattern, request size, mix,
+//! distribution) over its own slice of the logical space, its own arrival
+//! (a closed loop at a queue depth, or a rate), stream hint and priority.
+//! [`JobsSource`] merges the jobs into one event stream whose events carry
+//! their job's index, so the driver can credit what each request cost
+//! (host pages, flash programs, GC copies, erases) to its job.
+
+use crate::config::ConfigError;
+use crate::device::Geometry;
+use crate::host::discard::SectorRange;
+use crate::host::event::{HostEvent, HostOp};
+use crate::host::Op;
+use crate::metrics::Counters;
+use crate::timing::Arrivals;
+use crate::units::SimNs;
+use crate::workload::{EventSource, SourceError, Synthetic, WorkloadConfig};
+use serde::{Deserialize, Serialize};
+
+/// Most jobs one run may have (job indices are `u16`).
+pub const JOBS_MAX: usize = 1024;
+
+/// One `[[job]]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobConfig {
+    /// Names the job in reports; unique within the run.
+    pub name: String,
+    /// Where the job's addresses lie: `[range_start, range_end)` as fractions
+    /// of the logical space.
+    #[serde(default)]
+    pub range_start: f64,
+    #[serde(default = "whole")]
+    pub range_end: f64,
+    /// Closed loop: this many requests outstanding on the job's own host
+    /// queue (ignored when `rate_iops` is set).
+    #[serde(default = "one")]
+    pub queue_depth: u32,
+    /// Open loop: Poisson arrivals at this mean rate.
+    #[serde(default)]
+    pub rate_iops: Option<u64>,
+    /// Every request of the job is a priority request (priority-aware cleaning).
+    #[serde(default)]
+    pub priority: bool,
+    /// The workload: the `[workload]` keys (pattern, request_pages,
+    /// read_fraction, trim_fraction, distribution, …, stream, and one of
+    /// requests / bytes / device_writes, the last counted over the job's range).
+    #[serde(flatten)]
+    pub workload: WorkloadConfig,
+    /// Keys neither of the above takes (serde cannot deny them through a
+    /// flattened struct); [`JobConfig::validate`] refuses them by name.
+    #[serde(flatten, skip_serializing)]
+    pub unknown: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+fn whole() -> f64 {
+    1.0
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl JobConfig {
+    /// Checks the job against the device; errors name `job.NAME.KEY`.
+    pub fn validate(&self, geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
+        let key = |leaf: &str| format!("job.{}.{leaf}", self.name);
+        if self.name.is_empty() {
+            return Err(ConfigError::new("job.name", "every job needs a name"));
+        }
+        if let Some(unknown) = self.unknown.keys().next() {
+            return Err(ConfigError::new(key(unknown), "unknown key of a [[job]] table"));
+        }
+        let (start, end) = (self.range_start, self.range_end);
+        if !(start.is_finite() && end.is_finite() && (0.0..1.0).contains(&start) && start < end && end <= 1.0) {
+            return Err(ConfigError::new(key("range_end"), format!("[{start}, {end}) is not a range within [0, 1]")));
+        }
+        if self.queue_depth == 0 {
+            return Err(ConfigError::new(key("queue_depth"), "must be at least 1"));
+        }
+        if self.rate_iops == Some(0) {
+            return Err(ConfigError::new(key("rate_iops"), "must be at least 1 (leave it out for a closed loop)"));
+        }
+        let range = self.range_geometry(geometry).map_err(|reason| ConfigError::new(key("range_end"), reason))?;
+        self.workload.validate(&range, streams).map_err(|error| {
+            ConfigError::new(error.key.replacen("workload", &format!("job.{}", self.name), 1), error.reason)
+        })
+    }
+
+    /// The first logical page of the job's range.
+    fn first_page(&self, geometry: &Geometry) -> u32 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let first = (self.range_start * f64::from(geometry.logical_pages)).floor() as u32;
+        first
+    }
+
+    /// The device as the job sees it: its range as the whole logical space.
+    fn range_geometry(&self, geometry: &Geometry) -> Result<Geometry, String> {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let end = (self.range_end * f64::from(geometry.logical_pages)).floor() as u32;
+        let pages = end.saturating_sub(self.first_page(geometry));
+        if pages == 0 {
+            return Err("the range holds no whole page".to_owned());
+        }
+        let mut range = *geometry;
+        range.logical_pages = pages;
+        Ok(range)
+    }
+
+    /// Requests the job issues.
+    pub fn total_requests(&self, geometry: &Geometry) -> u64 {
+        self.range_geometry(geometry).map_or(0, |range| self.workload.total_requests(&range))
+    }
+}
+
+/// Checks the jobs together: each valid, names unique, and (counting mode
+/// has no time to weigh a rate against a queue depth) all closed or all open.
+pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
+    if jobs.len() > JOBS_MAX {
+        return Err(ConfigError::new("job", format!("{} jobs; at most {JOBS_MAX}", jobs.len())));
+    }
+    for (index, job) in jobs.iter().enumerate() {
+        job.validate(geometry, streams)?;
+        if jobs[..index].iter().any(|other| other.name == job.name) {
+            return Err(ConfigError::new(format!("job.{}.name", job.name), "two jobs have this name"));
+        }
+    }
+    let open = jobs.iter().filter(|job| job.rate_iops.is_some()).count();
+    if open > 0 && open < jobs.len() {
+        return Err(ConfigError::new(
+            "job.rate_iops",
+            "give every job a rate_iops or none: a run without time cannot weigh a rate against a queue depth",
+        ));
+    }
+    Ok(())
+}
+
+/// One job while it runs: its generator, what is left, and when its next request is due.
+#[derive(Debug)]
+struct Running {
+    synthetic: Synthetic,
+    first_page: u32,
+    remaining: u64,
+    arrivals: Option<Arrivals>,
+    /// The next request's arrival: ns for an open job, requests per queue slot for a closed one.
+    due: f64,
+    queue_depth: u32,
+    issued: u64,
+    priority: bool,
+    time: SimNs,
+}
+
+/// The jobs merged into one event stream: the job whose next request is due
+/// first goes next (ties: the job listed first). Open jobs are due at their
+/// Poisson arrival times; closed jobs (no time in counting mode) are due in
+/// proportion to their queue depths, so a job at depth 4 issues four
+/// requests for each one of a job at depth 1. Every event carries its job's index.
+#[derive(Debug)]
+pub struct JobsSource {
+    jobs: Vec<Running>,
+    sectors_per_page: u64,
+    total: u64,
+}
+
+impl JobsSource {
+    /// `jobs` must have passed [`validate_jobs`]; job `i` draws from seed `seed + 16 + 2i`.
+    pub fn new(jobs: &[JobConfig], geometry: &Geometry, seed: u64) -> Self {
+        let running: Vec<Running> = jobs
+            .iter()
+            .zip(0u64..)
+            .map(|(job, index)| {
+                let range = job.range_geometry(geometry).unwrap_or(*geometry);
+                let job_seed = seed.wrapping_add(16 + 2 * index);
+                let arrivals = job.rate_iops.map(|rate| Arrivals::new(Some(rate), 0.0, job_seed.wrapping_add(1)));
+                let mut running = Running {
+                    synthetic: Synthetic::new(&job.workload, &range, job_seed),
+                    first_page: job.first_page(geometry),
+                    remaining: job.total_requests(geometry),
+                    arrivals,
+                    due: 0.0,
+                    queue_depth: job.queue_depth,
+                    issued: 0,
+                    priority: job.priority,
+                    time: SimNs(0),
+                };
+                running.advance();
+                running
+            })
+            .collect();
+        let total = running.iter().map(|job| job.remaining).sum();
+        Self { jobs: running, sectors_per_page: u64::from(geometry.sectors_per_page()), total }
+    }
+}
+
+impl Running {
+    /// Sets when the job's next request is due.
+    fn advance(&mut self) {
+        match &mut self.arrivals {
+            Some(arrivals) => {
+                let (time, _) = arrivals.next();
+                self.time = time;
+                #[allow(clippy::cast_precision_loss)]
+                let due = time.0 as f64;
+                self.due = due;
+            }
+            None => {
+                #[allow(clippy::cast_precision_loss)]
+                let due = self.issued as f64 / f64::from(self.queue_depth);
+                self.due = due;
+            }
+        }
+    }
+}
+
+impl EventSource for JobsSource {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        let next = self
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| job.remaining > 0)
+            .min_by(|(_, a), (_, b)| a.due.total_cmp(&b.due))
+            .map(|(index, _)| index);
+        let Some(index) = next else {
+            return Ok(None);
+        };
+        let job = &mut self.jobs[index];
+        let request = job.synthetic.next_request();
+        let op = match request.op {
+            Op::Read => HostOp::Read,
+            Op::Write => HostOp::Write,
+            Op::Trim => HostOp::Discard,
+            Op::Flush => HostOp::Flush,
+        };
+        let start = u64::from(job.first_page + request.start.0) * self.sectors_per_page;
+        let sectors = SectorRange::new(start, u64::from(request.pages) * self.sectors_per_page);
+        let event = HostEvent {
+            priority: job.priority,
+            stream: request.stream,
+            job: u16::try_from(index).unwrap_or(u16::MAX),
+            ..HostEvent::new(job.time, op, sectors)
+        };
+        job.remaining -= 1;
+        job.issued += 1;
+        job.advance();
+        Ok(Some(event))
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        Some(self.total)
+    }
+}
+
+/// What one job did and what it cost the device, counted per request:
+/// flash programs, GC copies and erases that happen while a request runs
+/// are credited to that request's job (GC a write triggers is its job's).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobReport {
+    pub name: String,
+    pub requests: u64,
+    pub host_pages_written: u64,
+    pub host_pages_read: u64,
+    pub host_pages_trimmed: u64,
+    pub flash_pages_programmed: u64,
+    pub gc_page_copies: u64,
+    pub erases: u64,
+    /// The job's share of the device's flash programs over the measured phase.
+    pub flash_write_share: f64,
+    /// The job's share of the GC page copies.
+    pub gc_share: f64,
+}
+
+/// Credits each request's counter changes to its job.
+#[derive(Debug)]
+pub struct JobTally {
+    jobs: Vec<JobReport>,
+    last: Counters,
+}
+
+impl JobTally {
+    /// Starts counting from `start` (the counters when the measured phase begins).
+    pub fn new(jobs: &[JobConfig], start: &Counters) -> Self {
+        let jobs = jobs.iter().map(|job| JobReport { name: job.name.clone(), ..JobReport::default() }).collect();
+        Self { jobs, last: start.clone() }
+    }
+
+    /// `counters` after a request of job `job` ran.
+    pub fn observe(&mut self, job: u16, counters: &Counters) {
+        let change = counters.since(&self.last);
+        if let Some(report) = self.jobs.get_mut(usize::from(job)) {
+            report.requests += change.requests;
+            report.host_pages_written += change.host_pages_written;
+            report.host_pages_read += change.host_pages_read;
+            report.host_pages_trimmed += change.host_pages_trimmed;
+            report.flash_pages_programmed += change.flash_pages_programmed;
+            report.gc_page_copies += change.gc_page_copies;
+            report.erases += change.erases;
+        }
+        self.last.clone_from(counters);
+    }
+
+    /// The per-job reports with their shares of the totals.
+    pub fn finish(mut self) -> Vec<JobReport> {
+        let programmed: u64 = self.jobs.iter().map(|job| job.flash_pages_programmed).sum();
+        let copies: u64 = self.jobs.iter().map(|job| job.gc_page_copies).sum();
+        #[allow(clippy::cast_precision_loss)]
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
+        for job in &mut self.jobs {
+            job.flash_write_share = share(job.flash_pages_programmed, programmed);
+            job.gc_share = share(job.gc_page_copies, copies);
+        }
+        self.jobs
+    }
+}

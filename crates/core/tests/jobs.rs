@@ -1,0 +1,123 @@
+//! `[[job]]` tables: several workloads in one run, each credited with what
+//! its requests cost, and runs without jobs unchanged.
+
+use nandlab_core::config::ConfigBuilder;
+use nandlab_core::Config;
+
+fn config(assignments: &[&str]) -> Result<Config, nandlab_core::config::ConfigError> {
+    let mut builder = ConfigBuilder::new();
+    builder.merge_preset("small")?;
+    for assignment in ["workload.requests=3000", "precondition.max_device_writes=2"].iter().chain(assignments) {
+        builder.set(assignment)?;
+    }
+    Ok(builder.build()?.0)
+}
+
+#[test]
+fn two_jobs_add_up_to_the_device() {
+    let config = config(&[
+        "job=name=logger,pattern=sequential,range_end=0.1,priority=true,requests=4000",
+        "job=name=bulk,range_start=0.1,request_pages=4,queue_depth=4,read_fraction=0.2,trim_fraction=0.05,requests=12000",
+    ])
+    .expect("valid jobs");
+    let report = nandlab_core::run(&config, &mut |_| {}).expect("runs");
+    let [logger, bulk] = report.jobs.as_slice() else { panic!("two job reports, got {:?}", report.jobs) };
+    assert_eq!((logger.name.as_str(), bulk.name.as_str()), ("logger", "bulk"));
+    assert_eq!((logger.requests, bulk.requests), (4000, 12000));
+    let measured = &report.measured.counters;
+    let sum = |pick: fn(&nandlab_core::workload::jobs::JobReport) -> u64| pick(logger) + pick(bulk);
+    assert_eq!(sum(|job| job.requests), measured.requests);
+    assert_eq!(sum(|job| job.host_pages_written), measured.host_pages_written);
+    assert_eq!(sum(|job| job.host_pages_read), measured.host_pages_read);
+    assert_eq!(sum(|job| job.host_pages_trimmed), measured.host_pages_trimmed);
+    assert_eq!(sum(|job| job.flash_pages_programmed), measured.flash_pages_programmed);
+    assert_eq!(sum(|job| job.gc_page_copies), measured.gc_page_copies);
+    assert_eq!(sum(|job| job.erases), measured.erases);
+    assert!(bulk.host_pages_read > 0 && bulk.host_pages_trimmed > 0 && logger.host_pages_read == 0);
+    assert!((logger.flash_write_share + bulk.flash_write_share - 1.0).abs() < 1e-9);
+    assert!(bulk.gc_page_copies > 0 && bulk.gc_share > logger.gc_share);
+    // Deterministic: the same configuration gives the same per-job results.
+    assert_eq!(nandlab_core::run(&config, &mut |_| {}).expect("runs again").jobs, report.jobs);
+}
+
+#[test]
+fn a_closed_job_issues_in_proportion_to_its_queue_depth() {
+    let config = config(&[
+        "job=name=deep,range_end=0.5,queue_depth=3,requests=3000",
+        "job=name=shallow,range_start=0.5,queue_depth=1,requests=3000",
+    ])
+    .expect("valid jobs");
+    let mut source = nandlab_core::workload::jobs::JobsSource::new(&config.jobs, &config.validate().expect("ok"), 1);
+    let first: Vec<u16> = (0..400)
+        .map(|_| nandlab_core::workload::EventSource::next_event(&mut source).expect("ok").expect("event").job)
+        .collect();
+    let deep = first.iter().filter(|&&job| job == 0).count();
+    assert_eq!(deep, 300, "3 of every 4 requests come from the job at depth 3");
+}
+
+#[test]
+fn a_run_without_jobs_serializes_as_before() {
+    let report = nandlab_core::run(&config(&[]).expect("valid"), &mut |_| {}).expect("runs");
+    let json = serde_json::to_value(&report).expect("json");
+    let object = json.as_object().expect("an object");
+    assert!(!object.contains_key("jobs"), "no jobs field without jobs");
+    assert!(!object["config"].as_object().expect("config").contains_key("job"), "no job key in the config");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut before = [
+        "nandlab_version",
+        "seed",
+        "config",
+        "device",
+        "precondition",
+        "host",
+        "discard",
+        "classes",
+        "measured",
+        "erase_counts",
+        "waf_series",
+        "memory_bytes_per_physical_page",
+        // The lifetime forecast came in with the emulator, not with jobs.
+        "lifetime",
+    ];
+    before.sort_unstable();
+    assert_eq!(keys, before, "the report's fields are those of a run before jobs existed");
+}
+
+#[test]
+fn bad_jobs_are_refused_by_key() {
+    let error = |assignments: &[&str]| config(assignments).expect_err("refused").to_string();
+    assert!(error(&["job=name=a,bogus=1"]).contains("job.a.bogus"));
+    assert!(error(&["job=name=a,range_start=0.5,range_end=0.5"]).contains("job.a.range_end"));
+    assert!(error(&["job=name=a,read_fraction=2"]).contains("job.a.read_fraction"));
+    assert!(error(&["job=name=a", "job=name=a"]).contains("two jobs have this name"));
+    assert!(error(&["job=name=a,rate_iops=100", "job=name=b"]).contains("job.rate_iops"));
+    assert!(error(&["job=pattern=random"]).contains("name"));
+    let closed = config(&["job=name=a,requests=10"]).expect("valid in counting mode");
+    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("timed jobs need rates").to_string();
+    assert!(error.contains("job.a.rate_iops"), "{error}");
+}
+
+/// Rajimwale et al., slide 19, as two jobs: a priority logger beside a bulk
+/// writer on one device; with priority-aware cleaning the device holds GC
+/// back while priority requests are outstanding, so the logger's tail
+/// latency stays below the bulk writer's.
+#[test]
+fn a_priority_job_waits_less_than_a_bulk_job_under_priority_aware_cleaning() {
+    let jobs = [
+        "job=name=logger,range_end=0.1,priority=true,rate_iops=200,requests=2000",
+        "job=name=bulk,range_start=0.1,request_pages=4,rate_iops=300,requests=3000",
+    ];
+    let timed = || {
+        let config = config(&[jobs[0], jobs[1], "timing.priority_aware_gc=true"]).expect("valid");
+        let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
+        let timed = report.timed.expect("a timed report");
+        let p99 = |index: usize| timed.jobs[index].latency.as_ref().expect("latencies").p99_us;
+        assert_eq!(timed.jobs.iter().map(|job| job.requests).sum::<u64>(), timed.requests);
+        assert_eq!((timed.jobs[0].name.as_str(), timed.jobs[1].name.as_str()), ("logger", "bulk"));
+        (p99(0), p99(1), timed.gc_die_time_share)
+    };
+    let (logger, bulk, gc_share) = timed();
+    assert!(gc_share > 0.1, "the device is cleaning ({gc_share})");
+    assert!(logger < bulk, "priority p99 {logger} us, bulk p99 {bulk} us");
+}
