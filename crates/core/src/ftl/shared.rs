@@ -1,5 +1,5 @@
 //! Pieces the experiment FTLs (Telomere, WAO-GC) share: the logical-range
-//! check and the host read of a mapped page.
+//! checks and the host read of a mapped page.
 
 use crate::device::{FlashArray, Geometry};
 use crate::ftl::{FlashOpKind, FtlError, Recorder};
@@ -11,6 +11,15 @@ pub(crate) fn check_lpn(geometry: &Geometry, lpn: Lpn) -> Result<(), FtlError> {
         return Err(FtlError::LpnOutOfRange { lpn: u64::from(lpn.0), logical_pages: geometry.logical_pages });
     }
     Ok(())
+}
+
+/// The logical pages a trim of `pages` pages from `first` covers, once the
+/// last of them is checked against the device.
+pub(crate) fn trim_range(geometry: &Geometry, first: Lpn, pages: u32) -> Result<std::ops::Range<u32>, FtlError> {
+    if pages > 0 {
+        check_lpn(geometry, Lpn(first.0.saturating_add(pages - 1)))?;
+    }
+    Ok(first.0..first.0 + pages)
 }
 
 /// A host read of the mapped page `ppn`: the flash checks it was programmed.

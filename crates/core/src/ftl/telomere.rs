@@ -23,7 +23,7 @@
 
 use crate::device::wear::{take_free_block, Hotness, WearLeveling, WearModel};
 use crate::device::{FlashArray, Geometry};
-use crate::ftl::shared::{check_lpn, read_mapped};
+use crate::ftl::shared::{check_lpn, read_mapped, trim_range};
 use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
@@ -368,11 +368,7 @@ impl TranslationLayer for TelomereFtl {
     /// The pages become unreadable; their blocks are still erased when the
     /// data in them expire (no page is ever copied).
     fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
-        if pages == 0 {
-            return Ok(());
-        }
-        check_lpn(&self.geometry, Lpn(first.0.saturating_add(pages - 1)))?;
-        for lpn in first.0..first.0 + pages {
+        for lpn in trim_range(&self.geometry, first, pages)? {
             self.l2p[lpn as usize] = NONE;
         }
         self.counters.host_pages_trimmed += u64::from(pages);

@@ -14,7 +14,7 @@
 //! 1 TB drive), see [`WaoGcConfig::utilization_bound`].
 
 use crate::device::{FlashArray, Geometry};
-use crate::ftl::shared::{check_lpn, read_mapped};
+use crate::ftl::shared::{check_lpn, read_mapped, trim_range};
 use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
@@ -276,11 +276,7 @@ impl TranslationLayer for WaoGcFtl {
     }
 
     fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
-        if pages == 0 {
-            return Ok(());
-        }
-        check_lpn(&self.geometry, Lpn(first.0.saturating_add(pages - 1)))?;
-        for lpn in first.0..first.0 + pages {
+        for lpn in trim_range(&self.geometry, first, pages)? {
             let ppn = std::mem::replace(&mut self.l2p[lpn as usize], NONE);
             if ppn != NONE {
                 self.invalidate(Ppn(ppn));
