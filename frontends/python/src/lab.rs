@@ -9,7 +9,7 @@ use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
 use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
-use nandlab_lab::replay::{ReplayMode, TraceSource};
+use nandlab_lab::replay::{FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_lab::table::{self, TraceTable, OP_NAMES};
 use nandlab_lab::{Observer, Progress, Watch};
 use pyo3::prelude::*;
@@ -82,8 +82,8 @@ fn arrival(name: &str) -> PyResult<Arrival> {
 #[allow(clippy::too_many_arguments, reason = "one parameter per Python keyword argument")]
 #[pyo3(signature = (
     trace, preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None,
-    discard=None, timing=false, arrival_mode="trace", fit=false, format=None, device=None, open_channel=false,
-    age_with=None, progress=None,
+    discard=None, timing=false, arrival_mode="trace", fit=false, device_size=None, format=None, device=None,
+    open_channel=false, age_with=None, progress=None,
 ))]
 pub fn replay_json(
     py: Python<'_>,
@@ -98,6 +98,7 @@ pub fn replay_json(
     timing: bool,
     arrival_mode: &str,
     fit: bool,
+    device_size: Option<u64>,
     format: Option<String>,
     device: Option<String>,
     open_channel: bool,
@@ -117,7 +118,8 @@ pub fn replay_json(
     }
     let mut observer = PyObserver::new(progress);
     let source = TraceSource { path: &trace, format, device: device.as_deref() };
-    let mode = ReplayMode { policy, fit, timed, age_with: age_with.as_deref(), ..ReplayMode::default() };
+    let device_size = device_size.map(|bytes| FitSize { bytes, origin: SizeOrigin::Given });
+    let mode = ReplayMode { policy, fit, device_size, timed, age_with: age_with.as_deref() };
     let started = std::time::Instant::now();
     let report = py
         .detach(|| nandlab_lab::replay::replay(&source, config, mode, &mut observer))

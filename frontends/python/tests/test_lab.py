@@ -100,6 +100,8 @@ def test_replay_errors_are_python_exceptions(tmp_path):
     # A raw trace gives no size: --fit scales to the highest sector it touches, here too small a device.
     with pytest.raises(nandlab.ConfigError, match="device.over_provisioning.*highest sector the trace touches"):
         nandlab.replay(good, preset="small", fit=True, progress=False)
+    report = nandlab.replay(good, preset="small", device_size=1 << 30, progress=False)
+    assert report["device"]["logical_bytes"] <= 1 << 30 and report["device"]["logical_bytes"] > 1 << 29
 
 
 def test_read_trace_gives_typed_columns(tmp_path):

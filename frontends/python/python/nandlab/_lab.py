@@ -23,6 +23,7 @@ def replay(
     discard: Optional[str] = None,
     timing: bool = False,
     fit: bool = False,
+    device_size: Optional[int] = None,
     seed: Optional[int] = None,
     arrival: str = "trace",
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
@@ -39,8 +40,11 @@ def replay(
     ``"delay-d"``, ``"periodic"`` (default: the configuration's
     ``discard.policy``); ``timing=True`` runs the trace through the timing
     model (``--timing on``; ``arrival="closed"`` keeps ``timing.queue_depth``
-    requests outstanding instead of issuing at trace timestamps); ``fit=True``
-    scales the device to the traced device's size from the trace header.
+    requests outstanding instead of issuing at trace timestamps);
+    ``device_size`` (bytes, ``--device-size``) scales the device to the traced
+    device's size; ``fit=True`` does so from ``device_size``, else the trace
+    header's size, else the highest sector the trace touches (raw traces give
+    no size).
     ``format`` names the trace format (detected when omitted), ``device``
     picks one device of a multi-device trace, ``open_channel=True`` replays on
     the open-channel device under the pblk-like host FTL
@@ -51,8 +55,8 @@ def replay(
 
     The replay runs without the GIL. ``progress=True`` shows a tqdm bar of
     requests read when tqdm is installed. Ctrl-C stops the replay within a
-    fraction of a second and raises ``KeyboardInterrupt`` (a synthetic aging
-    phase runs to its end first). Raises
+    fraction of a second and raises ``KeyboardInterrupt``, during a synthetic
+    aging phase too. Raises
     ``ConfigError`` (bad key or device too small for the trace),
     ``TraceError`` (the message names file and line), ``OSError`` (the file
     cannot be read) or ``SimulationError``.
@@ -67,6 +71,7 @@ def replay(
             timing=bool(timing),
             arrival_mode=arrival,
             fit=bool(fit),
+            device_size=None if device_size is None else int(device_size),
             format=format,
             device=device,
             open_channel=bool(open_channel),

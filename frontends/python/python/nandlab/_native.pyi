@@ -39,6 +39,7 @@ def replay_json(
     timing: bool = ...,
     arrival_mode: str = ...,
     fit: bool = ...,
+    device_size: Optional[int] = ...,
     format: Optional[str] = ...,
     device: Optional[str] = ...,
     open_channel: bool = ...,
