@@ -753,7 +753,9 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
     // event's own requests, so it gets no requests ahead.
     let follows_time = ftl.follows_time();
     let lookahead = if follows_time { 0 } else { LOOKAHEAD };
-    let mut ahead_jobs: VecDeque<u16> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    // The job of the requests ahead, as runs of (job, requests): one run
+    // for a whole run without jobs, so tracking costs a counter per request.
+    let mut ahead_jobs: VecDeque<(u16, usize)> = VecDeque::with_capacity(4 * LOOKAHEAD);
     let mut job = 0;
     let mut dry = false;
     let mut events: u64 = 0;
@@ -782,13 +784,28 @@ fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
             }
             for (request, _) in ahead.iter().skip(before) {
                 ftl.prefetch_mapping(request.start);
-                ahead_jobs.push_back(job);
+            }
+            let added = ahead.len() - before;
+            match ahead_jobs.back_mut() {
+                Some((last, count)) if *last == job => *count += added,
+                _ if added > 0 => ahead_jobs.push_back((job, added)),
+                _ => {}
             }
         }
         let Some((request, _)) = ahead.pop_front() else {
             break;
         };
-        let request_job = ahead_jobs.pop_front().unwrap_or(job);
+        let request_job = match ahead_jobs.front_mut() {
+            Some((run_job, count)) => {
+                let run_job = *run_job;
+                *count -= 1;
+                if *count == 0 {
+                    ahead_jobs.pop_front();
+                }
+                run_job
+            }
+            None => job,
+        };
         if let Some((halfway, _)) = ahead.get(LOOKAHEAD / 2) {
             ftl.prefetch_old_page(halfway.start);
         }
