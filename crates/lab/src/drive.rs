@@ -1,6 +1,7 @@
-//! Every use the lab makes of nandlab-core's run driver (`Simulation`) and
-//! of its event and report types, in one small module: the experiments and
-//! the front ends name the types through here.
+//! The replays' use of nandlab-core's run driver (`Simulation`) and of its
+//! event and report types, in one small module: the experiments and the
+//! front ends name the types through here. (Periodic task sets run through
+//! the driver in `experiments/periodic_run.rs`.)
 
 use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;
