@@ -41,15 +41,17 @@ const OVER_PROVISIONING: f64 = 0.10;
 
 /// The Cosmos board as Table 3 ran it: the `cosmos` preset (4 channels × 8
 /// ways, 21 blocks of 256 8-KB pages per chip), every write striped over all
-/// chips (g = S_chips, as in Section 6.1.2). The paper states neither the chip
-/// count nor g nor α for this run; α = 0.5 is the smallest over-provisioning
-/// of the scan in the summary at which, on this geometry, SiP rejects τ5 alone
-/// and SharP admits all six tasks, as on the board.
+/// chips (g = S_chips, as in Section 6.1.2). The paper states neither g nor α
+/// for this run.
 fn table_3_device() -> DeviceParams {
     DeviceParams::cosmos()
 }
 
-const TABLE_3_OVER_PROVISIONING: f64 = 0.5;
+/// α of the paper's simulations (Section 6.1, Figures 9-10), used for the
+/// board too: picking the α at which the admissions come out as on the board
+/// (0.5 did) would fit the parameter to the answer. The summary's scan shows
+/// what other values give.
+const TABLE_3_OVER_PROVISIONING: f64 = OVER_PROVISIONING;
 
 /// Name of the sensitivity run on half the chips.
 const PAGEMAP_HALF: &str = "Pagemap, half the chips";
@@ -311,8 +313,10 @@ fn table_3_summary(
         comparison("Pagemap", "1,800", "none (no admission)"),
     ];
     if let Some(row) = rows.get_mut(1) {
-        row.note =
-            "Without τ5: 16/80 + 3 × 16/40 + 11/40 pages per ms = 1,675 pages/s; the paper rounds to 1,680.".to_owned();
+        row.note = "The paper's 1,680 is the rate without τ5: 16/80 + 3 × 16/40 + 11/40 pages per ms = 1,675 \
+                    pages/s, rounded. At α = 0.10 nandlab's SiP test finds room for τ5 on 32 × 21 blocks; the scan \
+                    below shows where it does not."
+            .to_owned();
     }
     if let Some(row) = rows.get_mut(2) {
         row.note = "Eq. (24) with λ ≤ 0.74 leaves room for all six tasks on 32 × 21 blocks. Over 8, 16 and 32 \
@@ -379,11 +383,10 @@ fn table_3_summary(
             "Telomere Section 6.3. Device `{}`: {} channels × {} chips, {} blocks of {} pages ({} KB) per chip; \
              read {:?}, program {:?}, erase {:?}; α = {TABLE_3_OVER_PROVISIONING}, g = {} (all chips). Each method's \
              admission control (nandlab-admission, tasks in `open()` order) decides which tasks run; the \
-             admitted tasks then run for {} s in nandlab's periodic simulator, reads from t = {} s. The timed \
-             model queues every flash operation (GC and erases included) at its chip, and an idle chip runs the \
-             queued operation with the earliest deadline, without preemption, as the board's FTL does; it is not \
-             the queueing engine of `crates/core/src/timing`, which drives only the page-mapped FTL through host \
-             queues.",
+             admitted tasks then run for {} s through the shared driver and timing engine, reads from t = {} s. \
+             Every flash operation (GC and erases included) queues at its chip, and an idle chip runs the queued \
+             operation with the earliest deadline, without preemption (`timing.die_queue = \"edf\"`), as the \
+             board's FTL does.",
             device.name,
             device.channels,
             device.chips_per_channel,
@@ -1031,19 +1034,20 @@ mod tests {
     }
 
     #[test]
-    fn table_3_admits_as_on_the_board_and_telomere_never_copies() {
+    fn table_3_runs_and_telomere_never_copies_nor_misses() {
         let device = table_3_device();
         let runs = table_3_runs(&device, device.chips()).expect("runs");
         let run = |name| runs.iter().find(|run| run.name == name).expect("method ran");
-        assert_eq!(run("Telomere SiP").rejected, ["tau5"]);
-        assert!(run("Telomere SharP").rejected.is_empty());
+        assert!(run("Telomere SharP").rejected.is_empty(), "SharP needs fewer blocks than SiP");
+        let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH)).expect("table 3").tasks;
         for name in ["Telomere SiP", "Telomere SharP"] {
             assert_eq!(run(name).report.counters.gc_page_copies, 0, "{name}");
             assert_eq!(run(name).report.deadlines.misses, 0, "{name}");
             assert_eq!(run(name).report.missing_reads, 0, "{name}: every read finds live data");
+            // Writes at the admitted tasks' rate in steady state.
+            let admitted = admitted_rate(run(name), &tasks);
+            let written = mean_between(run(name), 10.0, 90.0, |bin| bin.written_pages_per_s);
+            assert!((written - admitted).abs() < 1.0, "{name}: {written} written, {admitted} admitted");
         }
-        // Writes at the admitted rate: 1,675 pages/s for SiP in steady state.
-        let sip = run("Telomere SiP");
-        assert!((mean_between(sip, 10.0, 90.0, |bin| bin.written_pages_per_s) - 1675.0).abs() < 1.0);
     }
 }
