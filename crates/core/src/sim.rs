@@ -324,7 +324,7 @@ impl Simulation {
     /// the layer.
     pub fn with_layer(config: &Config, layer: Layer) -> Result<Self, SimError> {
         let mut config = config.clone();
-        config.ftl.kind = LayerKind::Page;
+        config.ftl.kind = layer.kind();
         let geometry = config.validate()?;
         let layer_geometry = *on_layer!(&layer, ftl => ftl.geometry());
         if layer_geometry != geometry {
@@ -334,7 +334,6 @@ impl Simulation {
             )
             .into());
         }
-        config.ftl.kind = layer.kind();
         Self::assemble(&config, geometry, &[], layer)
     }
 

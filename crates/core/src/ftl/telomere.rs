@@ -192,14 +192,6 @@ impl TelomereFtl {
         self.wear = Some(model);
     }
 
-    pub fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    pub fn flash(&self) -> &FlashArray {
-        &self.flash
-    }
-
     /// Reads of data that had expired.
     pub fn expired_reads(&self) -> u64 {
         self.expired_reads

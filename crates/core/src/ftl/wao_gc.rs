@@ -120,14 +120,6 @@ impl WaoGcFtl {
         }
     }
 
-    pub fn counters(&self) -> &Counters {
-        &self.counters
-    }
-
-    pub fn flash(&self) -> &FlashArray {
-        &self.flash
-    }
-
     pub fn steps(&self) -> StepStats {
         self.steps
     }
