@@ -16,7 +16,7 @@ use crate::host::discard::{DiscardStats, SectorRange};
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::pblk::{LineLayout, Pblk, PblkStats};
 use crate::host::stages::{HostCounts, HostStages};
-use crate::host::{submit, Request};
+use crate::host::{submit, Op, Request};
 use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
 use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
@@ -431,7 +431,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, source, Phase::AgingTrace, observer, |_, _, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(source), Phase::AgingTrace, observer, |_, _, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -458,7 +458,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Fill, observer, |_, _, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut source), Phase::Fill, observer, |_, _, _| false, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -493,7 +493,7 @@ impl Simulation {
             let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
             settled || counters.host_pages_written - start_written >= budget_pages
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
         Ok((steady.reached() || requests == 0, series.points().last().map(|point| point.waf_window)))
     }
 
@@ -530,7 +530,7 @@ impl Simulation {
             series.observe(counters);
             false
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -551,7 +551,7 @@ impl Simulation {
             tally.observe(job, counters);
             false
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, EventFeed::new(&mut source), Phase::Measure, observer, observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         self.jobs = tally.finish();
         Ok(())
@@ -592,7 +592,7 @@ impl Simulation {
             series.observe(counters);
             false
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, EventFeed::new(source), Phase::Measure, observer, observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -610,7 +610,7 @@ impl Simulation {
             series.observe(counters);
             stop(counters, erase_counts)
         };
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, source, Phase::Measure, observer, &mut observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, EventFeed::new(source), Phase::Measure, observer, &mut observe, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -619,7 +619,7 @@ impl Simulation {
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _, _| false, self.stop.as_deref()))
+        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _, _| false, self.stop.as_deref()))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -732,89 +732,162 @@ fn at_event(stages: &HostStages, error: FtlError) -> SimError {
     SimError::AtEvent { event: stages.events(), error, hint }
 }
 
-/// The counting-mode loop every phase shares: events from `source` through
-/// `stages` onto `ftl`, a few requests ahead for the caches, `after_each`
-/// called with the request's job (its event's; the DISCARD stage's final
-/// issue: the last event's) and the counters after every request (true
-/// stops the phase).
-fn drive<T: TranslationLayer, S: EventSource + ?Sized>(
+/// The counting-mode loop every phase shares: requests from `feed` (events
+/// through `stages`) onto `ftl`, a few requests ahead for the caches,
+/// `after_each` called with the request's job (its event's; the DISCARD
+/// stage's final issue: the last event's) and the counters after every
+/// request (true stops the phase).
+fn drive<T: TranslationLayer, F: Feed<T>>(
     ftl: &mut T,
     stages: &mut HostStages,
-    source: &mut S,
+    mut feed: F,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
     mut after_each: impl FnMut(u16, &Counters, &[u32]) -> bool,
     stop: Option<&AtomicBool>,
 ) -> Result<(), SimError> {
-    let total = source.len_hint().unwrap_or(0);
-    let mut ahead: VecDeque<(Request, bool)> = VecDeque::with_capacity(4 * LOOKAHEAD);
+    let total = feed.len_hint().unwrap_or(0);
+    let mut ahead = Ahead::with_capacity(4 * LOOKAHEAD);
     // A layer that follows time must see each event's time just before the
     // event's own requests, so it gets no requests ahead.
-    let follows_time = ftl.follows_time();
-    let lookahead = if follows_time { 0 } else { LOOKAHEAD };
-    // The job of the requests ahead, as runs of (job, requests): one run
-    // for a whole run without jobs, so tracking costs a counter per request.
-    let mut ahead_jobs: VecDeque<(u16, usize)> = VecDeque::with_capacity(4 * LOOKAHEAD);
-    let mut job = 0;
+    let lookahead = if ftl.follows_time() { 0 } else { LOOKAHEAD };
     let mut dry = false;
     let mut events: u64 = 0;
     loop {
         while !dry && ahead.len() <= lookahead {
             let before = ahead.len();
-            match source.next_event()? {
-                Some(event) => {
-                    if follows_time {
-                        ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
-                    }
-                    job = event.job;
-                    stages.requests(&event, &mut ahead).map_err(|error| at_event(stages, error))?;
-                    events += 1;
-                    if events.is_multiple_of(PROGRESS_INTERVAL) {
-                        observer(Progress { phase, done: events, total });
-                        if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-                            return Err(SimError::Stopped);
-                        }
+            if feed.refill(ftl, stages, &mut ahead)? {
+                events += 1;
+                if events.is_multiple_of(PROGRESS_INTERVAL) {
+                    observer(Progress { phase, done: events, total });
+                    if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+                        return Err(SimError::Stopped);
                     }
                 }
-                None => {
-                    stages.finish(&mut ahead).map_err(|error| at_event(stages, error))?;
-                    dry = true;
+            } else {
+                dry = true;
+            }
+            for index in before..ahead.len() {
+                if let Some(request) = ahead.get(index) {
+                    ftl.prefetch_mapping(request.start);
                 }
-            }
-            for (request, _) in ahead.iter().skip(before) {
-                ftl.prefetch_mapping(request.start);
-            }
-            let added = ahead.len() - before;
-            match ahead_jobs.back_mut() {
-                Some((last, count)) if *last == job => *count += added,
-                _ if added > 0 => ahead_jobs.push_back((job, added)),
-                _ => {}
             }
         }
-        let Some((request, _)) = ahead.pop_front() else {
+        let Some(Queued { request, job }) = ahead.pop() else {
             break;
         };
-        let request_job = match ahead_jobs.front_mut() {
-            Some((run_job, count)) => {
-                let run_job = *run_job;
-                *count -= 1;
-                if *count == 0 {
-                    ahead_jobs.pop_front();
-                }
-                run_job
-            }
-            None => job,
-        };
-        if let Some((halfway, _)) = ahead.get(LOOKAHEAD / 2) {
+        if let Some(halfway) = ahead.get(LOOKAHEAD / 2) {
             ftl.prefetch_old_page(halfway.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
-        if after_each(request_job, ftl.counters(), ftl.erase_counts()) {
+        if after_each(job, ftl.counters(), ftl.erase_counts()) {
             break;
         }
     }
     observer(Progress { phase, done: events, total });
     Ok(())
+}
+
+/// A counting phase of the synthetic workload: its page requests straight
+/// into the loop when the stages would pass them unchanged and the layer
+/// ignores time (the same requests, counts and errors, without the detour
+/// through host events), else its events through the stages.
+fn drive_synthetic<T: TranslationLayer>(
+    ftl: &mut T,
+    stages: &mut HostStages,
+    source: &mut SyntheticEvents<'_>,
+    phase: Phase,
+    observer: &mut dyn FnMut(Progress),
+    after_each: impl FnMut(u16, &Counters, &[u32]) -> bool,
+    stop: Option<&AtomicBool>,
+) -> Result<(), SimError> {
+    if stages.passes_pages() && source.untimed() && !ftl.follows_time() {
+        drive(ftl, stages, PageFeed(source), phase, observer, after_each, stop)
+    } else {
+        drive(ftl, stages, EventFeed::new(source), phase, observer, after_each, stop)
+    }
+}
+
+/// Where the counting loop's requests come from.
+trait Feed<T: TranslationLayer> {
+    /// Queues the requests of the next event on `ahead`; false, after
+    /// queuing what the stages still hold, once the source is dry.
+    fn refill(&mut self, ftl: &mut T, stages: &mut HostStages, ahead: &mut Ahead) -> Result<bool, SimError>;
+
+    /// Events the source will yield, when known (for progress).
+    fn len_hint(&self) -> Option<u64>;
+}
+
+/// Every event of a source through the host stages; what the DISCARD
+/// stage issues at the end belongs to the last event's job.
+struct EventFeed<'a, S: EventSource + ?Sized> {
+    source: &'a mut S,
+    last_job: u16,
+}
+
+impl<'a, S: EventSource + ?Sized> EventFeed<'a, S> {
+    fn new(source: &'a mut S) -> Self {
+        Self { source, last_job: 0 }
+    }
+}
+
+impl<T: TranslationLayer, S: EventSource + ?Sized> Feed<T> for EventFeed<'_, S> {
+    #[inline]
+    fn refill(&mut self, ftl: &mut T, stages: &mut HostStages, ahead: &mut Ahead) -> Result<bool, SimError> {
+        let Some(event) = self.source.next_event()? else {
+            stages.finish(&mut ahead.for_job(self.last_job)).map_err(|error| at_event(stages, error))?;
+            return Ok(false);
+        };
+        if ftl.follows_time() {
+            ftl.advance(event.time).map_err(|error| at_event(stages, error))?;
+        }
+        self.last_job = event.job;
+        stages.requests(&event, &mut ahead.for_job(event.job)).map_err(|error| at_event(stages, error))?;
+        Ok(true)
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        self.source.len_hint()
+    }
+}
+
+/// The synthetic workload's reads and writes as page requests, counted by
+/// the stages ([`HostStages::page_request`]); its trims as events through them.
+struct PageFeed<'a, 'w>(&'a mut SyntheticEvents<'w>);
+
+impl PageFeed<'_, '_> {
+    #[inline(never)]
+    fn event_through_stages(
+        &self,
+        request: Request,
+        stages: &mut HostStages,
+        ahead: &mut Ahead,
+    ) -> Result<(), SimError> {
+        let event = self.0.event(request, SimNs(0), false);
+        stages.requests(&event, &mut ahead.for_job(0)).map_err(|error| at_event(stages, error))
+    }
+}
+
+impl<T: TranslationLayer> Feed<T> for PageFeed<'_, '_> {
+    #[inline(always)]
+    fn refill(&mut self, _: &mut T, stages: &mut HostStages, ahead: &mut Ahead) -> Result<bool, SimError> {
+        let Some(request) = self.0.next_page_request() else {
+            stages.finish(&mut ahead.for_job(0)).map_err(|error| at_event(stages, error))?;
+            return Ok(false);
+        };
+        if matches!(request.op, Op::Read | Op::Write) {
+            if stages.page_request(&request).map_err(|error| at_event(stages, error))?.is_some() {
+                ahead.push(request, 0);
+            }
+        } else {
+            self.event_through_stages(request, stages, ahead)?;
+        }
+        Ok(true)
+    }
+
+    fn len_hint(&self) -> Option<u64> {
+        self.0.len_hint()
+    }
 }
 
 /// The timed engine's request source over events: each event passes the
@@ -936,7 +1009,9 @@ impl SteadyState {
     }
 }
 
+mod ahead;
 mod live;
+use ahead::{Ahead, Queued};
 pub use live::LiveDevice;
 
 #[cfg(test)]

@@ -9,12 +9,11 @@ use crate::config::ConfigError;
 use crate::device::Geometry;
 use crate::ftl::FtlError;
 use crate::host::classify::{Classifier, ClassifierKind, HotTracker, WriteInfo};
-use crate::host::discard::{DiscardConfig, DiscardScheduler, DiscardStats, SectorRange};
+use crate::host::discard::{DiscardConfig, DiscardPolicy, DiscardScheduler, DiscardStats, SectorRange};
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::{Op, Request};
-use crate::units::{Lpn, StreamId};
+use crate::units::{Lpn, SimNs, StreamId};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// The `[host]` section: which stages besides DISCARD (`[discard]`) run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -98,17 +97,21 @@ pub struct HostCounts {
 impl HostCounts {
     #[inline]
     fn count(&mut self, event: &HostEvent, priority: bool) {
-        let sectors = event.sectors.sectors();
-        match event.op {
+        self.count_op(event.op, event.sectors.sectors(), event.time, priority);
+        self.journal_commits += u64::from(event.journal_commit);
+    }
+
+    #[inline]
+    fn count_op(&mut self, op: HostOp, sectors: u64, time: SimNs, priority: bool) {
+        match op {
             HostOp::Read => (self.reads += 1, self.read_sectors += sectors),
             HostOp::Write => (self.writes += 1, self.write_sectors += sectors),
             HostOp::Discard => (self.discards += 1, self.discard_sectors += sectors),
             HostOp::Flush => (self.flushes += 1, ()),
         };
-        self.journal_commits += u64::from(event.journal_commit);
         self.priority += u64::from(priority);
-        self.first_ns.get_or_insert(event.time.0);
-        self.last_ns = Some(event.time.0);
+        self.first_ns.get_or_insert(time.0);
+        self.last_ns = Some(time.0);
     }
 
     /// Simulated time from the first event to the last.
@@ -158,6 +161,8 @@ pub struct HostStages {
     issue: Vec<SectorRange>,
     counts: HostCounts,
     events: u64,
+    /// See [`Self::passes_pages`].
+    passes_pages: bool,
 }
 
 impl HostStages {
@@ -189,6 +194,7 @@ impl HostStages {
             pages: Pages::new(u64::from(geometry.sectors_per_page())),
             logical_pages: geometry.logical_pages,
             discard: DiscardScheduler::new(discard),
+            passes_pages: classifier.is_none() && matches!(discard.policy, DiscardPolicy::Off | DiscardPolicy::Online),
             classifier,
             priority: host.priority,
             issue: Vec::new(),
@@ -219,7 +225,7 @@ impl HostStages {
     /// Ranges the DISCARD stage makes due before the event are trimmed
     /// before it: a write arriving now must never be trimmed by an older DISCARD.
     #[inline]
-    pub fn requests(&mut self, event: &HostEvent, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
+    pub fn requests(&mut self, event: &HostEvent, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
         self.events += 1;
         let priority = event.priority || (self.priority == PriorityRule::Sync && is_sync(event));
         self.counts.count(event, priority);
@@ -232,28 +238,28 @@ impl HostStages {
                 // write and REQ_FUA as one after it on a device with a
                 // volatile write cache (pblk exposes one, without FUA).
                 if event.flags.preflush {
-                    out.push_back(flush());
+                    out.extend(Some(flush()));
                 }
                 self.discard.write(event.sectors);
                 let stream = self.classify(event);
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
                 if let Some(request) = self.request(Op::Write, first, end, stream)? {
-                    out.push_back((request, priority));
+                    out.extend(Some((request, priority)));
                 }
                 if event.flags.fua {
-                    out.push_back(flush());
+                    out.extend(Some(flush()));
                 }
             }
             HostOp::Read => {
                 let first = self.pages.floor(event.sectors.start);
                 let end = self.pages.ceil(event.sectors.end);
                 if let Some(request) = self.request(Op::Read, first, end, event.stream)? {
-                    out.push_back((request, priority));
+                    out.extend(Some((request, priority)));
                 }
             }
             HostOp::Discard => self.discard.discard(event.time, event.sectors, &mut self.issue),
-            HostOp::Flush => out.push_back(flush()),
+            HostOp::Flush => out.extend(Some(flush())),
         }
         if event.journal_commit {
             self.discard.journal_commit(event.time, &mut self.issue);
@@ -261,8 +267,40 @@ impl HostStages {
         self.trims(out)
     }
 
+    /// Whether every stage passes a read or write of whole pages without
+    /// flags unchanged: no classifier, and a DISCARD policy (off, online)
+    /// that holds nothing a write could cancel and issues nothing by time.
+    /// A source that makes page requests may then hand such reads and
+    /// writes in with [`Self::page_request`] instead of as events (the
+    /// counting loop's fast path, chosen once per run).
+    pub fn passes_pages(&self) -> bool {
+        self.passes_pages
+    }
+
+    /// Exactly what [`Self::requests`] does with a read or write event of
+    /// `request`'s pages at time 0, without flags, journal marks or
+    /// priority from its source, when [`Self::passes_pages`]: counts it and
+    /// checks its range. Returns the request's priority, `None` when it
+    /// holds no page (nothing to submit).
+    #[inline]
+    pub fn page_request(&mut self, request: &Request) -> Result<Option<bool>, FtlError> {
+        debug_assert!(self.passes_pages && self.issue.is_empty());
+        debug_assert!(matches!(request.op, Op::Read | Op::Write));
+        self.events += 1;
+        let read = request.op == Op::Read;
+        let priority = read && self.priority == PriorityRule::Sync;
+        let op = if read { HostOp::Read } else { HostOp::Write };
+        self.counts.count_op(op, u64::from(request.pages) * self.pages.sectors_per_page, SimNs(0), priority);
+        let first = u64::from(request.start.0);
+        let end = first + u64::from(request.pages);
+        if end > u64::from(self.logical_pages) {
+            return Err(FtlError::LpnOutOfRange { lpn: end - 1, logical_pages: self.logical_pages });
+        }
+        Ok((end > first).then_some(priority))
+    }
+
     /// The end of the workload: what the DISCARD stage still holds.
-    pub fn finish(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
+    pub fn finish(&mut self, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
         self.discard.finish(&mut self.issue);
         self.trims(out)
     }
@@ -281,7 +319,7 @@ impl HostStages {
     /// Trims the pages wholly inside each issued range: a device cannot
     /// invalidate part of a page.
     #[inline]
-    fn trims(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
+    fn trims(&mut self, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
         if self.issue.is_empty() {
             return Ok(());
         }
@@ -289,12 +327,12 @@ impl HostStages {
     }
 
     #[inline(never)]
-    fn issue_trims(&mut self, out: &mut VecDeque<(Request, bool)>) -> Result<(), FtlError> {
+    fn issue_trims(&mut self, out: &mut impl Extend<(Request, bool)>) -> Result<(), FtlError> {
         for range in std::mem::take(&mut self.issue) {
             let first = self.pages.ceil(range.start);
             let end = self.pages.floor(range.end);
             if let Some(request) = self.request(Op::Trim, first, end, StreamId(0))? {
-                out.push_back((request, false));
+                out.extend(Some((request, false)));
             }
         }
         Ok(())

@@ -64,7 +64,33 @@ impl<'a> SyntheticEvents<'a> {
         self
     }
 
-    fn event(&self, request: Request, time: SimNs, priority: bool) -> HostEvent {
+    /// Whether every request arrives at time 0 without priority (counting
+    /// mode), so [`Self::next_page_request`] loses nothing of the event.
+    pub fn untimed(&self) -> bool {
+        self.arrivals.is_none()
+    }
+
+    /// The next request in pages, as the workload made it; the counting
+    /// loop's fast path takes it instead of [`EventSource::next_event`]
+    /// when the source is [`Self::untimed`] (see
+    /// [`crate::host::stages::HostStages::passes_pages`]).
+    #[inline]
+    pub fn next_page_request(&mut self) -> Option<Request> {
+        debug_assert!(self.untimed());
+        self.draw()
+    }
+
+    #[inline]
+    fn draw(&mut self) -> Option<Request> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        Some(if self.writes_only { self.workload.next_write() } else { self.workload.next_request() })
+    }
+
+    /// `request` as the host event [`EventSource::next_event`] would give.
+    pub fn event(&self, request: Request, time: SimNs, priority: bool) -> HostEvent {
         let op = match request.op {
             Op::Read => HostOp::Read,
             Op::Write => HostOp::Write,
@@ -80,11 +106,7 @@ impl<'a> SyntheticEvents<'a> {
 impl EventSource for SyntheticEvents<'_> {
     #[inline]
     fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        if self.remaining == 0 {
-            return Ok(None);
-        }
-        self.remaining -= 1;
-        let request = if self.writes_only { self.workload.next_write() } else { self.workload.next_request() };
+        let Some(request) = self.draw() else { return Ok(None) };
         let (time, priority) = self.arrivals.as_mut().map_or((SimNs(0), false), Arrivals::next);
         Ok(Some(self.event(request, time, priority)))
     }
