@@ -56,6 +56,19 @@ impl FlashArray {
         Ok(())
     }
 
+    /// Programs the next free page of `block` and returns it: the one page
+    /// a block may be programmed at, so what can go wrong is a full block.
+    #[inline]
+    pub fn program_next(&mut self, block: BlockId) -> Result<Ppn, DeviceError> {
+        let next = &mut self.next_page[block.index()];
+        if *next >= self.geometry.pages_per_block {
+            return Err(DeviceError::ProgramFullBlock { block: block.0 });
+        }
+        let page = self.geometry.page_address(block, *next);
+        *next += 1;
+        Ok(page)
+    }
+
     /// Checks that `page` holds programmed data.
     pub fn read(&self, page: Ppn) -> Result<(), DeviceError> {
         let block = self.block_index(page)?;
@@ -123,6 +136,19 @@ mod tests {
         flash.erase(BlockId(0));
         assert_eq!(flash.erase_count(BlockId(0)), 1);
         flash.program(Ppn(0)).expect("erased block takes its first page");
+    }
+
+    #[test]
+    fn programs_the_next_page_until_the_block_is_full() {
+        let mut flash = flash();
+        let pages = flash.geometry().pages_per_block;
+        flash.program(Ppn(pages)).expect("first page of block 1");
+        assert_eq!(flash.program_next(BlockId(1)), Ok(Ppn(pages + 1)));
+        for page in 2..pages {
+            assert_eq!(flash.program_next(BlockId(1)), Ok(Ppn(pages + page)));
+        }
+        assert_eq!(flash.program_next(BlockId(1)), Err(DeviceError::ProgramFullBlock { block: 1 }));
+        assert_eq!(flash.program(Ppn(2 * pages - 1)), Err(DeviceError::ProgramFullBlock { block: 1 }));
     }
 
     #[test]

@@ -114,8 +114,17 @@ impl PageFtl {
 
     /// Brings the translation page of `lpn` into the cache, reading it on a
     /// miss and writing back a dirty page it evicts; `dirty`: the caller
-    /// changes the entry.
+    /// changes the entry. Without DFTL's cache, nothing (checked inline, so
+    /// the other modes pay one branch per page).
+    #[inline]
     pub(super) fn use_mapping(&mut self, lpn: Lpn, dirty: bool) -> Result<(), FtlError> {
+        if self.demand.is_none() {
+            return Ok(());
+        }
+        self.use_cached_mapping(lpn, dirty)
+    }
+
+    fn use_cached_mapping(&mut self, lpn: Lpn, dirty: bool) -> Result<(), FtlError> {
         let Some(map) = self.demand.as_mut() else { return Ok(()) };
         let page = map.page_of(lpn);
         let access = map.cache.access(u64::from(page));
@@ -136,8 +145,16 @@ impl PageFtl {
     }
 
     /// GC moved the data page of `lpn` (nothing to do for a translation
-    /// page: the directory that locates those is in SRAM).
+    /// page: the directory that locates those is in SRAM). Only DFTL's
+    /// mode has translation pages and a cache, so without it: nothing.
+    #[inline]
     pub(super) fn mapping_moved(&mut self, lpn: Lpn) {
+        if self.demand.is_some() {
+            self.cached_mapping_moved(lpn);
+        }
+    }
+
+    fn cached_mapping_moved(&mut self, lpn: Lpn) {
         if lpn.0 >= self.geometry.logical_pages {
             self.counters.translation_gc_copies += 1;
             return;
@@ -156,7 +173,15 @@ impl PageFtl {
     /// and move more entries; a device whose GC keeps changing more pages
     /// than it frees cannot keep up, which is reported as full rather than
     /// looping on.
+    #[inline]
     pub(super) fn write_back_moved(&mut self) -> Result<(), FtlError> {
+        if self.demand.as_ref().is_none_or(|map| map.moved.is_empty()) {
+            return Ok(());
+        }
+        self.write_back_moved_pages()
+    }
+
+    fn write_back_moved_pages(&mut self) -> Result<(), FtlError> {
         let mut budget = self.geometry.physical_pages();
         while let Some(page) = self.demand.as_mut().and_then(|map| map.moved.pop_first()) {
             budget = budget.checked_sub(1).ok_or(FtlError::OutOfSpace { unit: 0 })?;

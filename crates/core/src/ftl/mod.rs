@@ -510,12 +510,7 @@ impl PageFtl {
         UnitId(unit)
     }
 
-    fn map(&mut self, lpn: Lpn, ppn: Ppn) {
-        self.l2p[lpn.index()] = ppn.0;
-        self.p2l[ppn.index()] = lpn.0;
-        self.valid[self.geometry.block_of_page(ppn).index()] += 1;
-    }
-
+    #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
         self.p2l[ppn.index()] = NONE;
         let block = self.geometry.block_of_page(ppn);
@@ -530,17 +525,19 @@ impl PageFtl {
     /// Programs `lpn` into the next page of the open block of `slot` in
     /// `unit`, opening a free block first when needed, and seals the block
     /// when it fills (after mapping, so the victim index sees its true valid count).
+    #[inline]
     fn program_next(&mut self, slot: usize, unit: UnitId, lpn: Lpn) -> Result<Ppn, FtlError> {
         let open_index = slot * self.geometry.units() as usize + unit.index();
         let block = match self.open[open_index] {
             NONE => self.open_free_block(unit)?,
             block => BlockId(block),
         };
-        let ppn = self.geometry.page_address(block, self.flash.write_pointer(block));
-        self.flash.program(ppn)?;
+        let ppn = self.flash.program_next(block)?;
         self.record(FlashOpKind::Program, unit, slot == self.config.streams as usize);
         self.counters.flash_pages_programmed += 1;
-        self.map(lpn, ppn);
+        self.l2p[lpn.index()] = ppn.0;
+        self.p2l[ppn.index()] = lpn.0;
+        self.valid[block.index()] += 1;
         if self.flash.is_full(block) {
             self.seal(unit, block);
             self.open[open_index] = NONE;

@@ -125,10 +125,12 @@ impl ValidBuckets {
         }
     }
 
+    #[inline]
     fn head_index(&self, unit: UnitId, valid: u32) -> usize {
         unit.index() * self.buckets_per_unit + valid as usize
     }
 
+    #[inline]
     fn insert(&mut self, unit: UnitId, block: BlockId, valid: u32) {
         let head = self.head_index(unit, valid);
         let old_first = self.heads[head];
@@ -140,6 +142,7 @@ impl ValidBuckets {
         self.heads[head] = block.0;
     }
 
+    #[inline]
     fn remove(&mut self, unit: UnitId, block: BlockId, valid: u32) {
         let (before, after) = (self.prev[block.index()], self.next[block.index()]);
         if before == NONE {
