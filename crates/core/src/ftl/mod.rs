@@ -309,6 +309,8 @@ pub struct PageFtl {
     wear: Option<WearModel>,
     /// The cached translation pages of `ftl.discard = "dftl"`.
     demand: Option<dftl::DemandMap>,
+    /// Parallel units (the geometry's product, kept for the hot path).
+    units: u32,
 }
 
 impl PageFtl {
@@ -341,6 +343,7 @@ impl PageFtl {
             recorder: Recorder::default(),
             wear: None,
             demand: dftl::DemandMap::new(geometry, config),
+            units,
         })
     }
 
@@ -411,7 +414,7 @@ impl PageFtl {
         }
         let unit = match self.config.allocation {
             Allocation::RoundRobin => self.advance_unit(),
-            Allocation::Static => UnitId(lpn.0 % self.geometry.units()),
+            Allocation::Static => UnitId(lpn.0 % self.units),
         };
         let ppn = self.program_next(stream.index(), unit, lpn)?;
         self.counters.host_pages_written += 1;
@@ -506,7 +509,7 @@ impl PageFtl {
 
     fn advance_unit(&mut self) -> UnitId {
         let unit = self.next_unit;
-        self.next_unit = if unit + 1 == self.geometry.units() { 0 } else { unit + 1 };
+        self.next_unit = if unit + 1 == self.units { 0 } else { unit + 1 };
         UnitId(unit)
     }
 
@@ -525,9 +528,9 @@ impl PageFtl {
     /// Programs `lpn` into the next page of the open block of `slot` in
     /// `unit`, opening a free block first when needed, and seals the block
     /// when it fills (after mapping, so the victim index sees its true valid count).
-    #[inline]
+    #[inline(always)]
     fn program_next(&mut self, slot: usize, unit: UnitId, lpn: Lpn) -> Result<Ppn, FtlError> {
-        let open_index = slot * self.geometry.units() as usize + unit.index();
+        let open_index = slot * self.units as usize + unit.index();
         let block = match self.open[open_index] {
             NONE => self.open_free_block(unit)?,
             block => BlockId(block),
@@ -547,6 +550,7 @@ impl PageFtl {
         Ok(ppn)
     }
 
+    #[inline(never)]
     fn open_free_block(&mut self, unit: UnitId) -> Result<BlockId, FtlError> {
         let free = &mut self.free[unit.index()];
         let block = match self.config.free_block_order {
@@ -571,6 +575,7 @@ impl PageFtl {
         Ok(BlockId(block))
     }
 
+    #[inline(never)]
     fn seal(&mut self, unit: UnitId, block: BlockId) {
         self.state[block.index()] = BlockState::Sealed;
         self.sealed_at[block.index()] = self.counters.host_pages_written;

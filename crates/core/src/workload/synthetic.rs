@@ -319,6 +319,7 @@ impl Synthetic {
     }
 
     /// The next request of the mix.
+    #[inline]
     pub fn next_request(&mut self) -> Request {
         let draw: f64 = self.rng.random();
         let op = if draw < self.config.read_fraction {
@@ -332,10 +333,12 @@ impl Synthetic {
     }
 
     /// The next request, forced to be a write (for preconditioning).
+    #[inline]
     pub fn next_write(&mut self) -> Request {
         self.request(Op::Write)
     }
 
+    #[inline]
     fn request(&mut self, op: Op) -> Request {
         let (slot, hot) = self.next_slot();
         let stream = if self.config.hot_cold_streams { StreamId(u8::from(hot)) } else { StreamId(self.config.stream) };
@@ -343,6 +346,7 @@ impl Synthetic {
     }
 
     /// A request-sized slot and whether it lies in the hot region.
+    #[inline]
     fn next_slot(&mut self) -> (u32, bool) {
         if self.config.pattern == Pattern::Sequential {
             let slot = self.next_sequential_slot;
