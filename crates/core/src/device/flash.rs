@@ -60,12 +60,19 @@ impl FlashArray {
     /// a block may be programmed at, so what can go wrong is a full block.
     #[inline]
     pub fn program_next(&mut self, block: BlockId) -> Result<Ppn, DeviceError> {
+        self.program_run(block, 1)
+    }
+
+    /// Programs the next `pages` free pages of `block` in order and returns
+    /// the first; refuses a run longer than the block's free pages.
+    #[inline]
+    pub fn program_run(&mut self, block: BlockId, pages: u32) -> Result<Ppn, DeviceError> {
         let next = &mut self.next_page[block.index()];
-        if *next >= self.geometry.pages_per_block {
+        if pages > self.geometry.pages_per_block - *next {
             return Err(DeviceError::ProgramFullBlock { block: block.0 });
         }
         let page = self.geometry.page_address(block, *next);
-        *next += 1;
+        *next += pages;
         Ok(page)
     }
 
@@ -149,6 +156,9 @@ mod tests {
         }
         assert_eq!(flash.program_next(BlockId(1)), Err(DeviceError::ProgramFullBlock { block: 1 }));
         assert_eq!(flash.program(Ppn(2 * pages - 1)), Err(DeviceError::ProgramFullBlock { block: 1 }));
+        assert_eq!(flash.program_run(BlockId(2), pages - 1), Ok(Ppn(2 * pages)));
+        assert_eq!(flash.program_run(BlockId(2), 2), Err(DeviceError::ProgramFullBlock { block: 2 }));
+        assert_eq!(flash.program_run(BlockId(2), 1), Ok(Ppn(3 * pages - 1)));
     }
 
     #[test]

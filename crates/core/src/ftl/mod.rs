@@ -606,35 +606,85 @@ impl PageFtl {
             pages_per_block: self.geometry.pages_per_block,
         };
         let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
-        let gc_slot = self.config.streams as usize;
-        /// Pages of look-ahead for the L2P entries GC will update.
-        const COPY_LOOKAHEAD: u32 = 8;
-        let first = self.geometry.page_address(victim, 0).0;
-        let end = first + self.geometry.pages_per_block;
-        for ppn in first..end {
-            if ppn + COPY_LOOKAHEAD < end {
-                let ahead = self.p2l[(ppn + COPY_LOOKAHEAD) as usize];
-                if ahead != NONE {
-                    prefetch(&self.l2p, ahead as usize);
-                }
-            }
-            let lpn = self.p2l[ppn as usize];
-            if lpn == NONE {
-                continue;
-            }
-            self.p2l[ppn as usize] = NONE;
-            self.record(FlashOpKind::Read, unit, true);
-            self.program_next(gc_slot, unit, Lpn(lpn))?;
-            self.mapping_moved(Lpn(lpn));
-            self.counters.gc_page_copies += 1;
-            self.counters.flash_pages_read += 1;
-        }
+        let first = self.geometry.page_address(victim, 0).index();
+        self.copy_valid_pages(unit, first, first + self.geometry.pages_per_block as usize)?;
         self.valid[victim.index()] = 0;
         self.flash.erase(victim);
         self.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
         self.state[victim.index()] = BlockState::Free;
         self.free[unit.index()].push_back(victim.0);
+        Ok(())
+    }
+}
+
+impl PageFtl {
+    /// Copies the valid pages among `pages` (a victim's, streamed in order)
+    /// to the GC open block of `unit`. The flash, the valid count and the
+    /// counters take each run of copies into one GC block at once; the
+    /// mapping and the recorded operations (a read, then a program, per
+    /// copy) change page by page, as one-by-one copying would change them.
+    fn copy_valid_pages(&mut self, unit: UnitId, first: usize, end: usize) -> Result<(), FtlError> {
+        /// Pages of look-ahead for the L2P entries GC will update.
+        const COPY_LOOKAHEAD: usize = 8;
+        let open_index = self.config.streams as usize * self.units as usize + unit.index();
+        let pages_per_block = self.geometry.pages_per_block;
+        // The GC block being filled, its write pointer when the run began, and now.
+        let mut run: Option<(BlockId, u32, u32)> = None;
+        for old in first..end {
+            if let Some(&ahead) = self.p2l.get(old + COPY_LOOKAHEAD).filter(|_| old + COPY_LOOKAHEAD < end) {
+                if ahead != NONE {
+                    prefetch(&self.l2p, ahead as usize);
+                }
+            }
+            let lpn = self.p2l[old];
+            if lpn == NONE {
+                continue;
+            }
+            self.p2l[old] = NONE;
+            let (block, start, next) = match run {
+                Some(open) => open,
+                None => {
+                    let block = match self.open[open_index] {
+                        NONE => self.open_free_block(unit)?,
+                        block => BlockId(block),
+                    };
+                    let pointer = self.flash.write_pointer(block);
+                    (block, pointer, pointer)
+                }
+            };
+            let new = self.geometry.page_address(block, next);
+            self.l2p[lpn as usize] = new.0;
+            self.p2l[new.index()] = lpn;
+            self.record(FlashOpKind::Read, unit, true);
+            self.record(FlashOpKind::Program, unit, true);
+            self.mapping_moved(Lpn(lpn));
+            run = Some((block, start, next + 1));
+            if next + 1 == pages_per_block {
+                self.finish_gc_run(unit, block, next + 1 - start, open_index)?;
+                run = None;
+            }
+        }
+        if let Some((block, start, next)) = run {
+            self.finish_gc_run(unit, block, next - start, open_index)?;
+        }
+        Ok(())
+    }
+
+    /// Programs a run of `pages` GC copies into `block` on the flash and
+    /// counts them; seals the block when they filled it.
+    fn finish_gc_run(&mut self, unit: UnitId, block: BlockId, pages: u32, open_index: usize) -> Result<(), FtlError> {
+        self.flash.program_run(block, pages)?;
+        self.valid[block.index()] += pages;
+        self.counters.flash_pages_programmed += u64::from(pages);
+        self.counters.gc_page_copies += u64::from(pages);
+        self.counters.flash_pages_read += u64::from(pages);
+        if self.flash.is_full(block) {
+            self.seal(unit, block);
+            self.open[open_index] = NONE;
+        } else {
+            self.open[open_index] = block.0;
+        }
         Ok(())
     }
 }
