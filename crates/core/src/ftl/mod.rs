@@ -6,6 +6,7 @@
 pub mod analytic;
 mod check;
 pub mod dftl;
+mod huge;
 mod layer;
 mod prefetch;
 mod shared;
@@ -328,8 +329,8 @@ impl PageFtl {
             geometry: *geometry,
             config: config.clone(),
             flash: FlashArray::new(geometry),
-            l2p: vec![NONE; (geometry.logical_pages + dftl::translation_pages(geometry, config)) as usize],
-            p2l: vec![NONE; geometry.physical_pages() as usize],
+            l2p: huge::map_of((geometry.logical_pages + dftl::translation_pages(geometry, config)) as usize, NONE),
+            p2l: huge::map_of(geometry.physical_pages() as usize, NONE),
             valid: vec![0; blocks as usize],
             state: vec![BlockState::Free; blocks as usize],
             sealed_at: vec![0; blocks as usize],

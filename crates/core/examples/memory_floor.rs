@@ -1,0 +1,76 @@
+//! The memory floor of this machine for the counting loop (docs/architecture.md
+//! "Speed"): the latency of a dependent random load and the cost of an
+//! independent (prefetchable) random load at the sizes the page FTL's maps
+//! have, and sequential read bandwidth.
+//!
+//! `cargo run --release -p nandlab-core --example memory_floor [MiB]`
+//! (default: 32, 256 MiB: femu-32g's L2P is 29 MiB, L2P + P2L 61 MiB).
+
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::hint::black_box;
+
+/// Seconds this process has run on a CPU (from /proc/self/schedstat, in
+/// nanoseconds): on a shared machine, wall-clock time includes waiting for a core.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/schedstat").expect("Linux /proc/self/schedstat");
+    let ns: u64 = stat.split_whitespace().next().and_then(|field| field.parse().ok()).expect("run time in ns");
+    #[allow(clippy::cast_precision_loss)]
+    let seconds = ns as f64 / 1e9;
+    seconds
+}
+
+/// CPU seconds `work` takes.
+fn timed(work: impl FnOnce()) -> f64 {
+    let started = cpu_seconds();
+    work();
+    cpu_seconds() - started
+}
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args().skip(1).filter_map(|arg| arg.parse().ok()).collect();
+    let sizes = if sizes.is_empty() { vec![1, 32, 256] } else { sizes };
+    println!("{:>8} {:>16} {:>18} {:>14}", "MiB", "dependent ns", "independent ns", "seq GB/s");
+    for mib in sizes {
+        let entries = mib * (1 << 20) / 4;
+        let (dependent, independent, bandwidth) = measure(entries);
+        println!("{mib:>8} {dependent:>16.1} {independent:>18.2} {bandwidth:>14.1}");
+    }
+}
+
+/// Nanoseconds per dependent load (pointer chase over one random cycle),
+/// nanoseconds per independent random load (a gather), sequential GB/s.
+fn measure(entries: usize) -> (f64, f64, f64) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    // Sattolo's algorithm: one cycle through every entry.
+    let mut next: Vec<u32> = (0..entries).map(|i| u32::try_from(i).expect("fits")).collect();
+    for i in (1..entries).rev() {
+        let j = rng.random_range(0..i);
+        next.swap(i, j);
+    }
+    let steps: u32 = 20_000_000;
+    let dependent = timed(|| {
+        let mut at = 0u32;
+        for _ in 0..steps {
+            at = next[at as usize];
+        }
+        black_box(at);
+    }) * 1e9
+        / f64::from(steps);
+
+    let indices: Vec<u32> = (0..steps).map(|_| rng.random_range(0..u32::try_from(entries).expect("fits"))).collect();
+    let independent = timed(|| {
+        let sum: u64 = indices.iter().map(|&i| u64::from(next[i as usize])).sum();
+        black_box(sum);
+    }) * 1e9
+        / f64::from(steps);
+
+    let passes = 4;
+    let seconds = timed(|| {
+        let total: u64 = (0..passes).map(|_| next.iter().map(|&v| u64::from(v)).sum::<u64>()).sum();
+        black_box(total);
+    });
+    #[allow(clippy::cast_precision_loss)]
+    let bandwidth = (passes * entries * 4) as f64 / seconds / 1e9;
+    (dependent, independent, bandwidth)
+}
