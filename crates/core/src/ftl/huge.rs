@@ -11,7 +11,7 @@ const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// A vector of `len` copies of `value`, its buffer advised for huge pages
 /// before it is first touched (Linux; elsewhere a plain vector).
-pub(crate) fn map_of(len: usize, value: u32) -> Vec<u32> {
+pub fn map_of(len: usize, value: u32) -> Vec<u32> {
     let mut map = Vec::with_capacity(len);
     advise_huge_pages(&map);
     map.resize(len, value);

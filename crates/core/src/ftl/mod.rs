@@ -15,6 +15,7 @@ mod victim;
 pub mod wao_gc;
 
 pub use dftl::DiscardHandling;
+pub use huge::map_of;
 pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
 
