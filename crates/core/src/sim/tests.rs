@@ -169,3 +169,35 @@ fn a_timed_replay_of_a_full_device_without_discards_ends() {
     let timed = report.timed.expect("timed");
     assert!(timed.drained_s >= timed.simulated_s);
 }
+
+/// The counting loop's fast path (the synthetic workload's reads and writes
+/// handed to the stages as page requests) ends exactly where the event path
+/// ends: the same counters, host counts, DISCARD counts and erase counts.
+#[test]
+fn synthetic_page_requests_count_as_their_events_would() {
+    let mut config = config(DiscardPolicy::Online);
+    config.workload.read_fraction = 0.2;
+    config.workload.trim_fraction = 0.1;
+    config.workload.request_pages = 4;
+    config.host.priority = crate::host::stages::PriorityRule::Sync;
+    // Enough writes for the small device to collect garbage.
+    let requests = 20_000;
+    let mut pages = Simulation::new(&config).expect("valid configuration");
+    assert!(pages.stages.passes_pages(), "the run must take the fast path");
+    pages.measure(requests, &mut |_| {}).expect("runs");
+    let mut events = Simulation::new(&config).expect("valid configuration");
+    let geometry = *events.geometry();
+    let mut workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
+    events.replay(&mut SyntheticEvents::new(&mut workload, &geometry, requests, None), &mut |_| {}).expect("runs");
+    let (pages, events) = (pages.report(), events.report());
+    assert!(pages.measured.counters.gc_page_copies > 0 && pages.measured.counters.host_pages_trimmed > 0);
+    assert!(pages.host.priority > 0, "reads are priority requests under the sync rule");
+    assert_eq!(json(&pages.measured.counters), json(&events.measured.counters));
+    assert_eq!(json(&pages.host), json(&events.host));
+    assert_eq!(json(&pages.discard), json(&events.discard));
+    assert_eq!(json(&pages.erase_counts), json(&events.erase_counts));
+}
+
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("serializes")
+}
