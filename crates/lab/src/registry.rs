@@ -133,11 +133,12 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "stripe-merging",
-        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15)",
+        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15): synthetic sweep, and \
+                      Postmark, OLTP, mail-server and IOzone-like fio workloads captured on ext4",
         keys: &[],
-        needs_root: false,
-        rough_seconds: 4,
-        run: |args| timing::stripe_merging(&args.out, args.seed),
+        needs_root: true,
+        rough_seconds: 120,
+        run: timing::stripe_merging,
     },
 ];
 

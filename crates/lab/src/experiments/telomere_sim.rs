@@ -22,7 +22,7 @@ use nandlab_core::metrics::Counters;
 use nandlab_core::sim::Layer;
 use nandlab_core::units::SimNs;
 use nandlab_core::workload::periodic::{random_task_set, PeriodicTask, TaskSetSpec};
-use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
+use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict};
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
@@ -277,6 +277,20 @@ fn mean_between(run: &MethodRun, from_s: f64, to_s: f64, pick: fn(&ThroughputBin
     mean
 }
 
+/// The tasks Table 3 says a method rejects: "none…" or a list "τ3, τ4".
+fn expected_rejections(paper: &str) -> Vec<String> {
+    if paper.starts_with("none") {
+        Vec::new()
+    } else {
+        paper.split(", ").map(str::to_owned).collect()
+    }
+}
+
+/// A rate as the paper prints it, "1,800".
+fn paper_rate(paper: &str) -> f64 {
+    paper.replace(',', "").parse().unwrap_or(f64::NAN)
+}
+
 fn table_3_summary(
     device: &DeviceParams,
     tasks: &[Task],
@@ -302,6 +316,12 @@ fn table_3_summary(
                     steady(name, 98.0, 200.0, write),
                     steady(name, 98.0, 200.0, |bin| bin.read_pages_per_s)
                 )
+            }),
+            verdict: run.map_or(Verdict::NotComparable, |run| {
+                Verdict::worst([
+                    Verdict::holds(run.rejected == expected_rejections(rejected_paper)),
+                    Verdict::near(paper_rate(paper), Some(admitted_rate(run, tasks)), 0.05 * paper_rate(paper)),
+                ])
             }),
             note: String::new(),
         }
@@ -343,6 +363,7 @@ fn table_3_summary(
         quantity: "Pagemap once reads start (t ≥ 97 s)".to_owned(),
         paper: "write and read throughput drop and fluctuate".to_owned(),
         measured: after_reads("Pagemap"),
+        verdict: Verdict::holds(steady("Pagemap", 98.0, 200.0, write) < 0.9 * steady("Pagemap", 10.0, 97.0, write)),
         note: format!(
             "Does not reproduce. The tasks keep {:.0} % of the flash valid and each overwrites its own ring when \
              it expires, so the copies greedy GC makes (chips mix the tasks' pages) fit in the chips' slack: the \
@@ -357,6 +378,7 @@ fn table_3_summary(
         quantity: format!("{PAGEMAP_HALF} (sensitivity)"),
         paper: "-".to_owned(),
         measured: after_reads(PAGEMAP_HALF),
+        verdict: Verdict::NotComparable,
         note: "16 chips, α = 0.10: with half the flash the oldest blocks still hold live data of τ3-τ5 when it \
                fills, and GC copies far more; whether jobs miss deadlines depends on whether the copies fit in \
                the chips' slack (the deadline misses and the per-second minimum are measured above)."
@@ -896,6 +918,11 @@ fn figure_10_summary(
                     .map(|kind| format!("{} {:.1}×", kind.name(), spread(kind.name())))
                     .collect::<Vec<_>>()
                     .join(", "),
+                verdict: {
+                    let spreads = WEAR_FTLS.map(|kind| spread(kind.name()));
+                    let (best, rest) = spreads.split_at(2);
+                    Verdict::holds(best.iter().all(|b| rest.iter().all(|r| b <= r)))
+                },
                 note: "Smaller is better: the ideal CDF is a step at 1e-2.".to_owned(),
             },
             Comparison {
@@ -906,6 +933,7 @@ fn figure_10_summary(
                     .map(|kind| format!("{} {}", kind.name(), writes(kind.name())))
                     .collect::<Vec<_>>()
                     .join(", "),
+                verdict: Verdict::NotComparable,
                 note: "Telomere never copies a page, so it writes more host data per erase than Pagemap.".to_owned(),
             },
         ])
