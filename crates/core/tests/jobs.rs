@@ -114,6 +114,10 @@ fn bad_jobs_are_refused_by_key() {
     assert!(error(&["job=name=a", "job=name=a"]).contains("two jobs have this name"));
     assert!(error(&["job=name=a,rate_iops=100", "job=name=b"]).contains("job.rate_iops"));
     assert!(error(&["job=pattern=random"]).contains("name"));
+    assert!(error(&["job=name=a", "job.b.rate_iops=5"]).contains("no job is named \"b\" (jobs: a)"));
+    assert!(error(&["job=name=a", "job.a.burst_len=4"]).contains("job.a.burst_len"), "bursts need a rate");
+    let set = config(&["job=name=a,rate_iops=100", "job=name=b,rate_iops=100", "job.b.rate_iops=300"]).expect("valid");
+    assert_eq!((set.jobs[0].rate_iops, set.jobs[1].rate_iops), (Some(100), Some(300)));
     let closed = config(&["job=name=a,requests=10"]).expect("valid in counting mode");
     let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("timed jobs need rates").to_string();
     assert!(error.contains("job.a.rate_iops"), "{error}");

@@ -32,8 +32,9 @@ struct JobPoint {
 }
 
 /// The jobs: both 4 KiB random over the whole device with the point's read
-/// share, Poisson arrivals; the priority job at 300 IOPS, the bulk job at
-/// 2,700 (3,000 in all, as the single-workload setup).
+/// share; the priority job at 300 IOPS in bursts of 4 requests 100 us apart
+/// (the single-workload set-up's priority bursts), the bulk job at 2,700
+/// IOPS, Poisson (3,000 in all, as the single-workload set-up).
 const PRIORITY_JOB_IOPS: u64 = 300;
 const BULK_JOB_IOPS: u64 = 2700;
 const JOB_WRITE_PERCENTS: [u32; 4] = [20, 40, 60, 80];
@@ -49,7 +50,8 @@ fn priority_jobs(seed: u64, low_watermark_blocks: u32) -> Result<Vec<JobPoint>> 
                 format!("timing.priority_aware_gc={aware}"),
                 format!("workload.read_fraction={read}"),
                 format!(
-                    "job=name=priority,priority=true,rate_iops={PRIORITY_JOB_IOPS},read_fraction={read},requests=6000"
+                    "job=name=priority,priority=true,rate_iops={PRIORITY_JOB_IOPS},burst_len=4,burst_gap_us=100,\
+                     read_fraction={read},requests=6000"
                 ),
                 format!("job=name=bulk,rate_iops={BULK_JOB_IOPS},read_fraction={read},requests=54000"),
             ];
@@ -71,6 +73,58 @@ fn priority_jobs(seed: u64, low_watermark_blocks: u32) -> Result<Vec<JobPoint>> 
         }
     }
     Ok(points)
+}
+
+/// Slide 19's "about 10 % lower" for one point's gain in percent.
+fn priority_gain_verdict(gain_percent: Option<f64>) -> Verdict {
+    match gain_percent {
+        Some(gain) if gain >= 5.0 => Verdict::Reproduces,
+        Some(gain) if gain > 0.0 => Verdict::Partly,
+        Some(_) => Verdict::Differs,
+        None => Verdict::NotComparable,
+    }
+}
+
+/// The priority job's gain from priority-aware cleaning, in its mean and
+/// in its p99 relative to the bulk job's.
+fn job_comparisons(jobs: &[JobPoint]) -> Vec<Comparison> {
+    let point = |write_percent: u32, aware: bool| {
+        jobs.iter().find(|p| p.write_percent == write_percent && p.priority_aware == aware)
+    };
+    let gain =
+        |w: u32| Some(100.0 * (1.0 - point(w, true)?.priority_job_mean_ms / point(w, false)?.priority_job_mean_ms));
+    let p99_ratio = |w: u32, aware: bool| point(w, aware).map(|p| p.priority_job_p99_ms / p.bulk_job_p99_ms);
+    let per_point = |show: &dyn Fn(u32) -> Option<String>| {
+        JOB_WRITE_PERCENTS
+            .iter()
+            .filter_map(|&w| show(w).map(|text| format!("{text} at {w} %")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        Comparison {
+            quantity: "priority job mean response time, aware vs unaware".to_owned(),
+            paper: "about 10 % lower (slide 19)".to_owned(),
+            measured: per_point(&|w| gain(w).map(|g| format!("{g:.1} % lower"))),
+            verdict: Verdict::worst(JOB_WRITE_PERCENTS.iter().map(|&w| priority_gain_verdict(gain(w)))),
+            note: "The bursts are what the mechanism protects: the rest of a burst finds no GC started on its die."
+                .to_owned(),
+        },
+        Comparison {
+            quantity: "priority job p99 / bulk job p99, unaware → aware".to_owned(),
+            paper: "priority requests served ahead of cleaning at every write percentage (slide 19)".to_owned(),
+            measured: per_point(&|w| Some(format!("{:.2} → {:.2}", p99_ratio(w, false)?, p99_ratio(w, true)?))),
+            verdict: Verdict::worst(JOB_WRITE_PERCENTS.iter().map(|&w| {
+                match (p99_ratio(w, false), p99_ratio(w, true)) {
+                    (Some(unaware), Some(aware)) => Verdict::holds(aware < unaware),
+                    _ => Verdict::NotComparable,
+                }
+            })),
+            note: "The tail is a request landing on a die in the middle of a 2 ms erase, which priority-aware \
+                   cleaning cannot pre-empt: it moves the mean more than the p99."
+                .to_owned(),
+        },
+    ]
 }
 
 /// `nandlab reproduce priority-cleaning`: response time of priority and
@@ -138,14 +192,9 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", "),
             // Slide 19: priority requests gain at every write percentage.
-            verdict: Verdict::worst(setup.write_percents.iter().map(|&w| match improvement(w) {
-                Some(gain) if gain >= 5.0 => Verdict::Reproduces,
-                Some(gain) if gain > 0.0 => Verdict::Partly,
-                Some(_) => Verdict::Differs,
-                None => Verdict::NotComparable,
-            })),
-            note: "At 80 % writes deferring GC drives units to the critical watermark, and foreground GC \
-                   then costs everyone: the slide's \"improvement at the cost of non-priority traffic\"."
+            verdict: Verdict::worst(setup.write_percents.iter().map(|&w| priority_gain_verdict(improvement(w)))),
+            note: "Non-priority traffic is not slowed at this load: the idle time after a burst absorbs the \
+                   deferred GC (the slide: \"at the cost of non-priority traffic\")."
                 .to_owned(),
         }])
         .table(
@@ -199,26 +248,12 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
         .heading("As a priority job beside a bulk job")
         .paragraph(&format!(
             "The same device and watermarks, the slide's set-up written as two `[[job]]` tables: a priority job \
-             ({PRIORITY_JOB_IOPS} IOPS) and a bulk job ({BULK_JOB_IOPS} IOPS), both 4 KiB random requests over the \
-             whole device with the point's write share and Poisson arrivals; per-job latency from `timed.jobs`."
+             ({PRIORITY_JOB_IOPS} IOPS in bursts of 4 requests 100 us apart, `burst_len = 4`, `burst_gap_us = \
+             100`) and a bulk job ({BULK_JOB_IOPS} IOPS, Poisson), both 4 KiB random requests over the whole \
+             device with the point's write share; per-job latency from `timed.jobs`."
         ))
         .image("priority and bulk job response time against write percentage", "priority_jobs.svg")
-        .comparisons(&[Comparison {
-            quantity: "priority job p99 / bulk job p99, priority-aware cleaning".to_owned(),
-            paper: "priority requests served ahead of cleaning at every write percentage (slide 19)".to_owned(),
-            measured: jobs
-                .iter()
-                .filter(|p| p.priority_aware)
-                .map(|p| format!("{:.2} at {} % writes", p.priority_job_p99_ms / p.bulk_job_p99_ms, p.write_percent))
-                .collect::<Vec<_>>()
-                .join(", "),
-            verdict: Verdict::worst(
-                jobs.iter()
-                    .filter(|p| p.priority_aware)
-                    .map(|p| Verdict::holds(p.priority_job_p99_ms < p.bulk_job_p99_ms)),
-            ),
-            note: "Both jobs issue 4 KiB random requests with the same mix; only their rates and the priority mark differ.".to_owned(),
-        }])
+        .comparisons(&job_comparisons(&jobs))
         .table(
             &["write %", "cleaning", "priority mean ms", "priority p99 ms", "bulk mean ms", "bulk p99 ms", "GC share"],
             &job_rows,
@@ -351,9 +386,9 @@ struct RealWorkload {
 /// fit with room for the journal and metadata.
 const REAL_FS: &str = "512M";
 
-/// `fio` with one seed for all its random choices and a terse report.
+/// `fio` with one seed for all its random choices; its report is not kept.
 fn fio(seed: u64, jobs: &[&str]) -> Vec<String> {
-    let mut argv = vec!["fio".to_owned(), format!("--randseed={seed}"), "--minimal".to_owned()];
+    let mut argv = vec!["fio".to_owned(), format!("--randseed={seed}"), "--output=/dev/null".to_owned()];
     argv.extend(jobs.iter().map(|option| (*option).to_owned()));
     argv
 }
@@ -569,6 +604,11 @@ fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow]
     ));
     dir.write_bar_chart("real_workloads.svg", &chart)?;
     let show = |spread: Option<Spread>, decimals| spread.map_or_else(|| "-".to_owned(), |s| s.show(decimals));
+    let mut ranked: Vec<&RealWorkload> = REAL_WORKLOADS.iter().collect();
+    ranked.sort_by(|a, b| {
+        let median = |w: &RealWorkload| real_spread(rows, w.name, |row| row.gain_percent).map_or(f64::NAN, |s| s.median);
+        median(a).total_cmp(&median(b))
+    });
     let table: Vec<Vec<String>> = REAL_WORKLOADS
         .iter()
         .zip(&spreads)
@@ -614,9 +654,18 @@ fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow]
                     gain.map_or(Verdict::NotComparable, |gain| gain_verdict(w.paper_gain_percent, gain))
                 }),
             ),
-            note: "The sequential IOzone-like writer gains the most, as on the slide. The buffer also coalesces \
-                   the random workloads' sub-stripe writes to the same stripes, which a device saturated by \
-                   read-modify-writes (closed loop) rewards far more than the slide's DiskSim replay."
+            note: "The buffer also coalesces the random workloads' sub-stripe writes to the same stripes, which a \
+                   device saturated by read-modify-writes (closed loop) rewards far more than the slide's DiskSim \
+                   replay, whose device and load the slides do not give."
+                .to_owned(),
+        },
+        Comparison {
+            quantity: "ranking of the gains".to_owned(),
+            paper: "Postmark < TPCC < Exchange < IOzone".to_owned(),
+            measured: ranked.iter().map(|w| w.name).collect::<Vec<_>>().join(" < "),
+            verdict: Verdict::holds(ranked.iter().map(|w| w.paper_gain_percent).is_sorted()),
+            note: "Workloads ordered by their median gain here; the stand-ins hold the slide's order when this \
+                   reproduces."
                 .to_owned(),
         }])
         .table(
