@@ -105,6 +105,35 @@ fn a_run_without_jobs_serializes_as_before() {
     assert_eq!(keys, before, "the report's fields are those of a run before jobs existed");
 }
 
+/// A single-workload run's JSON, byte for byte, against the one committed in
+/// `tests/golden/single_workload.json`: jobs (and whatever comes next) must
+/// leave it alone. A change that is meant to alter the numbers regenerates
+/// it with `NANDLAB_BLESS=1 cargo test -p nandlab-core --test jobs` and says
+/// why in its commit.
+#[test]
+fn a_single_workload_run_gives_the_committed_json() {
+    let config = config(&["workload.requests=2000", "metrics.window_pages=4096"]).expect("valid");
+    let report = nandlab_core::run(&config, &mut |_| {}).expect("runs");
+    let mut json = serde_json::to_string_pretty(&report).expect("json");
+    json.push('\n');
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/single_workload.json");
+    if std::env::var_os("NANDLAB_BLESS").is_some() {
+        std::fs::create_dir_all(golden.parent().expect("folder")).expect("creates tests/golden");
+        std::fs::write(&golden, &json).expect("writes the golden file");
+    }
+    let expected =
+        std::fs::read_to_string(&golden).expect("tests/golden/single_workload.json (NANDLAB_BLESS=1 writes it)");
+    if json != expected {
+        let line = json.lines().zip(expected.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "the JSON of a single-workload run changed at line {}: {:?} (committed: {:?})",
+            line + 1,
+            json.lines().nth(line),
+            expected.lines().nth(line)
+        );
+    }
+}
+
 #[test]
 fn bad_jobs_are_refused_by_key() {
     let error = |assignments: &[&str]| config(assignments).expect_err("refused").to_string();

@@ -45,7 +45,7 @@ fn every_example_runs_and_its_jobs_add_up() {
         let counted = run(example, "off");
         let jobs = counted["jobs"].as_array().expect("per-job results");
         assert!(jobs.len() >= 2, "{}: {jobs:?}", example.display());
-        let measured = &counted["measured"]["counters"];
+        let measured = &counted["measured"];
         for key in ["requests", "host_pages_written", "flash_pages_programmed", "gc_page_copies"] {
             let sum: f64 = jobs.iter().map(|job| number(job, key)).sum();
             assert_eq!(sum, number(measured, key), "{}: {key}", example.display());

@@ -61,6 +61,7 @@ fn reproduced_figures_carry_the_papers_numbers_and_report_html_is_self_contained
         let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
         assert_eq!(html.matches("<svg").count(), figures, "every figure inline in report.html");
         assert!(html.contains("Provenance") && html.contains("commit") && html.contains("reproduce"));
+        assert!(html.contains("<th>verdict</th>"), "{experiment}: the paper-vs-nandlab table has a verdict column");
         assert!(!html.contains("src=\""), "nothing loaded from elsewhere");
     }
 }

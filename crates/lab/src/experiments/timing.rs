@@ -606,7 +606,8 @@ fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow]
     let show = |spread: Option<Spread>, decimals| spread.map_or_else(|| "-".to_owned(), |s| s.show(decimals));
     let mut ranked: Vec<&RealWorkload> = REAL_WORKLOADS.iter().collect();
     ranked.sort_by(|a, b| {
-        let median = |w: &RealWorkload| real_spread(rows, w.name, |row| row.gain_percent).map_or(f64::NAN, |s| s.median);
+        let median =
+            |w: &RealWorkload| real_spread(rows, w.name, |row| row.gain_percent).map_or(f64::NAN, |s| s.median);
         median(a).total_cmp(&median(b))
     });
     let table: Vec<Vec<String>> = REAL_WORKLOADS
@@ -640,34 +641,34 @@ fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow]
              requests. Every number is the median with [min–max] over the captures."
         ))
         .image("better response time with merging on real workloads", "real_workloads.svg")
-        .comparisons(&[Comparison {
-            quantity: "better mean response time with merging, per trace".to_owned(),
-            paper: "Postmark 1.15 %, TPCC 3.08 %, Exchange 4.89 %, IOzone 36.54 % (slide 15)".to_owned(),
-            measured: REAL_WORKLOADS
-                .iter()
-                .zip(&spreads)
-                .map(|(w, gain)| format!("{} {} %", w.name, show(*gain, 1)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            verdict: Verdict::worst(
-                REAL_WORKLOADS.iter().zip(&spreads).map(|(w, gain)| {
+        .comparisons(&[
+            Comparison {
+                quantity: "better mean response time with merging, per trace".to_owned(),
+                paper: "Postmark 1.15 %, TPCC 3.08 %, Exchange 4.89 %, IOzone 36.54 % (slide 15)".to_owned(),
+                measured: REAL_WORKLOADS
+                    .iter()
+                    .zip(&spreads)
+                    .map(|(w, gain)| format!("{} {} %", w.name, show(*gain, 1)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                verdict: Verdict::worst(REAL_WORKLOADS.iter().zip(&spreads).map(|(w, gain)| {
                     gain.map_or(Verdict::NotComparable, |gain| gain_verdict(w.paper_gain_percent, gain))
-                }),
-            ),
-            note: "The buffer also coalesces the random workloads' sub-stripe writes to the same stripes, which a \
+                })),
+                note: "The buffer also coalesces the random workloads' sub-stripe writes to the same stripes, which a \
                    device saturated by read-modify-writes (closed loop) rewards far more than the slide's DiskSim \
                    replay, whose device and load the slides do not give."
-                .to_owned(),
-        },
-        Comparison {
-            quantity: "ranking of the gains".to_owned(),
-            paper: "Postmark < TPCC < Exchange < IOzone".to_owned(),
-            measured: ranked.iter().map(|w| w.name).collect::<Vec<_>>().join(" < "),
-            verdict: Verdict::holds(ranked.iter().map(|w| w.paper_gain_percent).is_sorted()),
-            note: "Workloads ordered by their median gain here; the stand-ins hold the slide's order when this \
+                    .to_owned(),
+            },
+            Comparison {
+                quantity: "ranking of the gains".to_owned(),
+                paper: "Postmark < TPCC < Exchange < IOzone".to_owned(),
+                measured: ranked.iter().map(|w| w.name).collect::<Vec<_>>().join(" < "),
+                verdict: Verdict::holds(ranked.iter().map(|w| w.paper_gain_percent).is_sorted()),
+                note: "Workloads ordered by their median gain here; the stand-ins hold the slide's order when this \
                    reproduces."
-                .to_owned(),
-        }])
+                    .to_owned(),
+            },
+        ])
         .table(
             &[
                 "workload",
