@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn examples() -> Vec<PathBuf> {
@@ -18,7 +18,7 @@ fn examples() -> Vec<PathBuf> {
     files
 }
 
-fn run(example: &PathBuf, timing: &str) -> serde_json::Value {
+fn run(example: &Path, timing: &str) -> serde_json::Value {
     let output = Command::new(env!("CARGO_BIN_EXE_nandlab"))
         .args(["run", example.to_str().expect("utf-8 path"), "--timing", timing, "--json", "-"])
         .stdin(Stdio::null())
