@@ -46,13 +46,14 @@ impl Verdict {
     }
 
     /// A ratio the paper reports against the measured one: within a factor
-    /// of two reproduces; on the same side of 1 (the same direction) is
+    /// of 1.5 reproduces; on the same side of 1 (the same direction) is
     /// partly; the other side differs. `None` or not finite: not comparable.
     #[must_use]
     pub fn of_ratio(paper: f64, measured: Option<f64>) -> Self {
+        const TOLERANCE: f64 = 1.5;
         match measured.filter(|value| value.is_finite()) {
             None => Verdict::NotComparable,
-            Some(value) if value >= paper / 2.0 && value <= paper * 2.0 => Verdict::Reproduces,
+            Some(value) if value >= paper / TOLERANCE && value <= paper * TOLERANCE => Verdict::Reproduces,
             Some(value) if (value > 1.0) == (paper > 1.0) => Verdict::Partly,
             Some(_) => Verdict::Differs,
         }
@@ -221,10 +222,12 @@ mod tests {
 
     #[test]
     fn verdicts_follow_the_papers_numbers() {
-        assert_eq!(Verdict::of_ratio(3.2, Some(2.0)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(3.2, Some(2.5)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(3.2, Some(2.0)), Verdict::Partly);
         assert_eq!(Verdict::of_ratio(1322.0, Some(3.0)), Verdict::Partly);
         assert_eq!(Verdict::of_ratio(709.0, Some(0.9)), Verdict::Differs);
-        assert_eq!(Verdict::of_ratio(0.33, Some(0.5)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(0.33, Some(0.45)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(0.33, Some(0.56)), Verdict::Partly);
         assert_eq!(Verdict::of_ratio(0.33, None), Verdict::NotComparable);
         assert_eq!(Verdict::near(83.0, Some(86.0), 5.0), Verdict::Reproduces);
         assert_eq!(Verdict::near(83.0, Some(70.0), 5.0), Verdict::Differs);
