@@ -102,7 +102,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
             "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
         keys: &[],
         needs_root: true,
-        rough_seconds: 45,
+        rough_seconds: 60,
         run: discard::informed_cleaning,
     },
     Experiment {
