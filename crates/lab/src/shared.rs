@@ -1,6 +1,6 @@
 //! What several experiments of `nandlab reproduce` share: traces captured
-//! once and cached in the output folder, and experiment devices built from a
-//! TOML base and overrides.
+//! once and cached in the output folder, experiment devices built from a
+//! TOML base and overrides, and the median and range of repeated runs.
 
 use crate::error::{Context as _, Error, Result};
 use nandlab_capture::{capture, CaptureConfig, Workload};
@@ -90,4 +90,36 @@ pub fn nandlab_binary() -> Result<PathBuf> {
         .context(
             "the workloads run under capture are `nandlab fsload`: put the nandlab binary on PATH or set NANDLAB_BIN",
         )
+}
+
+/// The median of repeated measurements and their range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no values.
+    pub fn of(mut values: Vec<f64>) -> Option<Spread> {
+        values.retain(|value| value.is_finite());
+        values.sort_by(f64::total_cmp);
+        let middle = values.len() / 2;
+        let median = match values.len() {
+            0 => return None,
+            n if n % 2 == 1 => values[middle],
+            _ => (values[middle - 1] + values[middle]) / 2.0,
+        };
+        Some(Spread { median, min: values[0], max: values[values.len() - 1] })
+    }
+
+    /// `median [min–max]`, with `decimals`; just the value when all agree.
+    pub fn show(self, decimals: usize) -> String {
+        if self.min == self.max {
+            format!("{:.decimals$}", self.median)
+        } else {
+            format!("{:.decimals$} [{:.decimals$}–{:.decimals$}]", self.median, self.min, self.max)
+        }
+    }
 }

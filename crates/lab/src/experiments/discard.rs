@@ -10,7 +10,7 @@
 use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
-use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
+use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec, Spread};
 use crate::Report as ReplayReport;
 use crate::Watch;
 use nandlab_core::ftl::DiscardHandling;
@@ -49,38 +49,6 @@ const REPEATS_DEFAULT: usize = 3;
 
 fn repeats(args: &ExperimentArgs) -> usize {
     args.repeats.unwrap_or(REPEATS_DEFAULT).max(1)
-}
-
-/// The median of repeated measurements and their range.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Spread {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Spread {
-    /// `None` for no values.
-    fn of(mut values: Vec<f64>) -> Option<Spread> {
-        values.retain(|value| value.is_finite());
-        values.sort_by(f64::total_cmp);
-        let middle = values.len() / 2;
-        let median = match values.len() {
-            0 => return None,
-            n if n % 2 == 1 => values[middle],
-            _ => (values[middle - 1] + values[middle]) / 2.0,
-        };
-        Some(Spread { median, min: values[0], max: values[values.len() - 1] })
-    }
-
-    /// `median [min–max]`, with `decimals`; just the value when all agree.
-    fn show(self, decimals: usize) -> String {
-        if self.min == self.max {
-            format!("{:.decimals$}", self.median)
-        } else {
-            format!("{:.decimals$} [{:.decimals$}–{:.decimals$}]", self.median, self.min, self.max)
-        }
-    }
 }
 
 fn policy_name(policy: DiscardPolicy) -> &'static str {
