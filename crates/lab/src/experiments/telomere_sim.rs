@@ -210,7 +210,10 @@ impl Table3Run {
             Ok(report) => Ok(report),
             // A page-mapped baseline that cannot keep up is an outcome;
             // Telomere failing its own admitted set is a bug.
-            Err(error) if !lifetime_aware => Err(error.to_string()),
+            Err(error) if !lifetime_aware => {
+                eprintln!("telomere-table3: seed {}, {name} stopped early: {error}", self.seed);
+                Err(error.to_string())
+            }
             Err(error) => return Err(error).with_context(|| format!("{name}: the simulated FTL failed")),
         };
         let rejected = (0..tasks.len()).filter(|index| !admitted_indices.contains(index));
@@ -224,7 +227,8 @@ impl Table3Run {
 }
 
 /// The four methods of Figures 13-14 on the Table 3 task set (and, under the
-/// scattered layout, Pagemap on the ring layout for comparison).
+/// scattered layout, Pagemap on smaller footprints and on the ring layout
+/// for comparison).
 fn table_3_runs(device: &DeviceParams, granularity: u64, run: Table3Run) -> Result<Vec<MethodRun>> {
     let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
     let utilization = AdmissionContext::utilization_for_over_provisioning(TABLE_3_OVER_PROVISIONING);
@@ -626,9 +630,49 @@ enum Aspect {
     Reads,
 }
 
-/// Why nandlab's outcome differs from (or matches) the paper's.
+/// Why nandlab's outcome differs from (or matches) the paper's on the
+/// default set-up (board device, g = 16, α = 0.10, scattered layout over the
+/// whole mapped space); docs/telomere-simulation.md has the derivations.
 fn table_3_note(method: &str, aspect: Aspect) -> &'static str {
     match (method, aspect) {
+        ("Telomere SiP", Aspect::Admission) => {
+            "Reproduces. SiP needs 368 blocks for all six tasks (eq. 7, g = 16), 304 without τ5, against \
+             ⌊336 · λ⌋ = 305. 1,675 = 16/80 + 3 × 16/40 + 11/40 pages per ms; the paper rounds to 1,680."
+        }
+        ("Telomere SharP", Aspect::Admission) => {
+            "Does not reproduce. SharP groups [τ1, τ2, τ0] (96 blocks), [τ3] (80) and [τ4, τ5] (144, eq. 13-14): 320 \
+             blocks, above the 305 that α = 0.10 leaves of 16 × 21; without τ5 it needs 288. It admits τ5 only if \
+             S_blocks · λ ≥ 320, i.e. α ≤ 0.05; the paper states no α for the board. So SiP and SharP run the same \
+             five tasks here; SharP still needs fewer blocks (288 vs 304)."
+        }
+        ("Telomere SiP" | "Telomere SharP", Aspect::Reads) => {
+            "Reproduces: GC is a block erasure (no copies on any layout), no deadline is missed and every read \
+             finds live data; reads and writes share all 16 chips."
+        }
+        ("WAO-GC", Aspect::Admission) => {
+            "Partly reproduces: WAO-GC rejects for storage, as the paper says, but only τ5. With the part's \
+             latencies a partial GC step copies ⌊t_e/(t_r + t_w)⌋ = 2 pages, so λ ≤ 170/256 = 0.664 (Section \
+             6.1.5): 57,120 logical pages; τ0-τ4 keep 47,503 live, all six 57,408. The EDF load of τ0-τ4 is 0.79 \
+             (eq. 25 charges the partial step on every write), below 1, so the throughput test rejects nothing. \
+             Rejecting τ3 and τ4 too needs less logical space or slower flash than the board's description gives."
+        }
+        ("WAO-GC", Aspect::Reads) => {
+            "Reproduces: with the tasks spread over its 57,120 logical pages it copies about 226,000 pages in \
+             partial steps (at most 2 copies or 1 erase after a write) and still misses no deadline."
+        }
+        ("Pagemap", Aspect::Admission) => {
+            "No admission control, all six tasks. The default run stops early (next row), so it has no steady \
+             rate; on 90 % and 80 % of the mapped space and on the ring layout (table below) it writes 1,800 \
+             pages/s until reads start, although the flash fills at t ≈ 48 s (86,016 pages at 1,800 pages/s)."
+        }
+        ("Pagemap", Aspect::Reads) => {
+            "Reproduces in direction, more sharply. Spread over the whole mapped space (91 % of the flash) the \
+             tasks leave 1.9 spare blocks per 21-block chip, fewer than the FTL's reserve of 2 free blocks plus \
+             its open block: about 10 s after reads start a chip has no free block and nothing to reclaim, on \
+             every seed. On 90 % of the mapped space the drop and fluctuation of Figures 13-14 appear (table \
+             below: fewer writes and reads per second, seconds without a completed write, jobs seconds late); on \
+             80 % and on the ring layout GC copies fit into the chips' slack and nothing drops."
+        }
         _ => "",
     }
 }
@@ -1249,9 +1293,44 @@ mod tests {
         }
     }
 
-    /// The board-like layout is what makes the page-mapped baseline collect
-    /// garbage: on the same device, tasks and seed, Pagemap copies valid
-    /// pages under the scattered layout and far fewer under the ring, while
+    /// A single task shows what the layout does: on the ring its pages expire
+    /// in the order they were written, so page-mapped GC finds wholly
+    /// invalid blocks and copies nothing; scattered, expired pages stay valid
+    /// until their slot is drawn again, and GC copies them. Telomere copies
+    /// nothing either way.
+    #[test]
+    fn the_scattered_layout_makes_a_page_mapped_ftl_copy_expired_data() {
+        let device = small_device();
+        let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
+        let logical_pages = mapped_pages(&device, utilization);
+        let task = Task::writer("t0", 4, Duration::from_millis(5), 499);
+        let tasks = vec![periodic_task(&task).expect("converts")];
+        let context = AdmissionContext::new(device.clone(), 4, utilization).expect("valid context");
+        let verdict = check(&Policy::Telomere { placement: Placement::Sip }, &context, std::slice::from_ref(&task));
+        assert!(verdict.admitted(), "{:?}", verdict.throughput);
+        let StorageCheck::Blocks(plan) = &verdict.storage else { panic!("Telomere plans blocks") };
+        let copies = |layout, telomere: bool| {
+            let layer = if telomere {
+                telomere_layer(&device, &tasks, plan, WearLeveling::Fifo, None, Some(logical_pages))
+            } else {
+                pagemap_layer(&device, logical_pages, FtlConfig::default(), None)
+            }
+            .expect("builds");
+            let until = ns(Duration::from_secs(20));
+            let plan = RunPlan { reads_from: SimNs(0), until, task_streams: telomere, layout, footprint: 1.0 };
+            let run = periodic_run::timed_run(&layer.0, layer.1, tasks.clone(), plan).expect("runs");
+            // 20 s of 800 pages/s is 2.6 times the flash: GC ran.
+            assert!(run.counters.erases > 100, "{layout}, Telomere {telomere}: {} erases", run.counters.erases);
+            run.counters.gc_page_copies
+        };
+        assert_eq!(copies(Layout::Ring, false), 0, "the ring invalidates whole blocks");
+        let scattered = copies(Layout::Scattered, false);
+        assert!(scattered > 1000, "scattered: only {scattered} copies");
+        assert_eq!(copies(Layout::Scattered, true), 0, "Telomere erases expired blocks whatever the layout");
+    }
+
+    /// On the board, Pagemap copies more under the scattered layout than on
+    /// the ring (where the chips already mix the tasks' pages), while
     /// Telomere copies none, misses no deadline and finds every read.
     #[test]
     fn the_scattered_layout_makes_pagemap_copy_and_telomere_never_copies() {
@@ -1264,7 +1343,7 @@ mod tests {
         let run = |name| method(name).report().unwrap_or_else(|| panic!("{name} ran to the end"));
         let scattered = run("Pagemap").counters.gc_page_copies;
         let ring = run(PAGEMAP_RING).counters.gc_page_copies;
-        assert!(scattered > 10_000 && scattered > 2 * ring, "Pagemap copies {scattered} scattered, {ring} on the ring");
+        assert!(scattered > 10_000 && scattered > ring, "Pagemap copies {scattered} scattered, {ring} on the ring");
         let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH)).expect("table 3").tasks;
         for name in ["Telomere SiP", "Telomere SharP"] {
             assert_eq!(run(name).counters.gc_page_copies, 0, "{name}");
