@@ -242,7 +242,7 @@ pub fn timed_run(config: &Config, layer: Layer, tasks: Vec<PeriodicTask>, plan: 
     let live = u32::try_from(region_pages(&tasks)).unwrap_or(u32::MAX);
     let workload = PeriodicWorkload::new(tasks, spanned.max(live), reads_from, layout, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
-    let outcome = simulation.replay_timed(&mut source, &mut |_| {}).map(Clone::clone);
+    let outcome = simulation.replay_timed(&mut source, &mut |_| {}).cloned();
     #[allow(clippy::cast_precision_loss)]
     let failed_at_s = source.last_release().0 as f64 / 1e9;
     let report = outcome.with_context(|| format!("the run stopped at t = {failed_at_s:.1} s"))?;

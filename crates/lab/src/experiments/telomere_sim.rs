@@ -331,12 +331,15 @@ pub fn table_3(args: &crate::registry::ExperimentArgs) -> Result<()> {
     Ok(())
 }
 
+/// Pages per second a one-second bin completed, written or read.
+type BinMeasure = fn(&ThroughputBin) -> f64;
+
 /// Figures 13 and 14: per method, the median over seeds of each second's
 /// completed pages, the range as error bars, the paper's values as references.
 fn write_table_3_charts(dir: &OutputDir, all: &[SeedRuns]) -> Result<()> {
     let marks =
         [Mark::Line, Mark::DashedLine, Mark::LinePoints, Mark::Line, Mark::DashedLine, Mark::Points, Mark::Step];
-    let pages_per_s: [(&str, &str, fn(&ThroughputBin) -> f64); 2] = [
+    let pages_per_s: [(&str, &str, BinMeasure); 2] = [
         ("fig13_write_throughput.svg", "Figure 13: write throughput, Table 3 task set", |bin| bin.written_pages_per_s),
         ("fig14_read_throughput.svg", "Figure 14: read throughput, Table 3 task set", |bin| bin.read_pages_per_s),
     ];
