@@ -499,37 +499,35 @@ fn table_3_summary(
     all: &[SeedRuns],
     scan: &[Vec<String>],
 ) -> Summary {
-    let write = |bin: &ThroughputBin| bin.written_pages_per_s;
-    let read = |bin: &ThroughputBin| bin.read_pages_per_s;
-    let reads_s = TABLE_3_READS_FROM.as_secs_f64() + 1.0;
-    let end_s = TABLE_3_RUN.as_secs_f64();
     let mut rows = Vec::new();
     for (method, rejected, pages_per_s, after_reads) in PAPER_TABLE_3 {
-        let seeds = |decimals, measure: &dyn Fn(&PeriodicRun) -> f64| over_seeds(all, method, decimals, measure);
+        let measured = MethodMeasures::over(all, method);
         let admitted_rate = runs_of(all, method).next().map_or(f64::NAN, |run| admitted_rate(run, tasks));
         rows.push(Comparison {
             quantity: format!("{method}: rejected; writes at t = 10-90 s"),
             paper: format!("{rejected}; {pages_per_s} pages/s"),
             measured: format!(
                 "{}; {} pages/s (admitted rate {admitted_rate:.0})",
-                rejected_over_seeds(all, method),
-                seeds(0, &|run| mean_between(run, 10.0, 90.0, write)),
+                measured.rejected, measured.writes_before_reads
             ),
             note: table_3_note(method, Aspect::Admission).to_owned(),
         });
+        let MethodMeasures {
+            writes_after_reads: writes,
+            lowest_second: lowest,
+            reads_after_reads: reads,
+            deadline_misses: misses,
+            worst_lateness_ms: worst,
+            gc_page_copies: copies,
+            stopped_early: stopped,
+            ..
+        } = &measured;
         rows.push(Comparison {
-            quantity: format!("{method}: once reads start (t ≥ {reads_s:.0} s)"),
+            quantity: format!("{method}: once reads start (t ≥ {:.0} s)", reads_start_s()),
             paper: after_reads.to_owned(),
             measured: format!(
-                "writes {} pages/s (lowest second {}), reads {} pages/s; {} deadline misses (worst {} ms late); {} GC \
-                 page copies; runs stopped early: {}",
-                seeds(0, &|run| mean_between(run, reads_s, end_s, write)),
-                seeds(0, &|run| lowest_from(run, reads_s, write)),
-                seeds(0, &|run| mean_between(run, reads_s, end_s, read)),
-                seeds(0, &|run| count(run.deadlines.misses)),
-                seeds(1, &|run| run.deadlines.worst_lateness_ms),
-                seeds(0, &|run| count(run.counters.gc_page_copies)),
-                failures(all, method),
+                "writes {writes} pages/s (lowest second {lowest}), reads {reads} pages/s; {misses} deadline misses \
+                 (worst {worst} ms late); {copies} GC page copies; runs stopped early: {stopped}"
             ),
             note: table_3_note(method, Aspect::Reads).to_owned(),
         });
@@ -539,21 +537,12 @@ fn table_3_summary(
     let method_rows: Vec<Vec<String>> = methods
         .iter()
         .map(|&method| {
-            let seeds = |decimals, measure: &dyn Fn(&PeriodicRun) -> f64| over_seeds(all, method, decimals, measure);
-            vec![
-                method.to_owned(),
-                rejected_over_seeds(all, method),
-                seeds(0, &|run| mean_between(run, 10.0, 90.0, write)),
-                seeds(0, &|run| mean_between(run, reads_s, end_s, write)),
-                seeds(0, &|run| lowest_from(run, reads_s, write)),
-                seeds(0, &|run| mean_between(run, reads_s, end_s, read)),
-                seeds(0, &|run| count(run.deadlines.misses)),
-                seeds(1, &|run| run.deadlines.worst_lateness_ms),
-                seeds(0, &|run| count(run.counters.gc_page_copies)),
-                seeds(0, &|run| count(run.counters.erases)),
-                seeds(0, &|run| count(run.missing_reads)),
-                failures(all, method),
-            ]
+            let measured = MethodMeasures::over(all, method);
+            let mut row = vec![method.to_owned(), measured.rejected, measured.writes_before_reads];
+            row.extend([measured.writes_after_reads, measured.lowest_second, measured.reads_after_reads]);
+            row.extend([measured.deadline_misses, measured.worst_lateness_ms, measured.gc_page_copies]);
+            row.extend([measured.erases, measured.missing_reads, measured.stopped_early]);
+            row
         })
         .collect();
     let seed_list: Vec<String> = all.iter().map(|seed_runs| seed_runs.seed.to_string()).collect();
@@ -624,6 +613,47 @@ fn table_3_summary(
 #[allow(clippy::cast_precision_loss)]
 fn count(value: u64) -> f64 {
     value as f64
+}
+
+/// The first whole second after reads start.
+fn reads_start_s() -> f64 {
+    TABLE_3_READS_FROM.as_secs_f64() + 1.0
+}
+
+/// One method's measurements over the seeds, each `median [min–max]`.
+struct MethodMeasures {
+    rejected: String,
+    writes_before_reads: String,
+    writes_after_reads: String,
+    lowest_second: String,
+    reads_after_reads: String,
+    deadline_misses: String,
+    worst_lateness_ms: String,
+    gc_page_copies: String,
+    erases: String,
+    missing_reads: String,
+    stopped_early: String,
+}
+
+impl MethodMeasures {
+    fn over(all: &[SeedRuns], method: &str) -> Self {
+        let seeds = |decimals, measure: &dyn Fn(&PeriodicRun) -> f64| over_seeds(all, method, decimals, measure);
+        let write = |bin: &ThroughputBin| bin.written_pages_per_s;
+        let (reads_s, end_s) = (reads_start_s(), TABLE_3_RUN.as_secs_f64());
+        Self {
+            rejected: rejected_over_seeds(all, method),
+            writes_before_reads: seeds(0, &|run| mean_between(run, 10.0, 90.0, write)),
+            writes_after_reads: seeds(0, &|run| mean_between(run, reads_s, end_s, write)),
+            lowest_second: seeds(0, &|run| lowest_from(run, reads_s, write)),
+            reads_after_reads: seeds(0, &|run| mean_between(run, reads_s, end_s, |bin| bin.read_pages_per_s)),
+            deadline_misses: seeds(0, &|run| count(run.deadlines.misses)),
+            worst_lateness_ms: seeds(1, &|run| run.deadlines.worst_lateness_ms),
+            gc_page_copies: seeds(0, &|run| count(run.counters.gc_page_copies)),
+            erases: seeds(0, &|run| count(run.counters.erases)),
+            missing_reads: seeds(0, &|run| count(run.missing_reads)),
+            stopped_early: failures(all, method),
+        }
+    }
 }
 
 /// Which comparison a note explains.
