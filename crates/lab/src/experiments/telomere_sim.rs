@@ -211,8 +211,9 @@ impl Table3Run {
             // A page-mapped baseline that cannot keep up is an outcome;
             // Telomere failing its own admitted set is a bug.
             Err(error) if !lifetime_aware => {
-                eprintln!("telomere-table3: seed {}, {name} stopped early: {error}", self.seed);
-                Err(error.to_string())
+                let failure = format!("{error}: {}", error.root());
+                eprintln!("telomere-table3: seed {}, {name} stopped early: {failure}", self.seed);
+                Err(failure)
             }
             Err(error) => return Err(error).with_context(|| format!("{name}: the simulated FTL failed")),
         };
@@ -458,7 +459,7 @@ fn failures(all: &[SeedRuns], method: &str) -> String {
     let failed: Vec<&String> = runs_of(all, method).filter_map(|run| run.outcome.as_ref().err()).collect();
     match failed.first() {
         None => "none".to_owned(),
-        Some(first) => format!("{} of {} seeds: {first}", failed.len(), runs_of(all, method).count()),
+        Some(first) => format!("{} of {} seeds (first seed: {first})", failed.len(), runs_of(all, method).count()),
     }
 }
 
@@ -701,8 +702,8 @@ fn table_3_note(method: &str, aspect: Aspect) -> &'static str {
         ("Pagemap", Aspect::Reads) => {
             "Reproduces in direction, more sharply. Spread over the whole mapped space (91 % of the flash) the \
              tasks leave 1.9 spare blocks per 21-block chip, fewer than the FTL's reserve of 2 free blocks plus \
-             its open block: about 10 s after reads start a chip has no free block and nothing to reclaim, on \
-             every seed. On 90 % of the mapped space the drop and fluctuation of Figures 13-14 appear (table \
+             its open block: 10-12 s after reads start (t = 106.9-109.1 s) a chip has no free block and nothing \
+             to reclaim, on every seed. On 90 % of the mapped space the drop and fluctuation of Figures 13-14 appear (table \
              below: fewer writes and reads per second, seconds without a completed write, jobs seconds late); on \
              80 % and on the ring layout GC copies fit into the chips' slack and nothing drops."
         }
