@@ -23,8 +23,8 @@ fn bad_names_and_keys_fail_before_out_is_needed() {
     let unknown = nandlab(&["reproduce", "fig99"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown experiment \"fig99\"; available: telomere-fig7"));
-    let key = nandlab(&["reproduce", "telomere-table3", "--set", "a=1"]);
-    assert!(String::from_utf8_lossy(&key.stderr).contains("telomere-table3 takes no --set keys"));
+    let key = nandlab(&["reproduce", "telomere-fig8", "--set", "a=1"]);
+    assert!(String::from_utf8_lossy(&key.stderr).contains("telomere-fig8 takes no --set keys"));
     let out = nandlab(&["reproduce", "telomere-table3"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--out DIR is required"));
 }

@@ -158,7 +158,7 @@ def test_reproduce_a_fast_experiment(tmp_path):
     with pytest.raises(ValueError, match="available"):
         nandlab.reproduce("fig99", out=tmp_path / "x")
     with pytest.raises(ValueError, match="takes no --set keys"):
-        nandlab.reproduce("telomere-table3", out=tmp_path / "x", set=["a=1"])
+        nandlab.reproduce("telomere-fig8", out=tmp_path / "x", set=["a=1"])
 
 
 def coloured_pixels(png: pathlib.Path) -> int:
