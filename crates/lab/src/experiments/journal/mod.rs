@@ -372,7 +372,10 @@ fn open_channel_closed_loop(config: &mut Config) -> Result<()> {
 
 /// Fills the file system to [`FILL_PERCENT`] (less the workload's own
 /// files) with files of random bytes, syncs, marks the fill's end with one
-/// `O_DIRECT` read by `dd` ([`steady::FILL_END_PROCESS`]), then runs the workload.
+/// `O_DIRECT` read of the file system's block device by `dd`
+/// ([`steady::FILL_END_PROCESS`]; the device, not a file, as ext4 under
+/// `data=journal` serves files' `O_DIRECT` reads from the page cache), then
+/// runs the workload.
 const FILL_THEN_RUN: &str = r#"set -e
 total=$(df -B1 --output=size . | tail -1); used=$(df -B1 --output=used . | tail -1)
 fill=$(( total * $NANDLAB_FILL_PERCENT / 100 - used - $NANDLAB_FOOTPRINT ))
@@ -383,9 +386,7 @@ while [ "$fill" -gt 0 ]; do
   fill=$(( fill - n )); i=$(( i + 1 ))
 done
 sync
-head -c 4096 /dev/urandom > .nandlab-fill-end
-sync
-dd if=.nandlab-fill-end of=/dev/null bs=4096 count=1 iflag=direct status=none
+dd if="$(df --output=source . | tail -1)" of=/dev/null bs=4096 count=1 iflag=direct status=none
 echo "filled to $(df --output=pcent . | tail -1) before the workload" >&2
 exec "$@"
 "#;

@@ -7,8 +7,8 @@
 //! Looping the workload part (not the whole capture) keeps the fill written
 //! once, as on a real file system, where the files laid down before the
 //! workload stay valid while it runs. The workload part starts after the
-//! fill's marker: one `O_DIRECT` read by `dd` of a file written after the
-//! fill ([`FILL_END_PROCESS`]).
+//! fill's marker: one `O_DIRECT` read of the block device by `dd` after
+//! the fill's `sync` ([`FILL_END_PROCESS`]).
 
 use crate::drive::{EventSource, HostEvent, HostOp, SourceError, SECTOR_BYTES};
 use crate::error::{Context as _, Error, Result};
