@@ -170,30 +170,6 @@ fn scale(paper: bool) -> Scale {
     Scale { fs_size: "256M", fs_bytes: 256 << 20, device_writes: 4, points, every_victim_at_every_rho: false }
 }
 
-/// [`Aging`] as CSV columns.
-#[derive(Clone, Debug, Serialize)]
-struct AgingColumns {
-    aging_device_writes: f64,
-    aging_journal_wraps: f64,
-    steady: bool,
-    long_enough: bool,
-    /// The last aging windows' WAF, `;`-separated.
-    last_window_wafs: String,
-}
-
-impl From<Aging> for AgingColumns {
-    fn from(aging: Aging) -> Self {
-        let windows: Vec<String> = aging.last_windows.iter().map(|waf| format!("{waf:.3}")).collect();
-        Self {
-            aging_device_writes: aging.device_writes,
-            aging_journal_wraps: aging.journal_wraps,
-            steady: aging.steady,
-            long_enough: aging.long_enough,
-            last_window_wafs: windows.join(";"),
-        }
-    }
-}
-
 /// One replay of one capture.
 #[derive(Clone, Debug, Serialize)]
 struct Row {
@@ -223,9 +199,15 @@ struct Row {
     gc_lines: u64,
     user_stalls: u64,
     mixed_lines_closed: u64,
-    /// The aging before the measured pass: steady, long enough, how far.
-    #[serde(flatten)]
-    aging: AgingColumns,
+    /// Host writes of the aging before the measured pass, in logical capacities.
+    aging_device_writes: f64,
+    aging_journal_wraps: f64,
+    /// The aging ended steady ([`AGING`]) ...
+    steady: bool,
+    /// ... and after enough device writes and journal wraps.
+    long_enough: bool,
+    /// The last aging windows' WAF, oldest first, `;`-separated.
+    last_window_wafs: String,
     throughput_mb_s: f64,
     write_p99_us: f64,
     flush_p99_us: f64,
@@ -513,7 +495,11 @@ fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64, aging: A
         gc_lines: pblk.gc_lines,
         user_stalls: pblk.user_stalls,
         mixed_lines_closed: pblk.mixed_lines_closed,
-        aging: aging.into(),
+        aging_device_writes: aging.device_writes,
+        aging_journal_wraps: aging.journal_wraps,
+        steady: aging.steady,
+        long_enough: aging.long_enough,
+        last_window_wafs: aging.last_windows.iter().map(|waf| format!("{waf:.3}")).collect::<Vec<_>>().join(";"),
         throughput_mb_s: timed.read_mb_s + timed.write_mb_s,
         write_p99_us: p99(timed.latency.write.as_ref()),
         flush_p99_us: p99(timed.latency.flush.as_ref()),
@@ -620,9 +606,9 @@ fn verdicts(rows: &[Row]) -> Vec<Verdict> {
         verdict.separated_pblk_wa.push(separated.pblk_wa);
         verdict.padding_share.push(separated.padding_share);
         for row in [mixed, separated] {
-            verdict.journal_wraps = verdict.journal_wraps.min(row.aging.aging_journal_wraps);
-            verdict.device_writes = verdict.device_writes.min(row.aging.aging_device_writes);
-            verdict.steady &= row.aging.steady;
+            verdict.journal_wraps = verdict.journal_wraps.min(row.aging_journal_wraps);
+            verdict.device_writes = verdict.device_writes.min(row.aging_device_writes);
+            verdict.steady &= row.steady;
         }
     }
     verdicts
