@@ -873,6 +873,65 @@ mod tests {
         builder.build().expect("valid configuration").0
     }
 
+    /// A replay's row with the given WA and throughput; the rest plausible.
+    fn row_with(separated: bool, sample: usize, pblk_wa: f64, throughput_mb_s: f64) -> Row {
+        Row {
+            point: "fio fsync=1 data=ordered j=default".to_owned(),
+            sample,
+            over_provisioning: 0.11,
+            victim: "greedy".to_owned(),
+            separated,
+            queue_depth: 4,
+            host_pages_written: 1000,
+            device_writes: 1.0,
+            journal_share: 0.1,
+            journal_wraps: 2.0,
+            pblk_wa,
+            gc_wa: pblk_wa,
+            device_waf: pblk_wa,
+            padding_share: 0.0,
+            gc_copies_data: 0,
+            gc_copies_journal: 0,
+            padded_data_queue: 0,
+            padded_journal_queue: 0,
+            gc_lines: 1,
+            user_stalls: 0,
+            mixed_lines_closed: 0,
+            aging_device_writes: 12.0,
+            aging_journal_wraps: 60.0,
+            steady: true,
+            long_enough: true,
+            last_window_wafs: "2.000;2.010".to_owned(),
+            throughput_mb_s,
+            write_p99_us: 1.0,
+            flush_p99_us: 1.0,
+        }
+    }
+
+    #[test]
+    fn results_are_written_with_a_verdict_per_point() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let args = ExperimentArgs { out: dir.path().to_path_buf(), ..ExperimentArgs::default() };
+        // Capture 0 reproduces the claim, capture 1 does not: the point does not.
+        let rows = vec![
+            row_with(false, 0, 3.0, 10.0),
+            row_with(true, 0, 1.5, 20.0),
+            row_with(false, 1, 3.0, 10.0),
+            row_with(true, 1, 3.3, 9.0),
+        ];
+        let verdicts = verdicts(&rows);
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(verdicts[0].wa_ratios.len(), 2);
+        assert!((verdicts[0].wa_ratios[1] - 1.1).abs() < 1e-12);
+        assert!(verdicts[0].reasons_not().contains(&"WA range includes 1.0".to_owned()));
+        write_results(dir.path(), &scale(false), &rows, 2, &args).expect("results written");
+        let csv = std::fs::read_to_string(dir.path().join("journal_separation.csv")).expect("CSV");
+        assert!(csv.lines().next().is_some_and(|header| header.contains("aging_journal_wraps")), "{csv}");
+        assert_eq!(csv.lines().count(), 5);
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).expect("summary");
+        assert!(summary.contains("0 of 1 points reproduce the claim"), "{summary}");
+    }
+
     #[test]
     fn classifier_tags_writes_into_the_journal_as_journal_and_the_rest_as_data() {
         let Some((scratch, report)) = capture_small("classify") else { return };
