@@ -62,10 +62,10 @@ fn record(index: u64) -> Record {
     Record {
         timestamp: TimestampNs(index * 1_000),
         op,
-        flags: if index % 5 == 0 { Flags::SYNC } else { Flags::NONE },
+        flags: if index.is_multiple_of(5) { Flags::SYNC } else { Flags::NONE },
         start: Sector(if op == Op::Flush { 0 } else { index.wrapping_mul(2_654_435_761) % (1 << 27) * 8 }),
         len: SectorCount(len),
-        process: ProcessName::new(if index % 2 == 0 { "fio" } else { "jbd2/vda1-8" }),
+        process: ProcessName::new(if index.is_multiple_of(2) { "fio" } else { "jbd2/vda1-8" }),
         stream: None,
     }
 }

@@ -7,7 +7,12 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(nandlab._native, NandlabConfigError, PyValueError, "A configuration key is unknown, mistyped or impossible.");
+create_exception!(
+    nandlab._native,
+    NandlabConfigError,
+    PyValueError,
+    "A configuration key is unknown, mistyped or impossible."
+);
 create_exception!(
     nandlab._native,
     NandlabSimulationError,
