@@ -983,9 +983,10 @@ impl Engine {
 
     /// Every operation of the die's command finishes at `done_ns`.
     fn finish_command(&mut self, die: u32, done_ns: u64) {
-        let command = self.dies[die as usize].command;
-        for op in command.ops() {
-            self.finish_op(op.job, done_ns);
+        // By index: copying the whole inline command costs more than the loop.
+        for index in 0..self.dies[die as usize].command.len {
+            let job = self.dies[die as usize].command.ops[index].job;
+            self.finish_op(job, done_ns);
         }
     }
 
@@ -994,10 +995,10 @@ impl Engine {
     fn read_sensed(&mut self, die: u32) {
         let channel = self.dies[die as usize].channel;
         let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
-        let command = self.dies[die as usize].command;
-        for op in command.ops() {
+        for index in 0..self.dies[die as usize].command.len {
+            let job = self.dies[die as usize].command.ops[index].job;
             transferred += self.transfer_ns;
-            self.finish_op(op.job, transferred);
+            self.finish_op(job, transferred);
         }
         self.channel_free_ns[channel] = transferred;
         self.stats.busy_until(transferred);
