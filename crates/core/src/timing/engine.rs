@@ -804,7 +804,6 @@ impl Engine {
     /// Host requests wait for every operation, inline GC included.
     fn enqueue_recorded<T: TranslationLayer>(&mut self, ftl: &mut T, job: u32) {
         self.host_epoch += 1;
-        let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
         let edf = self.config.die_queue == DieQueue::Edf;
         let due_ns = if edf { self.due_ns(job) } else { u64::MAX };
@@ -812,8 +811,7 @@ impl Engine {
             if job != NO_JOB {
                 self.jobs.get_mut(job).open_ops += 1;
             }
-            let die = op.unit.0 % dies;
-            let queued = self.queued(op, job);
+            let (die, queued) = self.queued(op, job);
             if edf {
                 let host_ops = &self.dies[die as usize].host_ops;
                 let at = host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns);
@@ -828,8 +826,8 @@ impl Engine {
         if multi_plane {
             // Only now start idle dies, so a multi-plane command can take
             // every operation this call queued at its die.
-            for op in ftl.recorded() {
-                let die = op.unit.0 % dies;
+            for &op in ftl.recorded() {
+                let (die, _) = self.queued(op, job);
                 if !self.dies[die as usize].busy {
                     self.start_command(die, Queue::Host);
                 }
@@ -838,11 +836,22 @@ impl Engine {
         ftl.clear_recorded();
     }
 
-    fn queued(&self, op: FlashOp, job: u32) -> QueuedOp {
-        // Planes per die fit in u16 whenever multi-plane batching matters.
-        #[allow(clippy::cast_possible_truncation)]
-        let plane = (op.unit.0 / self.geometry.dies()) as u16;
-        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
+    /// The die of `op` and its entry in that die's queue.
+    #[inline]
+    fn queued(&self, op: FlashOp, job: u32) -> (u32, QueuedOp) {
+        let dies = self.geometry.dies();
+        debug_assert!(op.unit.0 < dies * self.geometry.planes_per_die, "unit {} out of range", op.unit.0);
+        // Units are numbered die first: with one plane per die the unit is
+        // the die, and the two divisions are not needed.
+        let (die, plane) = if self.geometry.planes_per_die == 1 {
+            (op.unit.0, 0)
+        } else {
+            // Planes per die fit in u16 whenever multi-plane batching matters.
+            #[allow(clippy::cast_possible_truncation)]
+            let plane = (op.unit.0 / dies) as u16;
+            (op.unit.0 % dies, plane)
+        };
+        (die, QueuedOp { kind: op.kind, gc: op.gc, plane, job })
     }
 
     /// The deadline of the request `job` serves (`u64::MAX` for none):
@@ -860,19 +869,22 @@ impl Engine {
     /// The die is ready: host operations first, then background GC when
     /// cleaning is allowed.
     fn start_next<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
-        if !self.dies[die as usize].host_ops.is_empty() {
-            self.start_command(die, Queue::Host);
-            return Ok(());
-        }
-        if self.config.priority_aware_gc && self.priority_outstanding > 0 {
-            return Ok(());
-        }
-        if self.dies[die as usize].gc_ops.is_empty() {
-            self.plan_background_gc(ftl, die)?;
-        }
-        if !self.dies[die as usize].gc_ops.is_empty() {
-            self.start_command(die, Queue::BackgroundGc);
-        }
+        // One call site, so `start_command` inlines here, where most commands start.
+        let queue = if self.dies[die as usize].host_ops.is_empty() {
+            if self.config.priority_aware_gc && self.priority_outstanding > 0 {
+                return Ok(());
+            }
+            if self.dies[die as usize].gc_ops.is_empty() {
+                self.plan_background_gc(ftl, die)?;
+                if self.dies[die as usize].gc_ops.is_empty() {
+                    return Ok(());
+                }
+            }
+            Queue::BackgroundGc
+        } else {
+            Queue::Host
+        };
+        self.start_command(die, queue);
         Ok(())
     }
 
@@ -892,7 +904,7 @@ impl Engine {
                     self.dies[die as usize].futile_gc_epoch = Some(self.host_epoch);
                 }
                 for &op in ftl.recorded() {
-                    let queued = self.queued(op, NO_JOB);
+                    let (_, queued) = self.queued(op, NO_JOB);
                     self.dies[die as usize].gc_ops.push_back(queued);
                 }
                 ftl.clear_recorded();
@@ -944,7 +956,11 @@ impl Engine {
         // One array operation serves every plane of the command; GC's share
         // of it is the share of GC operations in the command.
         let ops_count = entry.command.len as u64;
-        let gc_ops = entry.command.ops().iter().filter(|op| op.gc).count() as u64;
+        let gc_ops = if ops_count == 1 {
+            u64::from(first.gc)
+        } else {
+            entry.command.ops().iter().filter(|op| op.gc).count() as u64
+        };
         self.stats.die_busy_ns += array_ns;
         if gc_ops == ops_count {
             self.stats.gc_die_busy_ns += array_ns;
@@ -982,6 +998,7 @@ impl Engine {
     }
 
     /// Every operation of the die's command finishes at `done_ns`.
+    #[inline]
     fn finish_command(&mut self, die: u32, done_ns: u64) {
         // By index: copying the whole inline command costs more than the loop.
         for index in 0..self.dies[die as usize].command.len {
