@@ -22,7 +22,7 @@
 //! (Rajimwale et al., slide 18) no background GC operation starts while a
 //! priority request is outstanding.
 //!
-//! Events (time, kind, index) wait in a radix heap ([`EventQueue`]); per-die
+//! Events (time, kind, index) wait in a binary heap ([`EventQueue`]); per-die
 //! queues, jobs and requests live in preallocated tables, so the steady state
 //! allocates nothing.
 
