@@ -807,10 +807,13 @@ impl Engine {
         let multi_plane = self.config.multi_plane;
         let edf = self.config.die_queue == DieQueue::Edf;
         let due_ns = if edf { self.due_ns(job) } else { u64::MAX };
+        if job != NO_JOB {
+            // The creator's hold keeps the job open while its operations start.
+            #[allow(clippy::cast_possible_truncation)]
+            let ops = ftl.recorded().len() as u32;
+            self.jobs.get_mut(job).open_ops += ops;
+        }
         for &op in ftl.recorded() {
-            if job != NO_JOB {
-                self.jobs.get_mut(job).open_ops += 1;
-            }
             let (die, queued) = self.queued(op, job);
             if edf {
                 let host_ops = &self.dies[die as usize].host_ops;
@@ -926,6 +929,7 @@ impl Engine {
     /// Starts the next command of `die` from `queue`: its first operation
     /// and, with multi-plane operations, the operations of the same kind on
     /// other planes queued right behind it.
+    #[inline(always)]
     fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
         let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
