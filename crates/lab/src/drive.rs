@@ -1,7 +1,8 @@
 //! The replays' use of nandlab-core's run driver (`Simulation`) and of its
 //! event and report types, in one small module: the experiments and the
 //! front ends name the types through here. (Periodic task sets run through
-//! the driver in `experiments/periodic_run.rs`.)
+//! the driver in `experiments/periodic_run.rs`, and the journal experiment's
+//! looped aging in `experiments/journal/steady.rs`.)
 
 use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;

@@ -83,10 +83,10 @@ pub const EXPERIMENTS: &[Experiment] = &[
     Experiment {
         name: "telomere-table3",
         description: "Telomere Table 3 / Figs. 13-14: the six-task set on the Cosmos board, throughput over time",
-        keys: &[],
+        keys: &telomere_sim::TABLE_3_KEYS,
         needs_root: false,
-        rough_seconds: 1,
-        run: |args| telomere_sim::table_3(&args.out),
+        rough_seconds: 13,
+        run: telomere_sim::table_3,
     },
     Experiment {
         name: "delay-d",
@@ -102,7 +102,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
             "Informed cleaning (Rajimwale et al., slide 24): Postmark on ext4 with and without free-block info",
         keys: &[],
         needs_root: true,
-        rough_seconds: 45,
+        rough_seconds: 60,
         run: discard::informed_cleaning,
     },
     Experiment {
@@ -133,11 +133,12 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "stripe-merging",
-        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15)",
+        description: "Stripe-aligned write merging (Rajimwale et al., slides 13 and 15): synthetic sweep, and \
+                      Postmark, OLTP, mail-server and IOzone-like fio workloads captured on ext4",
         keys: &[],
-        needs_root: false,
-        rough_seconds: 4,
-        run: |args| timing::stripe_merging(&args.out, args.seed),
+        needs_root: true,
+        rough_seconds: 120,
+        run: timing::stripe_merging,
     },
 ];
 

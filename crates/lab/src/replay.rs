@@ -196,7 +196,7 @@ pub fn fit_size(source: &TraceSource<'_>, mode: &ReplayMode<'_>) -> Result<Optio
 /// `config`'s device scaled to `size`, checked as the simulation will
 /// check it (a replay may fill the device, so the page FTL's full-device
 /// reserve is needed), so that an error can say which size it was.
-fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab_core::ConfigError> {
+pub(crate) fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab_core::ConfigError> {
     let device = config.device.fitted_to(size.bytes)?;
     let geometry = Geometry::from_config(&device)?;
     if config.ftl.kind == LayerKind::Page {
@@ -207,7 +207,7 @@ fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab
 }
 
 /// A device that cannot be scaled to `size`, with where the size came from.
-fn fit_error(error: nandlab_core::ConfigError, size: FitSize) -> Error {
+pub(crate) fn fit_error(error: nandlab_core::ConfigError, size: FitSize) -> Error {
     nandlab_core::ConfigError::new(
         error.key.clone(),
         format!(

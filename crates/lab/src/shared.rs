@@ -3,6 +3,7 @@
 //! TOML base and overrides.
 
 use crate::error::{Context as _, Error, Result};
+use crate::registry::ExperimentArgs;
 use nandlab_capture::{capture, CaptureConfig, Workload};
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::Config;
@@ -90,4 +91,52 @@ pub fn nandlab_binary() -> Result<PathBuf> {
         .context(
             "the workloads run under capture are `nandlab fsload`: put the nandlab binary on PATH or set NANDLAB_BIN",
         )
+}
+
+/// `argv` of this binary running `fsload ARGS... --seed SEED`.
+pub(crate) fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
+    let exe = nandlab_binary()?;
+    let mut argv = vec![exe.display().to_string(), "fsload".to_owned()];
+    argv.extend(args.iter().map(|arg| (*arg).to_owned()));
+    argv.extend(["--seed".to_owned(), seed.to_string()]);
+    Ok(argv)
+}
+
+/// Captures per scenario unless `--repeats` says otherwise.
+const REPEATS_DEFAULT: usize = 3;
+
+pub(crate) fn repeats(args: &ExperimentArgs) -> usize {
+    args.repeats.unwrap_or(REPEATS_DEFAULT).max(1)
+}
+
+/// The median of repeated measurements and their range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// `None` for no values.
+    pub(crate) fn of(mut values: Vec<f64>) -> Option<Spread> {
+        values.retain(|value| value.is_finite());
+        values.sort_by(f64::total_cmp);
+        let middle = values.len() / 2;
+        let median = match values.len() {
+            0 => return None,
+            n if n % 2 == 1 => values[middle],
+            _ => (values[middle - 1] + values[middle]) / 2.0,
+        };
+        Some(Spread { median, min: values[0], max: values[values.len() - 1] })
+    }
+
+    /// `median [min–max]`, with `decimals`; just the value when all agree.
+    pub(crate) fn show(self, decimals: usize) -> String {
+        if self.min == self.max {
+            format!("{:.decimals$}", self.median)
+        } else {
+            format!("{:.decimals$} [{:.decimals$}–{:.decimals$}]", self.median, self.min, self.max)
+        }
+    }
 }

@@ -6,12 +6,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::journal_facts;
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::{Config, ConfigBuilder, Report};
 use nandlab_lab::replay::{replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_trace::journal::infer_region;
-use nandlab_trace::{open, Op, ReadOptions, Sector, SectorRange};
+use nandlab_trace::{open, Op, ReadOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -23,32 +26,10 @@ fn trace() -> PathBuf {
     data("uav-single-ext4-1g-discard.tracefs.gz")
 }
 
-/// The journal inode's extents (`debugfs -R "stat <8>"`) in 512-byte
-/// sectors, at the block size `dumpe2fs -h` gives.
-fn journal_from_the_file_system() -> Vec<SectorRange> {
-    let facts = std::fs::read_to_string(data("uav-single-ext4-1g-discard.journal.txt")).unwrap();
-    let block_bytes: u64 = facts
-        .lines()
-        .find_map(|line| line.strip_prefix("Block size:"))
-        .map(|size| size.trim().parse().unwrap())
-        .expect("dumpe2fs's block size");
-    let sectors_per_block = block_bytes / 512;
-    let extents = facts.lines().skip_while(|line| !line.starts_with("EXTENTS:")).nth(1).expect("EXTENTS:");
-    extents
-        .split(", ")
-        .map(|extent| {
-            let physical = extent.split_once("):").expect("(logical):physical").1;
-            let (first, last) = physical.split_once('-').unwrap_or((physical, physical));
-            let (first, last): (u64, u64) = (first.trim().parse().unwrap(), last.trim().parse().unwrap());
-            SectorRange { start: Sector(first * sectors_per_block), len: (last - first + 1) * sectors_per_block }
-        })
-        .collect()
-}
-
 #[test]
 fn the_journal_region_is_what_the_file_system_says_and_commits_number_in_the_hundreds() {
     let (region, wraps) = infer_region(open(&trace(), None, &ReadOptions::default()).unwrap()).unwrap();
-    assert_eq!(region, journal_from_the_file_system());
+    assert_eq!(region, journal_facts(&data("uav-single-ext4-1g-discard.journal.txt")).extents);
     assert!(wraps >= 1, "jbd2's log wrapped");
     let report = run(DiscardPolicy::DelayD, DiscardHandling::Exact, &[]);
     assert!((100..10_000).contains(&report.host.journal_commits), "{} commits", report.host.journal_commits);

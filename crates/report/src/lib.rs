@@ -18,7 +18,7 @@
 //! `docs/reporting.md` documents the API.
 //!
 //! ```
-//! use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
+//! use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict};
 //!
 //! #[derive(serde::Serialize)]
 //! struct Row {
@@ -42,10 +42,11 @@
 //!         quantity: "throughput at g = 64".into(),
 //!         paper: "83 %".into(),
 //!         measured: "86 %".into(),
+//!         verdict: Verdict::Reproduces,
 //!         note: "why it differs".into(),
 //!     }]);
 //! let path = dir.write_summary(&summary)?;
-//! assert!(std::fs::read_to_string(path)?.contains("| throughput at g = 64 | 83 % | 86 % | why it differs |"));
+//! assert!(std::fs::read_to_string(path)?.contains("| throughput at g = 64 | 83 % | 86 % | reproduces | why it differs |"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -62,5 +63,5 @@ pub use chart::{
 pub use error::ReportError;
 pub use html::markdown_to_html;
 pub use output::OutputDir;
-pub use summary::{nest_summary, Comparison, Summary};
+pub use summary::{nest_summary, Comparison, Summary, Verdict};
 pub use table::{Column, Table};

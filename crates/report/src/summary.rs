@@ -11,8 +11,87 @@ pub struct Comparison {
     pub paper: String,
     /// The measured value, formatted by the caller with its unit.
     pub measured: String,
+    /// Whether the measured value bears the paper out.
+    pub verdict: Verdict,
     /// Free-text remark: how close, and why it differs.
     pub note: String,
+}
+
+/// How a measured value stands against the paper's, in a comparison
+/// table's `verdict` column. Experiments decide it from their data where the
+/// paper gives a number or a direction to check against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// The paper's number (within the stated tolerance) or trend holds.
+    Reproduces,
+    /// The direction holds, the magnitude does not (or only some points agree).
+    Partly,
+    /// The measured value contradicts the paper.
+    Differs,
+    /// Nothing to check against: the paper gives no number, or the set-up
+    /// differs too much for the numbers to be compared.
+    NotComparable,
+}
+
+impl Verdict {
+    /// `Reproduces` when `holds`, else `Differs`.
+    #[must_use]
+    pub fn holds(holds: bool) -> Self {
+        if holds {
+            Verdict::Reproduces
+        } else {
+            Verdict::Differs
+        }
+    }
+
+    /// A ratio the paper reports against the measured one: within a factor
+    /// of 1.5 reproduces; on the same side of 1 (the same direction) is
+    /// partly; the other side differs. `None` or not finite: not comparable.
+    #[must_use]
+    pub fn of_ratio(paper: f64, measured: Option<f64>) -> Self {
+        const TOLERANCE: f64 = 1.5;
+        match measured.filter(|value| value.is_finite()) {
+            None => Verdict::NotComparable,
+            Some(value) if value >= paper / TOLERANCE && value <= paper * TOLERANCE => Verdict::Reproduces,
+            Some(value) if (value > 1.0) == (paper > 1.0) => Verdict::Partly,
+            Some(_) => Verdict::Differs,
+        }
+    }
+
+    /// A value within `tolerance` of the paper's reproduces, else differs;
+    /// `None` or not finite: not comparable.
+    #[must_use]
+    pub fn near(paper: f64, measured: Option<f64>, tolerance: f64) -> Self {
+        match measured.filter(|value| value.is_finite()) {
+            None => Verdict::NotComparable,
+            Some(value) => Verdict::holds((value - paper).abs() <= tolerance),
+        }
+    }
+
+    /// Several checks of one comparison: the worst of them (not comparable
+    /// ones ignored, unless all are).
+    #[must_use]
+    pub fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Self {
+        let rank = |verdict: Verdict| match verdict {
+            Verdict::NotComparable => 0,
+            Verdict::Reproduces => 1,
+            Verdict::Partly => 2,
+            Verdict::Differs => 3,
+        };
+        verdicts.into_iter().max_by_key(|verdict| rank(*verdict)).unwrap_or(Verdict::NotComparable)
+    }
+
+    /// The table cell.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Reproduces => "reproduces",
+            Verdict::Partly => "partly",
+            Verdict::Differs => "does not reproduce",
+            Verdict::NotComparable => "not comparable",
+        }
+    }
 }
 
 /// A markdown document built block by block; blocks are separated by blank lines.
@@ -65,13 +144,21 @@ impl Summary {
         self
     }
 
-    /// Adds a "quantity | paper | measured | note" table.
+    /// Adds a "quantity | paper | nandlab | verdict | note" table.
     pub fn comparisons(&mut self, rows: &[Comparison]) -> &mut Self {
         let cells: Vec<Vec<&str>> = rows
             .iter()
-            .map(|row| vec![row.quantity.as_str(), row.paper.as_str(), row.measured.as_str(), row.note.as_str()])
+            .map(|row| {
+                vec![
+                    row.quantity.as_str(),
+                    row.paper.as_str(),
+                    row.measured.as_str(),
+                    row.verdict.label(),
+                    row.note.as_str(),
+                ]
+            })
             .collect();
-        self.table(&["quantity", "paper", "nandlab", "note"], &cells)
+        self.table(&["quantity", "paper", "nandlab", "verdict", "note"], &cells)
     }
 
     /// Embeds an image written into the same folder (e.g. an SVG chart).
@@ -132,6 +219,33 @@ fn escape_cell(cell: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts_follow_the_papers_numbers() {
+        assert_eq!(Verdict::of_ratio(3.2, Some(2.5)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(3.2, Some(2.0)), Verdict::Partly);
+        assert_eq!(Verdict::of_ratio(1322.0, Some(3.0)), Verdict::Partly);
+        assert_eq!(Verdict::of_ratio(709.0, Some(0.9)), Verdict::Differs);
+        assert_eq!(Verdict::of_ratio(0.33, Some(0.45)), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio(0.33, Some(0.56)), Verdict::Partly);
+        assert_eq!(Verdict::of_ratio(0.33, None), Verdict::NotComparable);
+        assert_eq!(Verdict::near(83.0, Some(86.0), 5.0), Verdict::Reproduces);
+        assert_eq!(Verdict::near(83.0, Some(70.0), 5.0), Verdict::Differs);
+        assert_eq!(Verdict::worst([Verdict::Reproduces, Verdict::Partly]), Verdict::Partly);
+        assert_eq!(Verdict::worst([Verdict::NotComparable, Verdict::Reproduces]), Verdict::Reproduces);
+        assert_eq!(Verdict::worst([]), Verdict::NotComparable);
+        let mut summary = Summary::new("t");
+        summary.comparisons(&[Comparison {
+            quantity: "q".into(),
+            paper: "p".into(),
+            measured: "m".into(),
+            verdict: Verdict::Partly,
+            note: "n".into(),
+        }]);
+        let markdown = summary.to_markdown();
+        assert!(markdown.contains("| quantity | paper | nandlab | verdict | note |"), "{markdown}");
+        assert!(markdown.contains("| q | p | m | partly | n |"), "{markdown}");
+    }
 
     #[test]
     fn nested_summaries_deepen_headings_and_prefix_relative_links() {

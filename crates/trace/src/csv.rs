@@ -44,11 +44,13 @@ pub(crate) enum CsvDialect {
 pub(crate) struct CsvParser {
     dialect: CsvDialect,
     devices: DeviceLock,
+    /// The MSR device name `host,disk`, rebuilt in place for every line.
+    device_name: Vec<u8>,
 }
 
 impl CsvParser {
     pub(crate) fn new(dialect: CsvDialect, device: Option<&str>) -> CsvParser {
-        CsvParser { dialect, devices: DeviceLock::new(device) }
+        CsvParser { dialect, devices: DeviceLock::new(device), device_name: Vec::with_capacity(64) }
     }
 }
 
@@ -57,14 +59,15 @@ impl LineParser for CsvParser {
         match self.dialect {
             CsvDialect::Msr if is_preamble(line, b"timestamp") => Ok(None),
             CsvDialect::Umass if is_preamble(line, b"asu") => Ok(None),
-            CsvDialect::Msr => parse_msr(line, &mut self.devices),
+            CsvDialect::Msr => parse_msr(line, &mut self.devices, &mut self.device_name),
             CsvDialect::Umass => parse_umass(line, &mut self.devices),
         }
     }
 }
 
-/// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`
-fn parse_msr(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, String> {
+/// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`; `device`
+/// is scratch space for the device name.
+fn parse_msr(line: &[u8], devices: &mut DeviceLock, device: &mut Vec<u8>) -> Result<Option<Record>, String> {
     let mut columns = csv_fields(line);
     let ticks = parse_u64(field(&mut columns, "Timestamp")?, "the Timestamp (100 ns ticks)")?;
     let host = field(&mut columns, "Hostname")?;
@@ -84,10 +87,11 @@ fn parse_msr(line: &[u8], devices: &mut DeviceLock) -> Result<Option<Record>, St
     if let Some(extra) = columns.next() {
         return Err(format!("unexpected 8th column `{}`: MSR lines have 7", show(extra)));
     }
-    let mut device = host.to_vec();
+    device.clear();
+    device.extend_from_slice(host);
     device.push(b',');
     device.extend_from_slice(disk);
-    if !devices.admit(&device)? {
+    if !devices.admit(device)? {
         return Ok(None);
     }
     let (start, len) = byte_range_to_sectors(offset, size)?;

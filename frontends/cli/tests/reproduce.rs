@@ -23,8 +23,8 @@ fn bad_names_and_keys_fail_before_out_is_needed() {
     let unknown = nandlab(&["reproduce", "fig99"]);
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("unknown experiment \"fig99\"; available: telomere-fig7"));
-    let key = nandlab(&["reproduce", "telomere-table3", "--set", "a=1"]);
-    assert!(String::from_utf8_lossy(&key.stderr).contains("telomere-table3 takes no --set keys"));
+    let key = nandlab(&["reproduce", "telomere-fig8", "--set", "a=1"]);
+    assert!(String::from_utf8_lossy(&key.stderr).contains("telomere-fig8 takes no --set keys"));
     let out = nandlab(&["reproduce", "telomere-table3"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--out DIR is required"));
 }
@@ -61,6 +61,7 @@ fn reproduced_figures_carry_the_papers_numbers_and_report_html_is_self_contained
         let html = std::fs::read_to_string(out.join("report.html")).expect("report.html");
         assert_eq!(html.matches("<svg").count(), figures, "every figure inline in report.html");
         assert!(html.contains("Provenance") && html.contains("commit") && html.contains("reproduce"));
+        assert!(html.contains("<th>verdict</th>"), "{experiment}: the paper-vs-nandlab table has a verdict column");
         assert!(!html.contains("src=\""), "nothing loaded from elsewhere");
     }
 }

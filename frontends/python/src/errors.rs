@@ -7,31 +7,46 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(_native, NandlabConfigError, PyValueError, "A configuration key is unknown, mistyped or impossible.");
 create_exception!(
-    _native,
+    nandlab._native,
+    NandlabConfigError,
+    PyValueError,
+    "A configuration key is unknown, mistyped or impossible."
+);
+create_exception!(
+    nandlab._native,
     NandlabSimulationError,
     PyRuntimeError,
     "The simulation could not go on (e.g. the device is full)."
 );
 create_exception!(
-    _native,
+    nandlab._native,
     NandlabTraceError,
     PyValueError,
     "A trace does not parse (the message names the file and line) or its format is unknown."
 );
 create_exception!(
-    _native,
+    nandlab._native,
     NandlabExperimentError,
     PyRuntimeError,
     "An experiment could not produce its result (e.g. a capture needs root)."
 );
 
+/// Each exception under its public name and under its own: pickle finds a
+/// class by `__module__` and `__qualname__` (`nandlab._native.NandlabConfigError`),
+/// so an error raised in a sweep's worker process arrives as the same class.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ConfigError", m.py().get_type::<NandlabConfigError>())?;
-    m.add("SimulationError", m.py().get_type::<NandlabSimulationError>())?;
-    m.add("TraceError", m.py().get_type::<NandlabTraceError>())?;
-    m.add("ExperimentError", m.py().get_type::<NandlabExperimentError>())?;
+    let py = m.py();
+    let types = [
+        ("ConfigError", py.get_type::<NandlabConfigError>()),
+        ("SimulationError", py.get_type::<NandlabSimulationError>()),
+        ("TraceError", py.get_type::<NandlabTraceError>()),
+        ("ExperimentError", py.get_type::<NandlabExperimentError>()),
+    ];
+    for (public, class) in types {
+        m.add(class.name()?, &class)?;
+        m.add(public, class)?;
+    }
     Ok(())
 }
 

@@ -5,7 +5,7 @@ import pytest
 from nandlab import sweep as sweeps
 
 pytest.importorskip("dask.distributed")
-pytest.importorskip("pandas")
+pandas = pytest.importorskip("pandas")
 
 BASE = ["workload.requests=3000", "precondition.max_device_writes=2"]
 
@@ -117,3 +117,37 @@ def test_a_point_failing_while_running_is_named(monkeypatch):
     with pytest.raises(sweeps.SweepError, match="'ftl.gc_policy': 'fifo'}, seed 1") as failure:
         sweeps.sweep({"ftl.gc_policy": ["greedy", "fifo"]}, preset="small", set=BASE, progress=False)
     assert isinstance(failure.value.__cause__, nandlab.SimulationError)
+
+
+def test_a_multi_process_sweep_equals_a_serial_one():
+    grid = {"ftl.gc_policy": ["greedy", "cost-benefit"], "workload.trim_fraction": [0.0, 0.2]}
+    seeds = [4, 5]
+    parallel = sweeps.sweep(grid, preset="small", set=BASE, seeds=seeds, workers=2, progress=False)
+    serial = pandas.DataFrame(
+        [
+            sweeps._run_point(point, config=None, preset="small", base_set=tuple(BASE), timing=False)
+            for point in sweeps.points(grid, seeds)
+        ]
+    )
+    columns = [column for column in serial.columns if column != "wall_s"]
+    assert list(parallel.columns) == list(serial.columns)
+    pandas.testing.assert_frame_equal(parallel[columns], serial[columns])
+
+
+def test_workers_size_only_the_local_cluster():
+    with pytest.raises(ValueError, match="workers"):
+        sweeps.sweep({"ftl.gc_policy": ["greedy"]}, preset="small", set=BASE, workers=0, progress=False)
+    with pytest.raises(ValueError, match="scheduler"):
+        sweeps.sweep(
+            {"ftl.gc_policy": ["greedy"]}, preset="small", set=BASE, scheduler="tcp://127.0.0.1:1", workers=2,
+            progress=False,
+        )
+
+
+def test_errors_keep_their_class_across_processes():
+    # A worker process sends its exception back pickled; the class must come back as itself.
+    import pickle
+
+    for error_class in (nandlab.ConfigError, nandlab.SimulationError, nandlab.TraceError, nandlab.ExperimentError):
+        restored = pickle.loads(pickle.dumps(error_class("message")))
+        assert type(restored) is error_class and str(restored) == "message"

@@ -241,6 +241,9 @@ impl ConfigBuilder {
             return self.add_job(raw.trim());
         }
         let value = parse_value(raw.trim());
+        if let Some(job_key) = key.strip_prefix("job.") {
+            return self.set_job_key(job_key, value);
+        }
         if key == "preset" {
             let toml::Value::String(name) = value else {
                 return Err(ConfigError::new("preset", "expected a preset name"));
@@ -258,6 +261,33 @@ impl ConfigBuilder {
         }
         table.insert(leaf.to_owned(), value);
         Ok(())
+    }
+
+    /// `job.NAME.KEY=VALUE`: sets one key of the `[[job]]` table named NAME.
+    fn set_job_key(&mut self, job_key: &str, value: toml::Value) -> Result<(), ConfigError> {
+        let full = format!("job.{job_key}");
+        let (name, leaf) = job_key
+            .rsplit_once('.')
+            .ok_or_else(|| ConfigError::new(full.clone(), "a job key is written `job.NAME.KEY=VALUE`"))?;
+        let jobs = match self.table.get_mut("job") {
+            Some(toml::Value::Array(jobs)) => jobs.as_mut_slice(),
+            _ => &mut [],
+        };
+        let mut names = Vec::new();
+        for job in jobs.iter_mut().filter_map(toml::Value::as_table_mut) {
+            let job_name = job.get("name").and_then(toml::Value::as_str).unwrap_or_default().to_owned();
+            if job_name == name {
+                job.insert(leaf.to_owned(), value);
+                return Ok(());
+            }
+            names.push(job_name);
+        }
+        let known = if names.is_empty() {
+            "there are no [[job]] tables".to_owned()
+        } else {
+            format!("jobs: {}", names.join(", "))
+        };
+        Err(ConfigError::new(full, format!("no job is named {name:?} ({known})")))
     }
 
     /// Appends a `[[job]]` table written `key=value,key=value` (the

@@ -410,7 +410,7 @@ impl TranslationLayer for TelomereFtl {
 mod tests {
     use super::*;
     use crate::device::DeviceConfig;
-    use crate::workload::periodic::{apply_job, PeriodicTask, PeriodicWorkload};
+    use crate::workload::periodic::{apply_job, Layout, PeriodicTask, PeriodicWorkload};
 
     fn ms(value: u64) -> SimNs {
         SimNs(value * 1_000_000)
@@ -453,7 +453,7 @@ mod tests {
     }
 
     fn run(ftl: &mut TelomereFtl, tasks: Vec<PeriodicTask>, until: SimNs) -> Result<(), FtlError> {
-        let mut workload = PeriodicWorkload::new(tasks, 64, SimNs(0)).expect("fits");
+        let mut workload = PeriodicWorkload::new(tasks, 64, SimNs(0), Layout::Ring, 0).expect("fits");
         while let Some(job) = workload.next_job().filter(|job| job.release < until) {
             apply_job(ftl, &job)?;
         }
@@ -546,7 +546,7 @@ mod tests {
             let spec = PartitionSpec { tasks: vec![0], blocks: 4, stripe_width: 1, data_lifetime: ms(2 * period) };
             let ftl = TelomereFtl::new(&geometry, &[spec], &[ms(2 * period)], WearLeveling::Fifo).expect("valid");
             let mut simulation = Simulation::with_layer(&config, Layer::Telomere(ftl)).expect("same device");
-            let workload = PeriodicWorkload::new(vec![task(period)], 56, SimNs(0)).expect("fits");
+            let workload = PeriodicWorkload::new(vec![task(period)], 56, SimNs(0), Layout::Ring, 0).expect("fits");
             let mut source = PeriodicEvents::new(workload, &geometry, ms(1_000), true).expect("one task");
             simulation.replay_timed(&mut source, &mut |_| {}).expect("runs").deadlines.clone().expect("deadlines")
         };

@@ -22,7 +22,7 @@
 //! (Rajimwale et al., slide 18) no background GC operation starts while a
 //! priority request is outstanding.
 //!
-//! Events (time, kind, index) wait in a radix heap ([`EventQueue`]); per-die
+//! Events (time, kind, index) wait in a binary heap ([`EventQueue`]); per-die
 //! queues, jobs and requests live in preallocated tables, so the steady state
 //! allocates nothing.
 
@@ -804,16 +804,17 @@ impl Engine {
     /// Host requests wait for every operation, inline GC included.
     fn enqueue_recorded<T: TranslationLayer>(&mut self, ftl: &mut T, job: u32) {
         self.host_epoch += 1;
-        let dies = self.geometry.dies();
         let multi_plane = self.config.multi_plane;
         let edf = self.config.die_queue == DieQueue::Edf;
         let due_ns = if edf { self.due_ns(job) } else { u64::MAX };
+        if job != NO_JOB {
+            // The creator's hold keeps the job open while its operations start.
+            #[allow(clippy::cast_possible_truncation)]
+            let ops = ftl.recorded().len() as u32;
+            self.jobs.get_mut(job).open_ops += ops;
+        }
         for &op in ftl.recorded() {
-            if job != NO_JOB {
-                self.jobs.get_mut(job).open_ops += 1;
-            }
-            let die = op.unit.0 % dies;
-            let queued = self.queued(op, job);
+            let (die, queued) = self.queued(op, job);
             if edf {
                 let host_ops = &self.dies[die as usize].host_ops;
                 let at = host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns);
@@ -828,8 +829,8 @@ impl Engine {
         if multi_plane {
             // Only now start idle dies, so a multi-plane command can take
             // every operation this call queued at its die.
-            for op in ftl.recorded() {
-                let die = op.unit.0 % dies;
+            for &op in ftl.recorded() {
+                let (die, _) = self.queued(op, job);
                 if !self.dies[die as usize].busy {
                     self.start_command(die, Queue::Host);
                 }
@@ -838,11 +839,22 @@ impl Engine {
         ftl.clear_recorded();
     }
 
-    fn queued(&self, op: FlashOp, job: u32) -> QueuedOp {
-        // Planes per die fit in u16 whenever multi-plane batching matters.
-        #[allow(clippy::cast_possible_truncation)]
-        let plane = (op.unit.0 / self.geometry.dies()) as u16;
-        QueuedOp { kind: op.kind, gc: op.gc, plane, job }
+    /// The die of `op` and its entry in that die's queue.
+    #[inline]
+    fn queued(&self, op: FlashOp, job: u32) -> (u32, QueuedOp) {
+        let dies = self.geometry.dies();
+        debug_assert!(op.unit.0 < dies * self.geometry.planes_per_die, "unit {} out of range", op.unit.0);
+        // Units are numbered die first: with one plane per die the unit is
+        // the die, and the two divisions are not needed.
+        let (die, plane) = if self.geometry.planes_per_die == 1 {
+            (op.unit.0, 0)
+        } else {
+            // Planes per die fit in u16 whenever multi-plane batching matters.
+            #[allow(clippy::cast_possible_truncation)]
+            let plane = (op.unit.0 / dies) as u16;
+            (op.unit.0 % dies, plane)
+        };
+        (die, QueuedOp { kind: op.kind, gc: op.gc, plane, job })
     }
 
     /// The deadline of the request `job` serves (`u64::MAX` for none):
@@ -860,19 +872,22 @@ impl Engine {
     /// The die is ready: host operations first, then background GC when
     /// cleaning is allowed.
     fn start_next<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
-        if !self.dies[die as usize].host_ops.is_empty() {
-            self.start_command(die, Queue::Host);
-            return Ok(());
-        }
-        if self.config.priority_aware_gc && self.priority_outstanding > 0 {
-            return Ok(());
-        }
-        if self.dies[die as usize].gc_ops.is_empty() {
-            self.plan_background_gc(ftl, die)?;
-        }
-        if !self.dies[die as usize].gc_ops.is_empty() {
-            self.start_command(die, Queue::BackgroundGc);
-        }
+        // One call site, so `start_command` inlines here, where most commands start.
+        let queue = if self.dies[die as usize].host_ops.is_empty() {
+            if self.config.priority_aware_gc && self.priority_outstanding > 0 {
+                return Ok(());
+            }
+            if self.dies[die as usize].gc_ops.is_empty() {
+                self.plan_background_gc(ftl, die)?;
+                if self.dies[die as usize].gc_ops.is_empty() {
+                    return Ok(());
+                }
+            }
+            Queue::BackgroundGc
+        } else {
+            Queue::Host
+        };
+        self.start_command(die, queue);
         Ok(())
     }
 
@@ -892,7 +907,7 @@ impl Engine {
                     self.dies[die as usize].futile_gc_epoch = Some(self.host_epoch);
                 }
                 for &op in ftl.recorded() {
-                    let queued = self.queued(op, NO_JOB);
+                    let (_, queued) = self.queued(op, NO_JOB);
                     self.dies[die as usize].gc_ops.push_back(queued);
                 }
                 ftl.clear_recorded();
@@ -914,6 +929,7 @@ impl Engine {
     /// Starts the next command of `die` from `queue`: its first operation
     /// and, with multi-plane operations, the operations of the same kind on
     /// other planes queued right behind it.
+    #[inline(always)]
     fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
         let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
@@ -944,7 +960,11 @@ impl Engine {
         // One array operation serves every plane of the command; GC's share
         // of it is the share of GC operations in the command.
         let ops_count = entry.command.len as u64;
-        let gc_ops = entry.command.ops().iter().filter(|op| op.gc).count() as u64;
+        let gc_ops = if ops_count == 1 {
+            u64::from(first.gc)
+        } else {
+            entry.command.ops().iter().filter(|op| op.gc).count() as u64
+        };
         self.stats.die_busy_ns += array_ns;
         if gc_ops == ops_count {
             self.stats.gc_die_busy_ns += array_ns;
@@ -982,10 +1002,12 @@ impl Engine {
     }
 
     /// Every operation of the die's command finishes at `done_ns`.
+    #[inline]
     fn finish_command(&mut self, die: u32, done_ns: u64) {
-        let command = self.dies[die as usize].command;
-        for op in command.ops() {
-            self.finish_op(op.job, done_ns);
+        // By index: copying the whole inline command costs more than the loop.
+        for index in 0..self.dies[die as usize].command.len {
+            let job = self.dies[die as usize].command.ops[index].job;
+            self.finish_op(job, done_ns);
         }
     }
 
@@ -994,10 +1016,10 @@ impl Engine {
     fn read_sensed(&mut self, die: u32) {
         let channel = self.dies[die as usize].channel;
         let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
-        let command = self.dies[die as usize].command;
-        for op in command.ops() {
+        for index in 0..self.dies[die as usize].command.len {
+            let job = self.dies[die as usize].command.ops[index].job;
             transferred += self.transfer_ns;
-            self.finish_op(op.job, transferred);
+            self.finish_op(job, transferred);
         }
         self.channel_free_ns[channel] = transferred;
         self.stats.busy_until(transferred);

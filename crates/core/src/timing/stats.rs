@@ -135,10 +135,11 @@ struct JobStats {
 #[derive(Clone, Debug)]
 pub struct Stats {
     page_size: u64,
-    all: Histogram<u64>,
-    by_op: [Histogram<u64>; 4],
-    priority: Histogram<u64>,
-    normal: Histogram<u64>,
+    /// Latencies by operation and class, `[op][priority]`: one record per
+    /// request. The report's views (all, by operation, by class) are sums
+    /// of these cells, which HdrHistogram adds exactly (same bounds).
+    latency: [[Histogram<u64>; 2]; 4],
+    completed: u64,
     pages_read: u64,
     pages_written: u64,
     pub die_busy_ns: u64,
@@ -176,10 +177,8 @@ impl Stats {
     pub fn new(page_size: u32, series_interval_ns: u64) -> Self {
         Self {
             page_size: u64::from(page_size),
-            all: histogram(),
-            by_op: [histogram(), histogram(), histogram(), histogram()],
-            priority: histogram(),
-            normal: histogram(),
+            latency: std::array::from_fn(|_| [histogram(), histogram()]),
+            completed: 0,
             pages_read: 0,
             pages_written: 0,
             die_busy_ns: 0,
@@ -216,9 +215,8 @@ impl Stats {
                 Op::Trim | Op::Flush => {}
             }
         }
-        self.all.saturating_record(latency);
-        self.by_op[op_index(op)].saturating_record(latency);
-        if priority { &mut self.priority } else { &mut self.normal }.saturating_record(latency);
+        self.latency[op_index(op)][usize::from(priority)].saturating_record(latency);
+        self.completed += 1;
         let pages = u64::from(pages);
         match op {
             Op::Read => self.pages_read += pages,
@@ -244,7 +242,36 @@ impl Stats {
     }
 
     pub fn completed(&self) -> u64 {
-        self.all.len()
+        self.completed
+    }
+
+    /// The sum of the latency cells `select` picks by (op index, priority).
+    fn latency_sum(&self, select: impl Fn(usize, bool) -> bool) -> Histogram<u64> {
+        let mut sum = histogram();
+        for (op, by_class) in self.latency.iter().enumerate() {
+            for (class, cell) in by_class.iter().enumerate() {
+                if select(op, class == 1) {
+                    // Every cell has the bounds of `sum`, so adding cannot fail.
+                    #[allow(clippy::expect_used)]
+                    sum.add(cell).expect("latency cells share their bounds");
+                }
+            }
+        }
+        sum
+    }
+
+    fn latency_report(&self) -> LatencyReport {
+        let summary = |select: &dyn Fn(usize, bool) -> bool| LatencySummary::from_histogram(&self.latency_sum(select));
+        let of_op = |op: Op| move |index: usize, _| index == op_index(op);
+        LatencyReport {
+            all: summary(&|_, _| true),
+            read: summary(&of_op(Op::Read)),
+            write: summary(&of_op(Op::Write)),
+            trim: summary(&of_op(Op::Trim)),
+            flush: summary(&of_op(Op::Flush)),
+            priority: summary(&|_, priority| priority),
+            normal: summary(&|_, priority| !priority),
+        }
     }
 
     pub fn report(mut self, dies: u32) -> TimedReport {
@@ -278,19 +305,11 @@ impl Stats {
             simulated_s: seconds,
             #[allow(clippy::cast_precision_loss)]
             drained_s: drained_ns as f64 / 1e9,
-            requests: self.all.len(),
-            iops: per_second(self.all.len()),
+            requests: self.completed,
+            iops: per_second(self.completed),
             read_mb_s: megabytes_per_second(self.pages_read),
             write_mb_s: megabytes_per_second(self.pages_written),
-            latency: LatencyReport {
-                all: LatencySummary::from_histogram(&self.all),
-                read: LatencySummary::from_histogram(&self.by_op[0]),
-                write: LatencySummary::from_histogram(&self.by_op[1]),
-                trim: LatencySummary::from_histogram(&self.by_op[2]),
-                flush: LatencySummary::from_histogram(&self.by_op[3]),
-                priority: LatencySummary::from_histogram(&self.priority),
-                normal: LatencySummary::from_histogram(&self.normal),
-            },
+            latency: self.latency_report(),
             die_utilization,
             gc_die_time_share,
             host_pages_written: self.host_pages_written,

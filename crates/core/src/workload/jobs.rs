@@ -38,6 +38,15 @@ pub struct JobConfig {
     /// Open loop: Poisson arrivals at this mean rate.
     #[serde(default)]
     pub rate_iops: Option<u64>,
+    /// Open loop: requests come in bursts of this many, `burst_gap_us`
+    /// apart, the way one application's run of synchronous requests does;
+    /// bursts start as a Poisson stream at `rate_iops / burst_len` (the
+    /// gaps inside bursts lower the mean rate by `(burst_len - 1) ×
+    /// burst_gap_us` per burst). 1: every request arrives on its own.
+    #[serde(default = "one")]
+    pub burst_len: u32,
+    #[serde(default)]
+    pub burst_gap_us: u64,
     /// Every request of the job is a priority request (priority-aware cleaning).
     #[serde(default)]
     pub priority: bool,
@@ -80,6 +89,18 @@ impl JobConfig {
         if self.rate_iops == Some(0) {
             return Err(ConfigError::new(key("rate_iops"), "must be at least 1 (leave it out for a closed loop)"));
         }
+        if self.burst_len == 0 {
+            return Err(ConfigError::new(key("burst_len"), "must be at least 1"));
+        }
+        if self.burst_len > 1 && self.rate_iops.is_none_or(|rate| rate < u64::from(self.burst_len)) {
+            return Err(ConfigError::new(
+                key("burst_len"),
+                "bursts need a rate_iops of at least burst_len (a closed loop has no arrival times)",
+            ));
+        }
+        if self.burst_gap_us.checked_mul(1000).is_none() {
+            return Err(ConfigError::new(key("burst_gap_us"), "too large"));
+        }
         let range = self.range_geometry(geometry).map_err(|reason| ConfigError::new(key("range_end"), reason))?;
         self.workload.validate(&range, streams).map_err(|error| {
             ConfigError::new(error.key.replacen("workload", &format!("job.{}", self.name), 1), error.reason)
@@ -104,6 +125,17 @@ impl JobConfig {
         let mut range = *geometry;
         range.logical_pages = pages;
         Ok(range)
+    }
+
+    /// Poisson arrivals at `rate` requests/s, in bursts when `burst_len` > 1
+    /// (every arrival of the burst process starts one).
+    fn arrivals(&self, rate: u64, seed: u64) -> Arrivals {
+        if self.burst_len > 1 {
+            Arrivals::new(Some(rate / u64::from(self.burst_len)), 1.0, seed)
+                .with_priority_bursts(self.burst_len, self.burst_gap_us.saturating_mul(1000))
+        } else {
+            Arrivals::new(Some(rate), 0.0, seed)
+        }
     }
 
     /// Requests the job issues.
@@ -170,7 +202,7 @@ impl JobsSource {
             .map(|(job, index)| {
                 let range = job.range_geometry(geometry).unwrap_or(*geometry);
                 let job_seed = seed.wrapping_add(16 + 2 * index);
-                let arrivals = job.rate_iops.map(|rate| Arrivals::new(Some(rate), 0.0, job_seed.wrapping_add(1)));
+                let arrivals = job.rate_iops.map(|rate| job.arrivals(rate, job_seed.wrapping_add(1)));
                 let mut running = Running {
                     synthetic: Synthetic::new(&job.workload, &range, job_seed),
                     first_page: job.first_page(geometry),

@@ -14,7 +14,7 @@ use nandlab_dhrd::bench::{
     self, micros, millis, BenchTarget, FileTarget, WorkloadResult, WorkloadSpec, PAPER_WORKLOADS,
 };
 use nandlab_dhrd::DeviceConfig;
-use nandlab_report::{Axis, BarChart, BarReference, BarSeries, Comparison, OutputDir, Summary};
+use nandlab_report::{Axis, BarChart, BarReference, BarSeries, Comparison, OutputDir, Summary, Verdict};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -199,6 +199,7 @@ fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Res
                 quantity: "random 4 KiB reads, DHRD / SSD".to_owned(),
                 paper: "64x (Figure 6a, DBR DHRD vs SSD RAID-0 with direct I/O)".to_owned(),
                 measured: format!("{:.1}x at 1 thread, {:.1}x at 4", at(1, 0), at(4, 0)),
+                verdict: Verdict::of_ratio(64.0, Some(at(4, 0))),
                 note: "The paper's SSD is a RAID-0 of SSDs behind a kernel block layer; this disk is a VM's \
                        virtio disk whose host caches it."
                     .to_owned(),
@@ -207,18 +208,22 @@ fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Res
                 quantity: "random 4 KiB writes, DHRD / SSD".to_owned(),
                 paper: "0.97 (Figure 6b: 3 % lower)".to_owned(),
                 measured: format!("{:.2} at 1 thread, {:.2} at 4", at(1, 1), at(4, 1)),
+                verdict: Verdict::near(0.97, Some(at(4, 1)), 0.1),
                 note: "DHRD's writes are the disk's durable writes plus a copy into RAM.".to_owned(),
             },
             Comparison {
                 quantity: "mixed 66:34 4 KiB, DHRD / SSD".to_owned(),
                 paper: "15x (Figure 8b, on XFS)".to_owned(),
                 measured: format!("{:.1}x at 1 thread, {:.1}x at 4", at(1, 2), at(4, 2)),
+                verdict: Verdict::of_ratio(15.0, Some(at(4, 2))),
                 note: "Reads are served from RAM; the durable writes set the pace.".to_owned(),
             },
             Comparison {
                 quantity: "DHRD random writes, 4 threads / 1 thread".to_owned(),
                 paper: "about 5x from 1 to 32 processes (Section 4.1)".to_owned(),
                 measured: format!("{:.1}x (SSD file: {:.1}x)", write_scaling(DHRD), write_scaling(SSD)),
+                verdict: // 4 threads here, 32 processes in the paper.
+                Verdict::NotComparable,
                 note: "Concurrent durable writes use the disk's parallelism.".to_owned(),
             },
             Comparison {
@@ -231,6 +236,7 @@ fn write_results(out: &Path, rows: &[Row], first: &FirstIoRow, seed: u64) -> Res
                     first.first_write_ms,
                     first.initialization_ms.map_or_else(|| "-".to_owned(), |init| format!("{init:.0} ms"))
                 ),
+                verdict: Verdict::holds(first.initialization_ms.is_none_or(|init| first.first_read_ms < init)),
                 note: "Times since open began (docs/dhrd.md has the 4 GiB figures).".to_owned(),
             },
         ])

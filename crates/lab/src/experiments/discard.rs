@@ -10,7 +10,7 @@
 use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
-use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
+use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
 use crate::Report as ReplayReport;
 use crate::Watch;
 use nandlab_core::ftl::DiscardHandling;
@@ -18,19 +18,10 @@ use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
 use nandlab_core::Config;
 use nandlab_report::{
-    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary,
+    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// `argv` of this binary running `fsload ARGS... --seed SEED`.
-fn fsload(args: &[&str], seed: u64) -> Result<Vec<String>> {
-    let exe = nandlab_binary()?;
-    let mut argv = vec![exe.display().to_string(), "fsload".to_owned()];
-    argv.extend(args.iter().map(|arg| (*arg).to_owned()));
-    argv.extend(["--seed".to_owned(), seed.to_string()]);
-    Ok(argv)
-}
 
 fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
     let mode = ReplayMode { policy: Some(policy), fit: true, ..ReplayMode::default() };
@@ -42,45 +33,6 @@ fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) ->
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())?
         .timed
         .context("a timed replay reports time")
-}
-
-/// Captures per scenario unless `--repeats` says otherwise.
-const REPEATS_DEFAULT: usize = 3;
-
-fn repeats(args: &ExperimentArgs) -> usize {
-    args.repeats.unwrap_or(REPEATS_DEFAULT).max(1)
-}
-
-/// The median of repeated measurements and their range.
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Spread {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Spread {
-    /// `None` for no values.
-    fn of(mut values: Vec<f64>) -> Option<Spread> {
-        values.retain(|value| value.is_finite());
-        values.sort_by(f64::total_cmp);
-        let middle = values.len() / 2;
-        let median = match values.len() {
-            0 => return None,
-            n if n % 2 == 1 => values[middle],
-            _ => (values[middle - 1] + values[middle]) / 2.0,
-        };
-        Some(Spread { median, min: values[0], max: values[values.len() - 1] })
-    }
-
-    /// `median [min–max]`, with `decimals`; just the value when all agree.
-    fn show(self, decimals: usize) -> String {
-        if self.min == self.max {
-            format!("{:.decimals$}", self.median)
-        } else {
-            format!("{:.decimals$} [{:.decimals$}–{:.decimals$}]", self.median, self.min, self.max)
-        }
-    }
 }
 
 fn policy_name(policy: DiscardPolicy) -> &'static str {
@@ -566,11 +518,22 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             .collect::<Vec<_>>()
             .join("; ")
     };
+    // Median over median of two spreads.
+    let over = |top: Option<Spread>, bottom: Option<Spread>| Some(top?.median / bottom?.median);
+    // Figure 3a: Delay-D copies the fewest pages with the exact device mode.
+    let delay_d_fewest = |setting: Setting<'_>| {
+        let copies = |policy| spread_of(rows, setting, exact, policy, gc_copies).map(|s| s.median);
+        match (copies(DiscardPolicy::Off), copies(DiscardPolicy::Online), copies(DiscardPolicy::DelayD)) {
+            (Some(off), Some(online), Some(delay_d)) => Verdict::holds(delay_d <= off.min(online)),
+            _ => Verdict::NotComparable,
+        }
+    };
     let comparisons = vec![
         Comparison {
             quantity: "single-erase GC copies, Disabled / Delay-D".to_owned(),
             paper: "1322x (Figure 3a)".to_owned(),
             measured: ratio_of(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD)),
+            verdict: Verdict::of_ratio(1322.0, over(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD))),
             note: "Median ratio [range over the captures' extremes]. Delay-D tells the device about the freed space that the file system does not reuse within the delay."
                 .to_owned(),
         },
@@ -578,6 +541,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             quantity: "single-erase GC copies, Enabled / Delay-D".to_owned(),
             paper: "709x (Figure 3a)".to_owned(),
             measured: ratio_of(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD)),
+            verdict: Verdict::of_ratio(709.0, over(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD))),
             note: "In a page-mapped FTL an online DISCARD and the later rewrite of the same LBA invalidate the same \
                    page; Delay-D can only match Enabled here, not beat it by orders of magnitude (docs/delay-d.md)."
                 .to_owned(),
@@ -587,6 +551,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 .to_owned(),
             paper: "Delay-D fewest (Figure 3a; FEMU, a page-mapped FTL)".to_owned(),
             measured: modes_line(("single-erase", "aged")),
+            verdict: delay_d_fewest(("single-erase", "aged")),
             note: "exact: unmapped at once; ignored: the device drops DISCARDs (stock FEMU before mid-2025); dftl: \
                    mapping updates cost translation-page writes."
                 .to_owned(),
@@ -595,6 +560,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             quantity: "the same, fresh device".to_owned(),
             paper: "(the paper's SSD started fresh but ran K = 50 N)".to_owned(),
             measured: modes_line(("single-erase", "fresh")),
+            verdict: Verdict::NotComparable,
             note: "K = 5 N overwrites the fresh device 1.6 times: GC finds whole blocks invalid.".to_owned(),
         },
         Comparison {
@@ -602,6 +568,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 .to_owned(),
             paper: "Enabled and Delay-D about equal (Figure 3a)".to_owned(),
             measured: modes_line(("batch-erase", "aged")),
+            verdict: Verdict::of_ratio(1.0, over(aged("batch-erase", DiscardPolicy::Online), aged("batch-erase", DiscardPolicy::DelayD))),
             note: "Batch-erase deletes all images at once and rewrites whole blocks' worth of LBAs in the next round."
                 .to_owned(),
         },
@@ -615,6 +582,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 show(spread("single-erase", DiscardPolicy::Online, issued)),
                 show(spread("single-erase", DiscardPolicy::DelayD, issued)),
             ),
+            verdict: Verdict::worst(["batch-erase", "single-erase"].map(|scenario| over(spread(scenario, DiscardPolicy::Online, issued), spread(scenario, DiscardPolicy::DelayD, issued))).into_iter().zip([3.2, 4.1]).map(|(measured, paper)| Verdict::of_ratio(paper, measured))),
             note: "Counts scale with the capture's size (N images), not the paper's 10,000.".to_owned(),
         },
         Comparison {
@@ -625,6 +593,8 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 show(spread("batch-erase", DiscardPolicy::DelayD, merged)),
                 show(spread("single-erase", DiscardPolicy::DelayD, merged))
             ),
+            verdict: // Counts scale with the file system: 32 GB in the paper.
+            Verdict::NotComparable,
             note: "Commands fully cancelled by reallocation are counted apart (`discard_cancelled`; docs/delay-d.md, Counters)."
                 .to_owned(),
         },
@@ -636,6 +606,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 ratio_of(spread("batch-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s), spread("batch-erase", DiscardPolicy::Online, |r| r.nvme_run_s)),
                 ratio_of(spread("single-erase", DiscardPolicy::DelayD, |r| r.nvme_run_s), spread("single-erase", DiscardPolicy::Online, |r| r.nvme_run_s)),
             ),
+            verdict: Verdict::worst(["batch-erase", "single-erase"].map(|scenario| Verdict::near(1.0, over(spread(scenario, DiscardPolicy::DelayD, |r| r.nvme_run_s), spread(scenario, DiscardPolicy::Online, |r| r.nvme_run_s)), 0.1))),
             note: "Closed-loop replay (device DISCARD exact): the time the device needs for the trace's requests, GC and DISCARD work included."
                 .to_owned(),
         },
@@ -647,6 +618,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 show(spread("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64)),
                 show(spread("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64)),
             ),
+            verdict: Verdict::holds(over(spread("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64), spread("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64)).is_some_and(|ratio| ratio < 1.0)),
             note: "A miss loads a mapping page (one page read) before the DISCARD can update it.".to_owned(),
         },
         Comparison {
@@ -657,6 +629,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 ratio_of(spread("single-erase", DiscardPolicy::Online, |r| r.sata_run_s), spread("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)),
                 ratio_of(spread("single-erase", DiscardPolicy::DelayD, |r| r.sata_run_s), spread("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)),
             ),
+            verdict: Verdict::holds([DiscardPolicy::Online, DiscardPolicy::DelayD].iter().all(|&policy| over(spread("single-erase", policy, |r| r.sata_run_s), spread("single-erase", DiscardPolicy::Off, |r| r.sata_run_s)).is_some_and(|ratio| ratio > 1.0))),
             note: "Each Enabled DISCARD drains the single queue; Delay-D's few merged ones barely do.".to_owned(),
         },
     ];
@@ -948,6 +921,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
                 quantity: "pages moved, with / without free-block information".to_owned(),
                 paper: "about one third (slide 24)".to_owned(),
                 measured: ratios.join(", "),
+                verdict: Verdict::worst(POSTMARK_TRANSACTIONS.iter().map(|&t| Verdict::of_ratio(1.0 / 3.0, cleaning_spread(rows, t, |r| r.moved_ratio).map(|s| s.median)))),
                 note: "The ratio depends on how full the file system is: the fuller, the less free space there is \
                        to tell the device about."
                     .to_owned(),
@@ -956,6 +930,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
                 quantity: "cleaning time saved".to_owned(),
                 paper: "30-40 % (slide 24)".to_owned(),
                 measured: time_gains.join(", "),
+                verdict: Verdict::worst(POSTMARK_TRANSACTIONS.iter().map(|&t| Verdict::of_ratio(35.0, cleaning_spread(rows, t, time_saved).map(|s| s.median)))),
                 note: "Die time spent on GC in the timed replay.".to_owned(),
             },
         ])

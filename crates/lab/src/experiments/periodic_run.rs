@@ -27,7 +27,7 @@ use nandlab_core::metrics::Counters;
 use nandlab_core::sim::{Layer, Simulation};
 use nandlab_core::timing::{Arrival, DeadlineReport, DieQueue};
 use nandlab_core::units::SimNs;
-use nandlab_core::workload::periodic::{PeriodicEvents, PeriodicTask, PeriodicWorkload, ReleasedPages};
+use nandlab_core::workload::periodic::{Layout, PeriodicEvents, PeriodicTask, PeriodicWorkload, ReleasedPages};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -87,15 +87,18 @@ pub fn region_pages(tasks: &[PeriodicTask]) -> u64 {
 }
 
 /// Telomere's placement FTL for the admitted `tasks` as `plan` lays them
-/// out (free blocks ranked by `wear` when given), and its run configuration.
+/// out (free blocks ranked by `wear` when given), and its run configuration;
+/// it maps the tasks' live pages, or `logical_pages` when given (a
+/// [`Layout::Scattered`] run spreads the tasks over them).
 pub fn telomere_layer(
     device: &DeviceParams,
     tasks: &[PeriodicTask],
     plan: &StoragePlan,
     wear_leveling: WearLeveling,
     wear: Option<&WearModel>,
+    logical_pages: Option<u64>,
 ) -> Result<(Config, Layer)> {
-    let pages = region_pages(tasks);
+    let pages = logical_pages.unwrap_or_else(|| region_pages(tasks));
     let mut ftl =
         TelomereFtl::new(&geometry(device, pages)?, &partition_specs(plan)?, &lifetimes(tasks), wear_leveling)?;
     if let Some(model) = wear {
@@ -207,22 +210,42 @@ const CHANNEL_BYTES_PER_S_MAX: u64 = 1_000_000_000_000;
 /// Deep enough that the host queue never holds a released job back.
 const HOST_QUEUE_DEPTH: u32 = 4096;
 
-/// Runs `tasks` on `layer` through the timing engine from time 0 until
-/// `until`, reads starting at `reads_from`. `task_streams`: each task is its
-/// own placement hint (the lifetime-aware FTL needs it).
-pub fn timed_run(
-    config: &Config,
-    layer: Layer,
-    tasks: Vec<PeriodicTask>,
-    reads_from: SimNs,
-    until: SimNs,
-    task_streams: bool,
-) -> Result<PeriodicRun> {
+/// How a timed run lays out and times a task set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunPlan {
+    /// Reads start here (Figure 14: t ≈ 97 s).
+    pub reads_from: SimNs,
+    pub until: SimNs,
+    /// Each task is its own placement hint (the lifetime-aware FTL needs it).
+    pub task_streams: bool,
+    /// Where write jobs land; [`Layout::Scattered`] draws the slots with the
+    /// configuration's seed.
+    pub layout: Layout,
+    /// Share of the layer's logical space the tasks' regions span under
+    /// [`Layout::Scattered`] (never less than their live pages).
+    pub footprint: f64,
+}
+
+/// Runs `tasks` on `layer` through the timing engine as `plan` says.
+pub fn timed_run(config: &Config, layer: Layer, tasks: Vec<PeriodicTask>, plan: RunPlan) -> Result<PeriodicRun> {
+    let RunPlan { reads_from, until, task_streams, layout, footprint } = plan;
+    if !(footprint > 0.0 && footprint <= 1.0) {
+        return Err(Error::Invalid(format!(
+            "footprint must be a share of the logical space in (0, 1], got {footprint}"
+        )));
+    }
     let mut simulation = Simulation::with_layer(config, layer)?;
     let geometry = *simulation.geometry();
-    let workload = PeriodicWorkload::new(tasks, geometry.logical_pages, reads_from)?;
+    // At most `logical_pages`, a u32, since the share is at most 1.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let spanned = (f64::from(geometry.logical_pages) * footprint).floor() as u32;
+    let live = u32::try_from(region_pages(&tasks)).unwrap_or(u32::MAX);
+    let workload = PeriodicWorkload::new(tasks, spanned.max(live), reads_from, layout, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
-    let report = simulation.replay_timed(&mut source, &mut |_| {})?.clone();
+    let outcome = simulation.replay_timed(&mut source, &mut |_| {}).cloned();
+    #[allow(clippy::cast_precision_loss)]
+    let failed_at_s = source.last_release().0 as f64 / 1e9;
+    let report = outcome.with_context(|| format!("the run stopped at t = {failed_at_s:.1} s"))?;
     #[allow(clippy::cast_precision_loss)]
     let page_mb = f64::from(geometry.page_size) / 1e6;
     let mut start_s = 0.0;
@@ -269,7 +292,7 @@ pub fn counted(
 ) -> Result<CountedRun> {
     let mut simulation = Simulation::with_layer(config, layer)?;
     let geometry = *simulation.geometry();
-    let workload = PeriodicWorkload::new(tasks, geometry.logical_pages, SimNs(u64::MAX))?;
+    let workload = PeriodicWorkload::new(tasks, geometry.logical_pages, SimNs(u64::MAX), Layout::Ring, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
     simulation.replay_until(&mut source, &mut |_| {}, stop)?;
     Ok(CountedRun {
@@ -325,7 +348,7 @@ pub fn simulate_admitted(
     let device = &context.device;
     let ((config, layer), name) = match (policy, &report.verdict.storage) {
         (Policy::Telomere { .. }, StorageCheck::Blocks(plan)) => {
-            (telomere_layer(device, &periodic, plan, WearLeveling::Fifo, None)?, "telomere")
+            (telomere_layer(device, &periodic, plan, WearLeveling::Fifo, None, None)?, "telomere")
         }
         (Policy::WaoGc, _) => (wao_gc_layer(device, context.utilization)?, "wao-gc"),
         _ => {
@@ -338,7 +361,8 @@ pub fn simulate_admitted(
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let until = SimNs((seconds * 1e9) as u64);
     let (deadlines, counters, released) = if timed {
-        let run = timed_run(&config, layer, periodic, SimNs(0), until, task_streams)?;
+        let plan = RunPlan { reads_from: SimNs(0), until, task_streams, layout: Layout::Ring, footprint: 1.0 };
+        let run = timed_run(&config, layer, periodic, plan)?;
         (Some(run.deadlines), run.counters, run.released)
     } else {
         let run = counted(&config, layer, periodic, until, task_streams, &mut |_, _| false)?;

@@ -14,7 +14,7 @@ use nandlab_admission::throughput::GcRounding;
 use nandlab_admission::DeviceParams;
 use nandlab_admission::TaskSet;
 use nandlab_report::{
-    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary,
+    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict,
 };
 use serde::Serialize;
 
@@ -274,18 +274,25 @@ pub fn figure_7(args: &ExperimentArgs) -> Result<()> {
                 quantity: "Telomere throughput at g = 64".to_owned(),
                 paper: "100 % schedulable at 83 % (Section 6.1.5)".to_owned(),
                 measured: percent(at_64("Telomere SharP").map(|row| row.throughput_utilization_percent)),
+                verdict: Verdict::near(
+                    83.0,
+                    at_64("Telomere SharP").map(|row| row.throughput_utilization_percent),
+                    5.0,
+                ),
                 note: "eq. (20); limited by t_e / min(T) and the GC term".to_owned(),
             },
             Comparison {
                 quantity: "SiP storage cost at g = 64".to_owned(),
                 paper: "about 19 % (Fig. 9, α = 0.10)".to_owned(),
                 measured: cost_points(at_64("Telomere SiP").map(|row| row.storage_cost_percent)),
+                verdict: Verdict::near(19.0, at_64("Telomere SiP").map(|row| row.storage_cost_percent), 5.0),
                 note: "λ = 0.90 here; ≈ 500 tasks × 1.5 stripes × 64 blocks / 262,144 blocks".to_owned(),
             },
             Comparison {
                 quantity: "SharP storage cost at g = 64".to_owned(),
                 paper: "about 6 % (Fig. 9, α = 0.10)".to_owned(),
                 measured: cost_points(at_64("Telomere SharP").map(|row| row.storage_cost_percent)),
+                verdict: Verdict::near(6.0, at_64("Telomere SharP").map(|row| row.storage_cost_percent), 3.0),
                 note: String::new(),
             },
             Comparison {
@@ -294,6 +301,8 @@ pub fn figure_7(args: &ExperimentArgs) -> Result<()> {
                     "storage cost and throughput grow with g, nothing changes beyond g = 64; SharP's cost grows slower"
                         .to_owned(),
                 measured: "see table".to_owned(),
+                verdict: // Judged from the table by eye, not checked here.
+                Verdict::NotComparable,
                 note: "g is capped at S_chips = 64".to_owned(),
             },
         ]
@@ -325,12 +334,15 @@ pub fn figure_8(args: &ExperimentArgs) -> Result<()> {
                 quantity: "storage cost vs number of tasks".to_owned(),
                 paper: "grows with the number of tasks; SharP's much slower than SiP's".to_owned(),
                 measured: "see table".to_owned(),
+                verdict: // Judged from the table by eye, not checked here.
+                Verdict::NotComparable,
                 note: "SiP pays about 1.5 stripes per task".to_owned(),
             },
             Comparison {
                 quantity: "throughput vs number of tasks".to_owned(),
                 paper: "slightly lower for smaller task sets (shorter periods raise t_e / min(T))".to_owned(),
                 measured: "see table".to_owned(),
+                verdict: Verdict::NotComparable,
                 note: String::new(),
             },
         ]
@@ -517,24 +529,32 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
             quantity: "SiP storage cost, α = 0.10".to_owned(),
             paper: "19 %".to_owned(),
             measured: cost_points(at("α = 0.10", "Telomere SiP").map(|row| row.storage_cost_percent)),
+            verdict: Verdict::near(19.0, at("α = 0.10", "Telomere SiP").map(|row| row.storage_cost_percent), 5.0),
             note: "λ − storage utilization".to_owned(),
         },
         Comparison {
             quantity: "SharP storage cost, α = 0.10".to_owned(),
             paper: "6 %".to_owned(),
             measured: cost_points(at("α = 0.10", "Telomere SharP").map(|row| row.storage_cost_percent)),
+            verdict: Verdict::near(6.0, at("α = 0.10", "Telomere SharP").map(|row| row.storage_cost_percent), 3.0),
             note: String::new(),
         },
         Comparison {
             quantity: "WAO-GC throughput".to_owned(),
             paper: "starts rejecting at 38 %".to_owned(),
             measured: percent(at("α = 0.10", "WAO-GC").map(|row| row.throughput_utilization_percent)),
+            verdict: Verdict::near(38.0, at("α = 0.10", "WAO-GC").map(|row| row.throughput_utilization_percent), 5.0),
             note: "eq. (20) with eq. (25)-(26)".to_owned(),
         },
         Comparison {
             quantity: "Telomere throughput".to_owned(),
             paper: "100 % schedulable at 83 %".to_owned(),
             measured: percent(at("α = 0.10", "Telomere SharP").map(|row| row.throughput_utilization_percent)),
+            verdict: Verdict::near(
+                83.0,
+                at("α = 0.10", "Telomere SharP").map(|row| row.throughput_utilization_percent),
+                5.0,
+            ),
             note: match gc_rounding(&args.set)? {
                 GcRounding::Exact => "eq. (20), exact C^g; the paper's 83 % needs C^g rounded up to 1 ms".to_owned(),
                 GcRounding::Millisecond => "eq. (20), C^g rounded up to 1 ms".to_owned(),
@@ -544,6 +564,13 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
             quantity: "WAO-GC storage, α = 0.10".to_owned(),
             paper: "below 74 %, under SharP's".to_owned(),
             measured: percent(at("α = 0.10", "WAO-GC").map(|row| row.storage_utilization_percent)),
+            verdict: match (at("α = 0.10", "WAO-GC"), at("α = 0.10", "Telomere SharP")) {
+                (Some(wao), Some(sharp)) => Verdict::holds(
+                    wao.storage_utilization_percent < 74.0
+                        && wao.storage_utilization_percent < sharp.storage_utilization_percent,
+                ),
+                _ => Verdict::NotComparable,
+            },
             note: String::new(),
         },
         Comparison {
@@ -554,6 +581,12 @@ fn write_figure_9_summary(args: &ExperimentArgs, out: &OutputDir, points: &[Poin
                 percent(at("α = 0.75", &multilog_zipf_075).map(|row| row.throughput_utilization_percent)),
                 percent(at("α = 0.75", "Telomere SharP").map(|row| row.throughput_utilization_percent))
             ),
+            verdict: match (at("α = 0.75", &multilog_zipf_075), at("α = 0.75", "Telomere SharP")) {
+                (Some(multilog), Some(telomere)) => {
+                    Verdict::holds(multilog.throughput_utilization_percent > telomere.throughput_utilization_percent)
+                }
+                _ => Verdict::NotComparable,
+            },
             note: String::new(),
         },
     ]);

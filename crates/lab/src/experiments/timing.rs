@@ -1,15 +1,21 @@
 //! The timing experiments of `nandlab reproduce`: priority-aware cleaning
 //! (Rajimwale et al., slide 19) and stripe-aligned write merging (slides 13
-//! and 15). The data come from `nandlab_core::timing::experiments`; this file
-//! writes them, their plots and a summary through `nandlab-report`.
+//! and 15), the latter on the synthetic sweep and on real workloads captured
+//! on ext4. The synthetic data come from `nandlab_core::timing::experiments`;
+//! this file writes them, their plots and a summary through `nandlab-report`.
 
-use crate::error::Result;
-use crate::shared::config_from;
+use crate::error::{Context as _, Result};
+use crate::registry::ExperimentArgs;
+use crate::replay::{replay, ReplayMode, TraceSource};
+use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
 use nandlab_core::timing::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
 };
-use nandlab_report::{Axis, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary};
+use nandlab_core::timing::Arrival;
+use nandlab_report::{
+    Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict,
+};
 use serde::Serialize;
 use std::path::Path;
 
@@ -26,8 +32,9 @@ struct JobPoint {
 }
 
 /// The jobs: both 4 KiB random over the whole device with the point's read
-/// share, Poisson arrivals; the priority job at 300 IOPS, the bulk job at
-/// 2,700 (3,000 in all, as the single-workload setup).
+/// share; the priority job at 300 IOPS in bursts of 4 requests 100 us apart
+/// (the single-workload set-up's priority bursts), the bulk job at 2,700
+/// IOPS, Poisson (3,000 in all, as the single-workload set-up).
 const PRIORITY_JOB_IOPS: u64 = 300;
 const BULK_JOB_IOPS: u64 = 2700;
 const JOB_WRITE_PERCENTS: [u32; 4] = [20, 40, 60, 80];
@@ -43,7 +50,8 @@ fn priority_jobs(seed: u64, low_watermark_blocks: u32) -> Result<Vec<JobPoint>> 
                 format!("timing.priority_aware_gc={aware}"),
                 format!("workload.read_fraction={read}"),
                 format!(
-                    "job=name=priority,priority=true,rate_iops={PRIORITY_JOB_IOPS},read_fraction={read},requests=6000"
+                    "job=name=priority,priority=true,rate_iops={PRIORITY_JOB_IOPS},burst_len=4,burst_gap_us=100,\
+                     read_fraction={read},requests=6000"
                 ),
                 format!("job=name=bulk,rate_iops={BULK_JOB_IOPS},read_fraction={read},requests=54000"),
             ];
@@ -65,6 +73,58 @@ fn priority_jobs(seed: u64, low_watermark_blocks: u32) -> Result<Vec<JobPoint>> 
         }
     }
     Ok(points)
+}
+
+/// Slide 19's "about 10 % lower" for one point's gain in percent.
+fn priority_gain_verdict(gain_percent: Option<f64>) -> Verdict {
+    match gain_percent {
+        Some(gain) if gain >= 5.0 => Verdict::Reproduces,
+        Some(gain) if gain > 0.0 => Verdict::Partly,
+        Some(_) => Verdict::Differs,
+        None => Verdict::NotComparable,
+    }
+}
+
+/// The priority job's gain from priority-aware cleaning, in its mean and
+/// in its p99 relative to the bulk job's.
+fn job_comparisons(jobs: &[JobPoint]) -> Vec<Comparison> {
+    let point = |write_percent: u32, aware: bool| {
+        jobs.iter().find(|p| p.write_percent == write_percent && p.priority_aware == aware)
+    };
+    let gain =
+        |w: u32| Some(100.0 * (1.0 - point(w, true)?.priority_job_mean_ms / point(w, false)?.priority_job_mean_ms));
+    let p99_ratio = |w: u32, aware: bool| point(w, aware).map(|p| p.priority_job_p99_ms / p.bulk_job_p99_ms);
+    let per_point = |show: &dyn Fn(u32) -> Option<String>| {
+        JOB_WRITE_PERCENTS
+            .iter()
+            .filter_map(|&w| show(w).map(|text| format!("{text} at {w} %")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        Comparison {
+            quantity: "priority job mean response time, aware vs unaware".to_owned(),
+            paper: "about 10 % lower (slide 19)".to_owned(),
+            measured: per_point(&|w| gain(w).map(|g| format!("{g:.1} % lower"))),
+            verdict: Verdict::worst(JOB_WRITE_PERCENTS.iter().map(|&w| priority_gain_verdict(gain(w)))),
+            note: "The bursts are what the mechanism protects: the rest of a burst finds no GC started on its die."
+                .to_owned(),
+        },
+        Comparison {
+            quantity: "priority job p99 / bulk job p99, unaware → aware".to_owned(),
+            paper: "priority requests served ahead of cleaning at every write percentage (slide 19)".to_owned(),
+            measured: per_point(&|w| Some(format!("{:.2} → {:.2}", p99_ratio(w, false)?, p99_ratio(w, true)?))),
+            verdict: Verdict::worst(JOB_WRITE_PERCENTS.iter().map(|&w| {
+                match (p99_ratio(w, false), p99_ratio(w, true)) {
+                    (Some(unaware), Some(aware)) => Verdict::holds(aware < unaware),
+                    _ => Verdict::NotComparable,
+                }
+            })),
+            note: "The tail is a request landing on a die in the middle of a 2 ms erase, which priority-aware \
+                   cleaning cannot pre-empt: it moves the mean more than the p99."
+                .to_owned(),
+        },
+    ]
 }
 
 /// `nandlab reproduce priority-cleaning`: response time of priority and
@@ -125,13 +185,16 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
         .comparisons(&[Comparison {
             quantity: "priority response time, aware vs unaware".to_owned(),
             paper: "about 10 % lower (slide 19)".to_owned(),
-            measured: ["20", "50", "60"]
+            measured: setup
+                .write_percents
                 .iter()
-                .filter_map(|w| w.parse().ok().and_then(improvement).map(|i| format!("{i:.1} % at {w} % writes")))
+                .filter_map(|&w| improvement(w).map(|i| format!("{i:.1} % at {w} % writes")))
                 .collect::<Vec<_>>()
                 .join(", "),
-            note: "At 80 % writes deferring GC drives units to the critical watermark, and foreground GC \
-                   then costs everyone: the slide's \"improvement at the cost of non-priority traffic\"."
+            // Slide 19: priority requests gain at every write percentage.
+            verdict: Verdict::worst(setup.write_percents.iter().map(|&w| priority_gain_verdict(improvement(w)))),
+            note: "Non-priority traffic is not slowed at this load: the idle time after a burst absorbs the \
+                   deferred GC (the slide: \"at the cost of non-priority traffic\")."
                 .to_owned(),
         }])
         .table(
@@ -185,10 +248,12 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
         .heading("As a priority job beside a bulk job")
         .paragraph(&format!(
             "The same device and watermarks, the slide's set-up written as two `[[job]]` tables: a priority job \
-             ({PRIORITY_JOB_IOPS} IOPS) and a bulk job ({BULK_JOB_IOPS} IOPS), both 4 KiB random requests over the \
-             whole device with the point's write share and Poisson arrivals; per-job latency from `timed.jobs`."
+             ({PRIORITY_JOB_IOPS} IOPS in bursts of 4 requests 100 us apart, `burst_len = 4`, `burst_gap_us = \
+             100`) and a bulk job ({BULK_JOB_IOPS} IOPS, Poisson), both 4 KiB random requests over the whole \
+             device with the point's write share; per-job latency from `timed.jobs`."
         ))
         .image("priority and bulk job response time against write percentage", "priority_jobs.svg")
+        .comparisons(&job_comparisons(&jobs))
         .table(
             &["write %", "cleaning", "priority mean ms", "priority p99 ms", "bulk mean ms", "bulk p99 ms", "GC share"],
             &job_rows,
@@ -201,7 +266,8 @@ pub fn priority_cleaning(out: &Path, seed: u64) -> Result<()> {
 /// 1 MiB mapping unit (slide 13), and the normalized response time of
 /// stripe-aligned merging against the probability of sequential access
 /// (slide 15).
-pub fn stripe_merging(out: &Path, seed: u64) -> Result<()> {
+pub fn stripe_merging(args: &ExperimentArgs) -> Result<()> {
+    let (out, seed) = (args.out.as_path(), args.seed);
     const WRITE_KIB: [u32; 14] = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 6144, 8192, 9216];
     const PROBABILITIES: [f64; 5] = [0.0, 0.2, 0.4, 0.6, 0.8];
     eprintln!("stripe-merging: seed {seed}: write sizes…");
@@ -272,18 +338,350 @@ pub fn stripe_merging(out: &Path, seed: u64) -> Result<()> {
                 quantity: "throughput below vs at the stripe size".to_owned(),
                 paper: "low until the write size reaches the 1 MB stripe (slide 13, S2)".to_owned(),
                 measured: format!("{:.1} MB/s at 256 KiB, {:.1} MB/s at 1 MiB, {:.1} MB/s at 1.5 MiB", at(256), at(1024), at(1536)),
+                verdict: Verdict::holds(at(256) < at(1024) / 2.0),
                 note: "Unaligned sizes (1.5 MiB) pay a read-modify-write at each stripe boundary.".to_owned(),
             },
             Comparison {
                 quantity: "normalized response time at sequential probability 0.8".to_owned(),
                 paper: "falls as sequential access grows (slide 15 synthetic trace)".to_owned(),
                 measured: format!("{last:.2}"),
+                verdict: Verdict::holds(
+                    merges.windows(2).all(|pair| pair[1].normalized_response_time <= pair[0].normalized_response_time)
+                        && last < 1.0,
+                ),
                 note: "About 1 for random access: merging has nothing to merge.".to_owned(),
             },
         ])
         .table(&["write KiB", "MB/s", "RMW pages"], &size_rows)
         .table(&["P(sequential)", "eager ms", "merging ms", "normalized", "eager RMW pages", "merging RMW pages"], &merge_rows)
-        .code("sh", &format!("nandlab reproduce stripe-merging --seed {seed} --out DIR"));
+        .code("sh", &format!("nandlab reproduce stripe-merging --seed {seed} --out DIR   # as root: captures into DIR/traces first"));
+    eprintln!("stripe-merging: real workloads…");
+    let real = real_workloads(args);
+    match &real {
+        Ok(rows) => write_real_workloads(&dir, &mut summary, rows, repeats(args))?,
+        Err(error) => {
+            summary.heading("On real workloads (slide 15)").paragraph(&format!(
+                "Not run: {}. The captures need root and loop devices (`nandlab reproduce stripe-merging` as root).",
+                crate::registry::error_chain(error)
+            ));
+        }
+    }
     dir.write_summary(&summary)?;
+    real.map(|_| ())
+}
+
+// ----- stripe merging on real workloads -----
+
+/// A real workload of slide 15, run on ext4 under `nandlab capture`.
+struct RealWorkload {
+    name: &'static str,
+    /// The trace the slide measured and its gain in mean response time, %.
+    paper_trace: &'static str,
+    paper_gain_percent: f64,
+    /// What runs in the mounted file system, with the repeat's seed.
+    argv: fn(u64) -> Result<Vec<String>>,
+}
+
+/// The file system the workloads run on: 512 MiB, so fio's 256 MiB files
+/// fit with room for the journal and metadata.
+const REAL_FS: &str = "512M";
+
+/// `fio` with one seed for all its random choices; its report is not kept.
+fn fio(seed: u64, jobs: &[&str]) -> Vec<String> {
+    let mut argv = vec!["fio".to_owned(), format!("--randseed={seed}"), "--output=/dev/null".to_owned()];
+    argv.extend(jobs.iter().map(|option| (*option).to_owned()));
+    argv
+}
+
+const REAL_WORKLOADS: [RealWorkload; 4] = [
+    RealWorkload {
+        name: "postmark",
+        paper_trace: "Postmark",
+        paper_gain_percent: 1.15,
+        // As informed-cleaning: 1,000 files of 4-256 KiB, 5,000 transactions.
+        argv: |seed| {
+            fsload(
+                &[
+                    "postmark",
+                    "--engine",
+                    "builtin",
+                    "--files",
+                    "1000",
+                    "--min-size",
+                    "4096",
+                    "--max-size",
+                    "262144",
+                    "--transactions",
+                    "5000",
+                ],
+                seed,
+            )
+        },
+    },
+    RealWorkload {
+        name: "fio-oltp",
+        paper_trace: "TPCC",
+        paper_gain_percent: 3.08,
+        // An OLTP database's data file: 8 KiB pages, 70 % reads, O_DIRECT,
+        // an fsync every 16 writes, on a 256 MiB table space.
+        argv: |seed| {
+            Ok(fio(
+                seed,
+                &[
+                    "--name=oltp",
+                    "--rw=randrw",
+                    "--rwmixread=70",
+                    "--bs=8k",
+                    "--direct=1",
+                    "--ioengine=psync",
+                    "--size=256m",
+                    "--number_ios=40000",
+                    "--fsync=16",
+                ],
+            ))
+        },
+    },
+    RealWorkload {
+        name: "fio-mail-db",
+        paper_trace: "Exchange",
+        paper_gain_percent: 4.89,
+        // A mail server's database (32 KiB random, 60 % reads, O_DIRECT)
+        // beside its log (sequential 4 KiB O_SYNC appends), as two fio jobs.
+        argv: |seed| {
+            Ok(fio(
+                seed,
+                &[
+                    "--direct=1",
+                    "--ioengine=psync",
+                    "--name=database",
+                    "--rw=randrw",
+                    "--rwmixread=60",
+                    "--bs=32k",
+                    "--size=256m",
+                    "--number_ios=10000",
+                    "--name=log",
+                    "--rw=write",
+                    "--bs=4k",
+                    "--size=16m",
+                    "--sync=1",
+                ],
+            ))
+        },
+    },
+    RealWorkload {
+        name: "fio-iozone",
+        paper_trace: "IOzone",
+        paper_gain_percent: 36.54,
+        // IOzone's write and rewrite tests with 64 KiB records and O_DIRECT
+        // (`iozone -i 0 -r 64k -s 128m -I`): sequential, below the stripe.
+        argv: |seed| {
+            Ok(fio(
+                seed,
+                &[
+                    "--name=iozone",
+                    "--rw=write",
+                    "--bs=64k",
+                    "--size=128m",
+                    "--direct=1",
+                    "--ioengine=psync",
+                    "--loops=2",
+                ],
+            ))
+        },
+    },
+];
+
+/// One replay pair: a capture replayed with eager flushing and with merging.
+#[derive(Clone, Debug, Serialize)]
+struct RealRow {
+    workload: &'static str,
+    /// Which capture of the workload (0-based; fio/fsload seed = seed + repeat).
+    repeat: usize,
+    requests: u64,
+    eager_mean_ms: f64,
+    merge_mean_ms: f64,
+    /// 100 (1 - merging / eager): the slide's "better response time".
+    gain_percent: f64,
+    eager_rmw_pages: u64,
+    merge_rmw_pages: u64,
+    stripes_merged: u64,
+}
+
+/// The device of the synthetic sweep (1 MiB stripes, 4 MiB buffer, queue
+/// depth 4) fitted to the captured file system.
+fn stripe_device(seed: u64, flush: &str) -> Result<nandlab_core::Config> {
+    let assignments = [
+        format!("seed={seed}"),
+        format!("timing.stripe_pages={STRIPE_PAGES}"),
+        "timing.write_buffer_pages=1024".to_owned(),
+        format!("timing.flush=\"{flush}\""),
+        "timing.queue_depth=4".to_owned(),
+    ];
+    config_from("preset = \"small\"", &assignments)
+}
+
+fn real_workloads(args: &ExperimentArgs) -> Result<Vec<RealRow>> {
+    let traces = args.out.join("traces");
+    let repeats = repeats(args);
+    let mut rows = Vec::new();
+    for workload in &REAL_WORKLOADS {
+        for repeat in 0..repeats {
+            let spec = CaptureSpec {
+                name: &format!("{}-{repeat}.nlt", workload.name),
+                size: REAL_FS,
+                mount_options: "",
+                mkfs_options: &[],
+                image_dir: Path::new("/dev/shm"),
+                argv: (workload.argv)(args.seed + repeat as u64)?,
+            };
+            let trace = capture_cached(&spec, &traces, "stripe-merging")?;
+            eprintln!(
+                "stripe-merging: replaying {} (capture {}/{repeats}) eager and merging",
+                workload.name,
+                repeat + 1
+            );
+            let run = |flush: &str| -> Result<nandlab_core::timing::TimedReport> {
+                let mode = ReplayMode { fit: true, timed: Some(Arrival::Closed), ..ReplayMode::default() };
+                let config = stripe_device(args.seed, flush)?;
+                replay(&TraceSource::file(&trace), config, mode, &mut args.watch.observer())?
+                    .timed
+                    .context("a timed replay reports time")
+            };
+            let (eager, merge) = (run("eager")?, run("stripe-merge")?);
+            let mean_ms = |timed: &nandlab_core::timing::TimedReport| {
+                timed.latency.all.as_ref().map_or(f64::NAN, |all| all.mean_us / 1e3)
+            };
+            let (eager_mean_ms, merge_mean_ms) = (mean_ms(&eager), mean_ms(&merge));
+            rows.push(RealRow {
+                workload: workload.name,
+                repeat,
+                requests: eager.requests,
+                eager_mean_ms,
+                merge_mean_ms,
+                gain_percent: 100.0 * (1.0 - merge_mean_ms / eager_mean_ms),
+                eager_rmw_pages: eager.rmw_pages_rewritten,
+                merge_rmw_pages: merge.rmw_pages_rewritten,
+                stripes_merged: merge.stripes_merged,
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn real_spread(rows: &[RealRow], workload: &str, pick: fn(&RealRow) -> f64) -> Option<Spread> {
+    Spread::of(rows.iter().filter(|row| row.workload == workload).map(pick).collect())
+}
+
+/// A measured gain against the paper's: within a factor of two
+/// reproduces; merging helping at all (a positive gain) is partly.
+fn gain_verdict(paper_percent: f64, measured: Spread) -> Verdict {
+    if (paper_percent / 2.0..=paper_percent * 2.0).contains(&measured.median) {
+        Verdict::Reproduces
+    } else if measured.median > 0.0 {
+        Verdict::Partly
+    } else {
+        Verdict::Differs
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow], repeats: usize) -> Result<()> {
+    dir.write_csv("real_workloads.csv", rows)?;
+    let spreads: Vec<Option<Spread>> =
+        REAL_WORKLOADS.iter().map(|w| real_spread(rows, w.name, |row| row.gain_percent)).collect();
+    let groups: Vec<String> = REAL_WORKLOADS.iter().map(|w| format!("{} ({})", w.name, w.paper_trace)).collect();
+    let medians: Vec<f64> = spreads.iter().map(|s| s.map_or(f64::NAN, |s| s.median)).collect();
+    let ranges: Vec<(f64, f64)> = spreads.iter().map(|s| s.map_or((f64::NAN, f64::NAN), |s| (s.min, s.max))).collect();
+    let chart = BarChart::new(
+        "Stripe-aligned merging on real workloads (slide 15)",
+        groups,
+        Axis::new("better mean response time").unit("%"),
+    )
+    .with(BarSeries::new("nandlab: 1 - merging / eager (median, range)", medians).ranges(ranges))
+    .reference(BarReference::new(
+        "paper: Postmark, TPCC, Exchange, IOzone traces (slide 15)",
+        REAL_WORKLOADS.iter().map(|w| w.paper_gain_percent).collect(),
+    ));
+    dir.write_bar_chart("real_workloads.svg", &chart)?;
+    let show = |spread: Option<Spread>, decimals| spread.map_or_else(|| "-".to_owned(), |s| s.show(decimals));
+    let mut ranked: Vec<&RealWorkload> = REAL_WORKLOADS.iter().collect();
+    ranked.sort_by(|a, b| {
+        let median =
+            |w: &RealWorkload| real_spread(rows, w.name, |row| row.gain_percent).map_or(f64::NAN, |s| s.median);
+        median(a).total_cmp(&median(b))
+    });
+    let table: Vec<Vec<String>> = REAL_WORKLOADS
+        .iter()
+        .zip(&spreads)
+        .map(|(w, gain)| {
+            vec![
+                w.name.to_owned(),
+                format!("{} {:.2} %", w.paper_trace, w.paper_gain_percent),
+                show(real_spread(rows, w.name, |r| r.requests as f64), 0),
+                show(real_spread(rows, w.name, |r| r.eager_mean_ms), 2),
+                show(real_spread(rows, w.name, |r| r.merge_mean_ms), 2),
+                show(*gain, 1),
+                show(real_spread(rows, w.name, |r| r.eager_rmw_pages as f64), 0),
+                show(real_spread(rows, w.name, |r| r.merge_rmw_pages as f64), 0),
+                gain.map_or("-", |gain| gain_verdict(w.paper_gain_percent, gain).label()).to_owned(),
+            ]
+        })
+        .collect();
+    summary
+        .heading("On real workloads (slide 15)")
+        .paragraph(&format!(
+            "Slide 15 also replays real traces in DiskSim: merging improves the response time by 1.15 % (Postmark), \
+             3.08 % (TPCC), 4.89 % (Exchange) and 36.54 % (IOzone). Here each workload ran on a real {REAL_FS} ext4 \
+             on a loop device and was captured with `nandlab capture` {repeats} times (workload seed = seed + \
+             capture): Postmark (`nandlab fsload postmark`), an OLTP data file in fio standing in for TPCC, a mail \
+             server's database and log in fio standing in for Exchange, and IOzone's sequential write and rewrite \
+             with 64 KiB O_DIRECT records in fio. Each trace is replayed on the synthetic sweep's device (the \
+             `small` preset fitted to the file system, 1 MiB stripes, 4 MiB buffer, closed loop at queue depth 4) \
+             with eager flushing and with stripe merging; gain = 1 - merging / eager mean response time of all \
+             requests. Every number is the median with [min–max] over the captures."
+        ))
+        .image("better response time with merging on real workloads", "real_workloads.svg")
+        .comparisons(&[
+            Comparison {
+                quantity: "better mean response time with merging, per trace".to_owned(),
+                paper: "Postmark 1.15 %, TPCC 3.08 %, Exchange 4.89 %, IOzone 36.54 % (slide 15)".to_owned(),
+                measured: REAL_WORKLOADS
+                    .iter()
+                    .zip(&spreads)
+                    .map(|(w, gain)| format!("{} {} %", w.name, show(*gain, 1)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                verdict: Verdict::worst(REAL_WORKLOADS.iter().zip(&spreads).map(|(w, gain)| {
+                    gain.map_or(Verdict::NotComparable, |gain| gain_verdict(w.paper_gain_percent, gain))
+                })),
+                note: "The buffer also coalesces the random workloads' sub-stripe writes to the same stripes, which a \
+                   device saturated by read-modify-writes (closed loop) rewards far more than the slide's DiskSim \
+                   replay, whose device and load the slides do not give."
+                    .to_owned(),
+            },
+            Comparison {
+                quantity: "ranking of the gains".to_owned(),
+                paper: "Postmark < TPCC < Exchange < IOzone".to_owned(),
+                measured: ranked.iter().map(|w| w.name).collect::<Vec<_>>().join(" < "),
+                verdict: Verdict::holds(ranked.iter().map(|w| w.paper_gain_percent).is_sorted()),
+                note: "Workloads ordered by their median gain here; the stand-ins hold the slide's order when this \
+                   reproduces."
+                    .to_owned(),
+            },
+        ])
+        .table(
+            &[
+                "workload",
+                "paper (trace, gain)",
+                "requests",
+                "eager ms",
+                "merging ms",
+                "gain %",
+                "eager RMW pages",
+                "merging RMW pages",
+                "verdict",
+            ],
+            &table,
+        );
     Ok(())
 }

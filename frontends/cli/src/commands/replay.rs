@@ -5,12 +5,16 @@
 use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
+use nandlab_core::host::stages::HostCounts;
+use nandlab_core::sim::{Phase, Progress};
 use nandlab_core::timing::Arrival;
+use nandlab_core::Report;
 use nandlab_dhrd::parse_byte_size;
 use nandlab_lab::document::Document;
 use nandlab_lab::replay::{fit_size, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_trace::Format;
 use std::path::PathBuf;
+use std::time::Instant;
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
@@ -128,20 +132,79 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         mode.device_size = Some(size);
     }
     let mut progress = ProgressReporter::new();
-    let started = std::time::Instant::now();
+    let started = Instant::now();
+    let mut clock = ReplayClock::new(started);
     let report = replay(&source, config, mode, &mut |update| {
+        clock.observe(update);
         progress.update(update);
         Ok(())
     });
     progress.finish();
     let report = report?;
+    let speed = clock.speed(&report.host);
     if !(args.quiet || to_stdout) {
         print_summary(&format!("replay of {}", args.trace.display()), &report)?;
         report.timed.as_ref().map(print_timed_summary).transpose()?;
+        println!(
+            "speed      {} requests replayed at {:.0} requests/s ({:.2} s of wall time, aging excluded)",
+            speed.requests, speed.requests_per_s, speed.wall_s
+        );
     }
     let wall = started.elapsed();
-    let document = Document::new(&report, wall);
+    let replayed = ReplayDocument { report: &report, replay_speed: speed };
+    let document = Document::new(&replayed, wall);
     json.map(|out| crate::output::write_json(out, &document)).transpose()?;
     parquet.map(|out| crate::output::write_document_parquet(out, &document)).transpose()?;
     Ok(())
+}
+
+/// The JSON document of a replay: the report and how fast the trace replayed.
+#[derive(serde::Serialize)]
+struct ReplayDocument<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    replay_speed: ReplaySpeed,
+}
+
+/// The measured trace's requests per second of wall time. Aging (the
+/// `[precondition]` or `--age-with`) and the `--fit` pass are left out, so
+/// the figure is the replay's own speed whatever precedes it.
+#[derive(serde::Serialize, Debug, Clone, Copy)]
+struct ReplaySpeed {
+    /// Trace requests the measured replay took (reads, writes, DISCARDs, flushes).
+    requests: u64,
+    /// Wall time of the measured replay.
+    wall_s: f64,
+    requests_per_s: f64,
+}
+
+/// Times the measured phase from the progress updates: the clock starts at
+/// the first update of the measured phase, which comes after its first
+/// [`nandlab_lab::OBSERVER_INTERVAL`] requests, and the rate is taken over
+/// the requests after it. A trace too short for any update is timed from
+/// the start of the run (aging included).
+struct ReplayClock {
+    started: Instant,
+    measure_started: Option<(Instant, u64)>,
+}
+
+impl ReplayClock {
+    fn new(started: Instant) -> Self {
+        Self { started, measure_started: None }
+    }
+
+    fn observe(&mut self, update: Progress) {
+        if update.phase == Phase::Measure && self.measure_started.is_none() {
+            self.measure_started = Some((Instant::now(), update.done));
+        }
+    }
+
+    fn speed(&self, host: &HostCounts) -> ReplaySpeed {
+        let requests = host.reads + host.writes + host.discards + host.flushes;
+        let (since, before) = self.measure_started.unwrap_or((self.started, 0));
+        let wall_s = since.elapsed().as_secs_f64();
+        #[allow(clippy::cast_precision_loss)]
+        let requests_per_s = if wall_s > 0.0 { requests.saturating_sub(before) as f64 / wall_s } else { 0.0 };
+        ReplaySpeed { requests, wall_s, requests_per_s }
+    }
 }

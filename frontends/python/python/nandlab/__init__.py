@@ -15,7 +15,7 @@ experiments and ``reproduce`` runs one (``nandlab reproduce NAME --out DIR``)::
 
     report = nandlab.replay("hm_0.csv", preset="femu-32g", discard="delay-d", fit=True)
     frame = nandlab.read_trace("hm_0.csv")
-    nandlab.reproduce("stripe-merging", out="results/stripe-merging")
+    nandlab.reproduce("priority-cleaning", out="results/priority-cleaning")
 
 Long calls run without the GIL, show a tqdm bar when tqdm is installed and
 stop with ``KeyboardInterrupt`` on Ctrl-C.

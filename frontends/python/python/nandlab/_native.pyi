@@ -10,6 +10,12 @@ class SimulationError(RuntimeError): ...
 class TraceError(ValueError): ...
 class ExperimentError(RuntimeError): ...
 
+# The same classes under their own names, which pickle uses (errors from sweep worker processes).
+NandlabConfigError = ConfigError
+NandlabSimulationError = SimulationError
+NandlabTraceError = TraceError
+NandlabExperimentError = ExperimentError
+
 def run_json(
     preset: Optional[str] = ...,
     config_json: Optional[str] = ...,

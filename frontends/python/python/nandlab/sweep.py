@@ -8,11 +8,12 @@ local cluster by default or on a Dask cluster given by its scheduler address.
     )
     table.groupby("ftl.gc_policy")["waf"].mean()
 
-Each point is an independent, seeded ``nandlab.run`` (the Rust core releases
-the GIL, so a local cluster of threads uses every core); the table comes back
-in grid order whatever order the points finish in, so a sweep is reproducible
-from its arguments. On a remote cluster every worker needs the same nandlab
-installed. The same from the shell::
+Each point is an independent, seeded ``nandlab.run``; the local cluster runs
+one worker process per core (``workers`` to choose), so CPU-bound points scale
+with the cores. The table comes back in grid order whatever order the points
+finish in, so a sweep is reproducible from its arguments. A real cluster is
+named by its scheduler address (``scheduler="tcp://HOST:8786"``); every worker
+needs the same nandlab installed. The same from the shell::
 
     python -m nandlab.sweep --preset small --grid ftl.gc_policy=greedy,fifo \\
         --grid device.over_provisioning=0.07,0.28 --seeds 1,2 --out waf.parquet
@@ -108,18 +109,27 @@ def _run_point(point: Point, config: Any, preset: Optional[str], base_set: Tuple
     return result
 
 
-def _client(scheduler: Any):
+def _client(scheduler: Any, workers: Optional[int]):
     """A Dask client and what to close after the sweep: an existing client (nothing to close), a
-    client of a scheduler address (close the client), or a local cluster of threads (close both)."""
+    client of a scheduler address (close the client), or a local cluster of `workers` single-threaded
+    processes, one per core by default (close both). Processes, not threads: a point holds the GIL
+    while it builds its configuration and its report, and separate processes share no allocator."""
     from dask.distributed import Client, LocalCluster
 
+    if scheduler is not None and workers is not None:
+        raise ValueError("workers sizes the local cluster; a cluster given by scheduler has its own workers")
     if isinstance(scheduler, Client):
         return scheduler, []
     if scheduler:
         client = Client(scheduler)
         return client, [client]
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
     cluster = LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=os.cpu_count() or 1, dashboard_address=None
+        processes=True,
+        n_workers=workers or os.cpu_count() or 1,
+        threads_per_worker=1,
+        dashboard_address=None,
     )
     client = Client(cluster)
     return client, [client, cluster]
@@ -134,14 +144,16 @@ def sweep(
     seeds: Iterable[int] = (1,),
     timing: bool = False,
     scheduler: Union[None, str, Any] = None,
+    workers: Optional[int] = None,
     progress: bool = True,
 ):
     """Runs ``nandlab.run`` at every grid point and seed and returns a pandas DataFrame.
 
     ``grid`` maps configuration keys (as ``--set`` names them) to the values to try;
     ``config``, ``preset`` and ``set`` are the base of every point, as in ``nandlab.run``;
-    ``timing`` adds the timed figures. ``scheduler`` is ``None`` (a local Dask cluster),
-    a scheduler address such as ``"tcp://10.0.0.5:8786"``, or a ``dask.distributed.Client``.
+    ``timing`` adds the timed figures. ``scheduler`` is ``None`` (a local Dask cluster of
+    ``workers`` single-threaded processes, default one per core), a scheduler address such as
+    ``"tcp://10.0.0.5:8786"``, or a ``dask.distributed.Client``.
     Rows come in grid order, one per point and seed: the grid's keys, ``seed``, the
     figures of :func:`row` and ``wall_s``. A point whose configuration is invalid
     raises ``nandlab.ConfigError`` naming the key before anything else runs.
@@ -153,7 +165,7 @@ def sweep(
     # Fail fast, in this process, on a configuration the grid makes invalid.
     for assignments in dict.fromkeys(assignments for assignments, _ in todo):
         validate(config, preset=preset, set=_overrides(base_set, assignments))
-    client, owned = _client(scheduler)
+    client, owned = _client(scheduler, workers)
     try:
         futures = client.map(
             _run_point, todo, config=config, preset=preset, base_set=base_set, timing=timing, pure=False
@@ -210,6 +222,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         help="on: timed simulation (throughput, latency); a bare --timing means on",
     )
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
+    parser.add_argument(
+        "--workers", type=int, help="worker processes of the local cluster (default: one per core)"
+    )
     parser.add_argument("--out", help="write the table: .csv, .parquet or .json")
     args = parser.parse_args(argv)
     try:
@@ -226,8 +241,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(f"sweep: {len(points(grid, seeds))} points, seeds {seeds}", file=sys.stderr)
     try:
         table = sweep(grid, args.config, preset=args.preset, set=args.set, seeds=seeds, timing=args.timing == "on",
-                      scheduler=args.scheduler)
-    except (SweepError, ConfigError, OSError) as error:
+                      scheduler=args.scheduler, workers=args.workers)
+    except (SweepError, ConfigError, OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     if args.out:

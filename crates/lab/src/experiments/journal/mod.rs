@@ -7,22 +7,25 @@
 //! and fileserver, `data=ordered` and `data=journal`, each captured several
 //! times through `nandlab capture`. Every trace is replayed on the
 //! open-channel device under the pblk-like host FTL, mixed and separated, at
-//! ρ = 11 % and 25 %, on a device aged by one pass of the same trace (the
-//! file system's files valid, the journal wrapped). Each point gets a
-//! verdict against the paper's −33 % WA and +46 % throughput.
+//! ρ = 11 % and 25 %, on a device aged by the capture and then its workload
+//! part looped until the windowed WAF is steady (`steady.rs`), and one more
+//! pass of the workload part is measured. Each point gets a verdict against
+//! the paper's −33 % WA and +46 % throughput.
+
+mod steady;
 
 use crate::error::{Context as _, Error, Result};
 use crate::registry::ExperimentArgs;
-use crate::replay::{journal_sectors, replay, ReplayMode, TraceSource};
+use crate::replay::{journal_sectors, TraceSource};
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
-use crate::{Observer, Report};
+use crate::Report;
 use nandlab_core::ftl::LayerKind;
-use nandlab_core::metrics::WafPoint;
 use nandlab_core::timing::{Arrival, LatencySummary};
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, OutputDir, Summary};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use steady::{replay_steady, Aging, AgingRule};
 
 /// pblk's default over-provisioning (`PBLK_DEFAULT_OP`, 11 %) and a roomier device.
 const OVER_PROVISIONING: [f64; 2] = [0.11, 0.25];
@@ -36,6 +39,20 @@ const SAMPLES_DEFAULT: usize = 3;
 /// fio's jobs (`numjobs`), and the queue depth of its libaio run.
 const FIO_JOBS: u32 = 4;
 const LIBAIO_DEPTH: u32 = 32;
+
+/// Aging before the measured pass (`steady.rs`): windows of a quarter of
+/// the logical capacity; steady once 3 windows in a row each change the
+/// WAF by at most 5 %, the workload having written 10 logical capacities
+/// and wrapped the journal 50 times (the issue's bar for Filebench); at
+/// most 40 capacities, steady or not, to bound the run time.
+const AGING: AgingRule = AgingRule {
+    window_device_writes: 0.25,
+    steady_windows: 3,
+    tolerance: 0.05,
+    min_device_writes: 10.0,
+    min_journal_wraps: 50.0,
+    max_device_writes: 40.0,
+};
 
 /// The experiment device: 2 groups x 4 PUs, 64-page chunks (256 KiB), so a
 /// line is 2 MiB; FEMU's timing from the `femu-32g` preset. `--fit` scales
@@ -183,8 +200,15 @@ struct Row {
     gc_lines: u64,
     user_stalls: u64,
     mixed_lines_closed: u64,
-    /// Windowed WAF of the measured pass's second half varies by less than 10 %.
+    /// Host writes of the aging before the measured pass, in logical capacities.
+    aging_device_writes: f64,
+    aging_journal_wraps: f64,
+    /// The aging ended steady ([`AGING`]) ...
     steady: bool,
+    /// ... and after enough device writes and journal wraps.
+    long_enough: bool,
+    /// The last aging windows' WAF, oldest first, `;`-separated.
+    last_window_wafs: String,
     throughput_mb_s: f64,
     write_p99_us: f64,
     flush_p99_us: f64,
@@ -311,13 +335,30 @@ fn replay_setting(trace: &Path, setting: &Setting<'_>, args: &ExperimentArgs) ->
         format!("timing.queue_depth={}", setting.point.load.queue_depth()),
         format!("seed={}", args.seed),
     ];
-    let config = config_from(DEVICE, &assignments)?;
-    let report = replay_open_channel(trace, config, true, true, &mut args.watch.observer())?;
-    row(setting, &report, journal_size_pages(trace)?)
+    let mut config = config_from(DEVICE, &assignments)?;
+    open_channel_closed_loop(&mut config)?;
+    let journal_pages = journal_size_pages(trace)?;
+    let (report, aging) = replay_steady(trace, config, &AGING, journal_pages, &mut args.watch.observer())?;
+    row(setting, &report, journal_pages, aging)
+}
+
+/// The experiment's replay settings: the pblk-like host FTL, closed loop,
+/// one queue, no synthetic preconditioning (the capture ages the device).
+fn open_channel_closed_loop(config: &mut Config) -> Result<()> {
+    config.ftl.kind = LayerKind::OpenChannel;
+    config.pblk.validate(&config.validate()?)?;
+    config.timing.queues = 1;
+    config.timing.arrival = Arrival::Closed;
+    config.precondition.enabled = false;
+    Ok(())
 }
 
 /// Fills the file system to [`FILL_PERCENT`] (less the workload's own
-/// files) with files of random bytes, syncs, then runs the workload.
+/// files) with files of random bytes, syncs, marks the fill's end with one
+/// `O_DIRECT` read of the file system's block device by `dd`
+/// ([`steady::FILL_END_PROCESS`]; the device, not a file, as ext4 under
+/// `data=journal` serves files' `O_DIRECT` reads from the page cache), then
+/// runs the workload.
 const FILL_THEN_RUN: &str = r#"set -e
 total=$(df -B1 --output=size . | tail -1); used=$(df -B1 --output=used . | tail -1)
 fill=$(( total * $NANDLAB_FILL_PERCENT / 100 - used - $NANDLAB_FOOTPRINT ))
@@ -328,6 +369,7 @@ while [ "$fill" -gt 0 ]; do
   fill=$(( fill - n )); i=$(( i + 1 ))
 done
 sync
+dd if="$(df --output=source . | tail -1)" of=/dev/null bs=4096 count=1 iflag=direct status=none
 echo "filled to $(df --output=pcent . | tail -1) before the workload" >&2
 exec "$@"
 "#;
@@ -419,30 +461,8 @@ fn workload_argv(load: Load, scale: &Scale, traces: &Path, name: &str, seed: u64
     })
 }
 
-/// Replays a trace on the open-channel device under the pblk-like host FTL,
-/// through the timing engine in a closed loop at the configuration's queue
-/// depth. `fit` scales the device to the traced one; `aged` replays the
-/// trace once before the measured pass (the file system's files valid, the
-/// journal wrapped, GC under way, as on a device that ran the workload
-/// before), else the device starts erased.
-fn replay_open_channel(
-    path: &Path,
-    mut config: Config,
-    fit: bool,
-    aged: bool,
-    observer: &mut dyn Observer,
-) -> Result<Report> {
-    config.ftl.kind = LayerKind::OpenChannel;
-    config.pblk.validate(&config.validate()?)?;
-    config.timing.queues = 1;
-    config.precondition.enabled = false;
-    let age_with = aged.then_some(path);
-    let mode = ReplayMode { policy: None, fit, timed: Some(Arrival::Closed), age_with, ..ReplayMode::default() };
-    replay(&TraceSource::file(path), config, mode, observer)
-}
-
 /// `journal_size_pages`: the journal's size in 4 KiB pages.
-fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64) -> Result<Row> {
+fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64, aging: Aging) -> Result<Row> {
     let counters = &report.measured.counters;
     let oc = report.open_channel.as_ref().context("an open-channel replay reports its host FTL")?;
     let pblk = &oc.pblk;
@@ -476,23 +496,15 @@ fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64) -> Resul
         gc_lines: pblk.gc_lines,
         user_stalls: pblk.user_stalls,
         mixed_lines_closed: pblk.mixed_lines_closed,
-        steady: steady(&report.waf_series),
+        aging_device_writes: aging.device_writes,
+        aging_journal_wraps: aging.journal_wraps,
+        steady: aging.steady,
+        long_enough: aging.long_enough,
+        last_window_wafs: aging.last_windows.iter().map(|waf| format!("{waf:.3}")).collect::<Vec<_>>().join(";"),
         throughput_mb_s: timed.read_mb_s + timed.write_mb_s,
         write_p99_us: p99(timed.latency.write.as_ref()),
         flush_p99_us: p99(timed.latency.flush.as_ref()),
     })
-}
-
-/// Whether the windowed WAF of the second half of the measured pass stays
-/// within 10 % of its mean (fewer than 4 windows there: not shown steady).
-fn steady(series: &[WafPoint]) -> bool {
-    let half = &series[series.len() / 2..];
-    if half.len() < 4 {
-        return false;
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let mean = half.iter().map(|point| point.waf_window).sum::<f64>() / half.len() as f64;
-    half.iter().all(|point| (point.waf_window - mean).abs() <= 0.1 * mean)
 }
 
 fn p99(latency: Option<&LatencySummary>) -> f64 {
@@ -511,8 +523,10 @@ struct Verdict {
     mixed_pblk_wa: Vec<f64>,
     separated_pblk_wa: Vec<f64>,
     padding_share: Vec<f64>,
+    /// The least any of its replays reached before measuring.
     journal_wraps: f64,
     device_writes: f64,
+    /// Every replay's aging ended steady.
     steady: bool,
 }
 
@@ -592,9 +606,11 @@ fn verdicts(rows: &[Row]) -> Vec<Verdict> {
         verdict.mixed_pblk_wa.push(mixed.pblk_wa);
         verdict.separated_pblk_wa.push(separated.pblk_wa);
         verdict.padding_share.push(separated.padding_share);
-        verdict.journal_wraps = verdict.journal_wraps.min(mixed.journal_wraps);
-        verdict.device_writes = verdict.device_writes.min(mixed.device_writes);
-        verdict.steady &= mixed.steady && separated.steady;
+        for row in [mixed, separated] {
+            verdict.journal_wraps = verdict.journal_wraps.min(row.aging_journal_wraps);
+            verdict.device_writes = verdict.device_writes.min(row.aging_device_writes);
+            verdict.steady &= row.steady;
+        }
     }
     verdicts
 }
@@ -621,7 +637,10 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
          `mkfs.ext4 -b 4096` (the mkfs command line is in each trace header), filled to {FILL_PERCENT} % with files, \
          then the workload writing about {}x the file system; {samples} captures per point. Each trace is replayed \
          on the open-channel device (2 groups x 4 PUs, 2 MiB lines, ws_min 4 / ws_opt 8 pages, FEMU timing) aged \
-         by one pass of the same trace, closed loop at the workload's queue depth; WA is pblk's (user + gc + pad) \
+         by the whole capture once and then its workload part looped until the windowed WAF is steady (3 windows \
+         of 1/4 device write each within 5 %) and the workload has written 10x the device and wrapped the journal \
+         50 times, or 40 device writes were spent; then one pass of the workload part is measured, closed loop at \
+         the workload's queue depth. WA is pblk's (user + gc + pad) \
          / user. A point reproduces the claim when the mean WA ratio (separated / mixed) is ≤ {PAPER_WA_RATIO} and \
          the mean throughput ratio ≥ {PAPER_THROUGHPUT_RATIO}, with both ranges over the captures excluding 1.0.",
         scale.fs_size, scale.device_writes
@@ -658,7 +677,7 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
             "GC-only WA ratio",
             "throughput ratio",
             "padding % (sep.)",
-            "device writes / journal wraps",
+            "aged: device writes / journal wraps",
             "steady",
             "verdict (paper: ratio ≤ 0.67, ≥ 1.46)",
         ],
@@ -758,7 +777,7 @@ mod tests {
     //! test removes its trace and image directory even when it fails.
 
     use super::*;
-    use crate::replay::{host_event, journal_sectors};
+    use crate::replay::{host_event, journal_sectors, replay, ReplayMode};
     use crate::Interrupt;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
@@ -843,12 +862,78 @@ mod tests {
         Some((scratch, report))
     }
 
+    /// A replay on a fresh device (no aging), closed loop.
+    fn replay_fresh(path: &Path, mut config: Config) -> Report {
+        open_channel_closed_loop(&mut config).expect("valid open-channel configuration");
+        let mode = ReplayMode { fit: true, timed: Some(Arrival::Closed), ..ReplayMode::default() };
+        replay(&TraceSource::file(path), config, mode, &mut Interrupt::default()).expect("replays")
+    }
+
     fn small_config(separate: bool) -> Config {
         let mut builder = ConfigBuilder::preset("small").expect("preset exists");
         builder.set(&format!("pblk.separate={separate}")).expect("valid key");
         builder.set("pblk.write_buffer_pages=64").expect("valid key");
         builder.set("host.classifier=\"journal\"").expect("valid key");
         builder.build().expect("valid configuration").0
+    }
+
+    /// A replay's row with the given WA and throughput; the rest plausible.
+    fn row_with(separated: bool, sample: usize, pblk_wa: f64, throughput_mb_s: f64) -> Row {
+        Row {
+            point: "fio fsync=1 data=ordered j=default".to_owned(),
+            sample,
+            over_provisioning: 0.11,
+            victim: "greedy".to_owned(),
+            separated,
+            queue_depth: 4,
+            host_pages_written: 1000,
+            device_writes: 1.0,
+            journal_share: 0.1,
+            journal_wraps: 2.0,
+            pblk_wa,
+            gc_wa: pblk_wa,
+            device_waf: pblk_wa,
+            padding_share: 0.0,
+            gc_copies_data: 0,
+            gc_copies_journal: 0,
+            padded_data_queue: 0,
+            padded_journal_queue: 0,
+            gc_lines: 1,
+            user_stalls: 0,
+            mixed_lines_closed: 0,
+            aging_device_writes: 12.0,
+            aging_journal_wraps: 60.0,
+            steady: true,
+            long_enough: true,
+            last_window_wafs: "2.000;2.010".to_owned(),
+            throughput_mb_s,
+            write_p99_us: 1.0,
+            flush_p99_us: 1.0,
+        }
+    }
+
+    #[test]
+    fn results_are_written_with_a_verdict_per_point() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let args = ExperimentArgs { out: dir.path().to_path_buf(), ..ExperimentArgs::default() };
+        // Capture 0 reproduces the claim, capture 1 does not: the point does not.
+        let rows = vec![
+            row_with(false, 0, 3.0, 10.0),
+            row_with(true, 0, 1.5, 20.0),
+            row_with(false, 1, 3.0, 10.0),
+            row_with(true, 1, 3.3, 9.0),
+        ];
+        let verdicts = verdicts(&rows);
+        assert_eq!(verdicts.len(), 1);
+        assert_eq!(verdicts[0].wa_ratios.len(), 2);
+        assert!((verdicts[0].wa_ratios[1] - 1.1).abs() < 1e-12);
+        assert!(verdicts[0].reasons_not().contains(&"WA range includes 1.0".to_owned()));
+        write_results(dir.path(), &scale(false), &rows, 2, &args).expect("results written");
+        let csv = std::fs::read_to_string(dir.path().join("journal_separation.csv")).expect("CSV");
+        assert!(csv.lines().next().is_some_and(|header| header.contains("aging_journal_wraps")), "{csv}");
+        assert_eq!(csv.lines().count(), 5);
+        let summary = std::fs::read_to_string(dir.path().join("summary.md")).expect("summary");
+        assert!(summary.contains("0 of 1 points reproduce the claim"), "{summary}");
     }
 
     #[test]
@@ -892,61 +977,11 @@ mod tests {
         assert!(data_writes > 0, "and the files' data reach the device");
     }
 
-    /// The stored raw tracefs capture (no nandlab header) and the journal
-    /// extents debugfs reported for it, in 512-byte sectors.
-    fn raw_capture_and_its_journal() -> (PathBuf, std::ops::Range<u64>) {
-        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../trace/tests/data");
-        let facts = std::fs::read_to_string(data.join("ext4-loop-discard-fsync.journal.txt")).expect("stored facts");
-        let extents = facts.lines().skip_while(|line| *line != "EXTENTS:").nth(1).expect("one EXTENTS: line");
-        let physical = extents.rsplit_once(':').expect("(logical):first-last").1;
-        let (first, last) = physical.split_once('-').expect("first-last");
-        let block = |text: &str| text.trim().parse::<u64>().expect("a block number") * 8;
-        (data.join("ext4-loop-discard-fsync.tracefs.gz"), block(first)..block(last) + 8)
-    }
-
-    #[test]
-    fn classifier_tags_the_journal_region_of_a_raw_tracefs_capture() {
-        let (path, journal) = raw_capture_and_its_journal();
-        let trace = nandlab_trace::open(&path, None, &ReadOptions::default()).expect("raw tracefs reads");
-        let header = trace.header().clone();
-        assert!(header.journal.is_empty(), "the capture has no nandlab header to name the journal");
-        let mut tracker = JournalTracker::new(&header);
-        let mut classifier = Classifier::from_kind(ClassifierKind::Journal, &[], None).expect("two classes");
-        let journal_class = classifier.class_named("journal").expect("journal class");
-        let (mut region_pages, mut region_tagged, mut other_pages, mut other_tagged) = (0u64, 0u64, 0u64, 0u64);
-        for record in trace {
-            let record = record.expect("record decodes");
-            let event = host_event(&record, &header, &mut tracker);
-            if record.op != Op::Write {
-                continue;
-            }
-            let info = WriteInfo { sectors: event.sectors, journal_thread: event.journal_thread, flags: event.flags };
-            let tagged = u64::from(classifier.classify(&info) == journal_class);
-            for page in (event.sectors.start..event.sectors.end).step_by(8) {
-                if journal.contains(&page) {
-                    region_pages += 1;
-                    region_tagged += tagged;
-                } else {
-                    other_pages += 1;
-                    other_tagged += tagged;
-                }
-            }
-        }
-        eprintln!(
-            "journal region: {region_tagged} of {region_pages} pages tagged; elsewhere {other_tagged} of {other_pages}"
-        );
-        assert!(region_pages > 1000, "the capture writes its journal");
-        assert!(region_tagged * 100 >= region_pages * 99, "{region_tagged} of {region_pages} journal pages tagged");
-        assert!(other_tagged * 100 <= other_pages, "{other_tagged} of {other_pages} data pages tagged journal");
-    }
-
     #[test]
     fn with_separation_no_line_holds_journal_and_data() {
         let Some((scratch, _)) = capture_small("lines") else { return };
-        let mixed = replay_open_channel(&scratch.trace, small_config(false), true, false, &mut Interrupt::default())
-            .expect("replays");
-        let separated = replay_open_channel(&scratch.trace, small_config(true), true, false, &mut Interrupt::default())
-            .expect("replays");
+        let mixed = replay_fresh(&scratch.trace, small_config(false));
+        let separated = replay_fresh(&scratch.trace, small_config(true));
         let (mixed_lines, separated_lines) =
             (mixed.open_channel.as_ref().expect("pblk"), separated.open_channel.as_ref().expect("pblk"));
         assert!(mixed_lines.pblk.lines_closed > 2 && separated_lines.pblk.lines_closed > 2, "the trace fills lines");
