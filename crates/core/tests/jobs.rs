@@ -147,9 +147,41 @@ fn bad_jobs_are_refused_by_key() {
     assert!(error(&["job=name=a", "job.a.burst_len=4"]).contains("job.a.burst_len"), "bursts need a rate");
     let set = config(&["job=name=a,rate_iops=100", "job=name=b,rate_iops=100", "job.b.rate_iops=300"]).expect("valid");
     assert_eq!((set.jobs[0].rate_iops, set.jobs[1].rate_iops), (Some(100), Some(300)));
-    let closed = config(&["job=name=a,requests=10"]).expect("valid in counting mode");
-    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("timed jobs need rates").to_string();
-    assert!(error.contains("job.a.rate_iops"), "{error}");
+    let closed = config(&["job=name=a,requests=10", "timing.interface=\"sata\""]).expect("valid in counting mode");
+    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("SATA has one queue").to_string();
+    assert!(error.contains("timing.interface"), "{error}");
+}
+
+/// Closed-loop jobs in timed mode, each on its own host queue at its own
+/// depth: the jobs add up to the device, no job has more than its depth
+/// outstanding on average over the run (Little's law: its latencies add up
+/// to at most depth x run time), and the deep job keeps more outstanding.
+#[test]
+fn two_closed_timed_jobs_keep_their_depths() {
+    let config = config(&[
+        "job=name=deep,range_end=0.5,queue_depth=8,read_fraction=0.5,requests=8000",
+        "job=name=shallow,range_start=0.5,queue_depth=1,read_fraction=0.5,requests=1000",
+    ])
+    .expect("valid jobs");
+    let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
+    let timed = report.timed.expect("a timed report");
+    let [deep, shallow] = timed.jobs.as_slice() else { panic!("two job results, got {:?}", timed.jobs) };
+    assert_eq!((deep.requests, shallow.requests), (8000, 1000));
+    assert_eq!(deep.requests + shallow.requests, timed.requests);
+    let close = |part: f64, whole: f64| (part - whole).abs() <= 1e-9 * whole.max(1.0);
+    assert!(close(deep.iops + shallow.iops, timed.iops), "{} + {} vs {}", deep.iops, shallow.iops, timed.iops);
+    let outstanding = |latency: Option<&nandlab_core::timing::LatencySummary>| {
+        let latency = latency.expect("latencies");
+        #[allow(clippy::cast_precision_loss)]
+        let total_us = latency.mean_us * latency.count as f64;
+        total_us / (timed.simulated_s * 1e6)
+    };
+    let (deep_outstanding, shallow_outstanding) =
+        (outstanding(deep.latency.as_ref()), outstanding(shallow.latency.as_ref()));
+    eprintln!("mean outstanding: deep {deep_outstanding}, shallow {shallow_outstanding}");
+    assert!(deep_outstanding <= 8.0 * 1.01 && shallow_outstanding <= 1.01);
+    assert!(deep_outstanding > 2.0 * shallow_outstanding, "{deep_outstanding} vs {shallow_outstanding}");
+    assert_eq!(nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs again").timed, Some(timed));
 }
 
 /// Rajimwale et al., slide 19, as two jobs: a priority logger beside a bulk
