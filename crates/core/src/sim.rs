@@ -18,7 +18,7 @@ use crate::host::pblk::{LineLayout, Pblk, PblkStats};
 use crate::host::stages::{HostCounts, HostStages};
 use crate::host::{submit, Op, Request};
 use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
-use crate::timing::{Arrival, Arrivals, Engine, RequestSource, TimedReport, TimedRequest};
+use crate::timing::{Arrival, Arrivals, Engine, Interface, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
 use crate::workload::jobs::{JobReport, JobTally, JobsSource};
 use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
@@ -569,24 +569,29 @@ impl Simulation {
         Ok(())
     }
 
-    /// Runs the `[[job]]` tables together through the timing model. Every
-    /// job needs a `rate_iops` here: the engine draws requests from the one
-    /// merged stream, so a closed loop per job (its own queue kept at its
-    /// depth) is not modelled yet. Per-job IOPS, MB/s and latency go to
-    /// `timed.jobs`.
+    /// Runs the `[[job]]` tables together through the timing model: open
+    /// jobs (`rate_iops`) arrive at their Poisson times on round-robin
+    /// queues; closed jobs each keep their own host queue at their
+    /// `queue_depth` ([`Engine::with_job_queues`]). Per-job IOPS, MB/s and
+    /// latency go to `timed.jobs`.
     pub fn measure_jobs_timed(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<&TimedReport, SimError> {
-        if let Some(job) = self.config.jobs.iter().find(|job| job.rate_iops.is_none()) {
+        let closed = self.config.jobs.iter().all(|job| job.rate_iops.is_none());
+        if closed && self.config.timing.interface == Interface::Sata {
             let reason =
-                "a timed run with jobs needs every job's rate_iops (closed loops per job are not modelled yet)";
-            return Err(ConfigError::new(format!("job.{}.rate_iops", job.name), reason).into());
+                "closed-loop jobs each need their own host queue; SATA has one (give the jobs a rate_iops or use nvme)";
+            return Err(ConfigError::new("timing.interface", reason).into());
         }
         let requests = self.config.jobs.iter().map(|job| job.total_requests(&self.geometry)).sum();
         let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
         let mut series = self.phase_series(None);
-        let mut staged = StagedSource::new(&mut source, &mut self.stages).with_jobs();
+        let mut staged = StagedSource::new(&mut source, &mut self.stages).with_jobs(self.config.jobs.len());
         let mut timing = self.config.timing.clone();
-        timing.arrival = Arrival::Open;
-        let engine = Engine::new(&self.geometry, &timing, &self.config.ftl);
+        timing.arrival = if closed { Arrival::Closed } else { Arrival::Open };
+        let mut engine = Engine::new(&self.geometry, &timing, &self.config.ftl);
+        if closed {
+            let depths: Vec<u32> = self.config.jobs.iter().map(|job| job.queue_depth).collect();
+            engine = engine.with_job_queues(&depths);
+        }
         let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));
         let mut report = staged.result(report)?;
         for (job, config) in report.jobs.iter_mut().zip(&self.config.jobs) {
@@ -912,6 +917,8 @@ struct StagedSource<'a, S: EventSource + ?Sized> {
     pending: VecDeque<(Request, bool)>,
     /// The job of each pending request, when the run has jobs.
     pending_jobs: Option<VecDeque<u16>>,
+    /// Closed-loop jobs: which jobs have issued every request.
+    dry_jobs: Vec<bool>,
     arrival: SimNs,
     deadline: Option<SimNs>,
     first_ns: Option<u64>,
@@ -926,6 +933,7 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
             stages,
             pending: VecDeque::new(),
             pending_jobs: None,
+            dry_jobs: Vec::new(),
             arrival: SimNs(0),
             deadline: None,
             first_ns: None,
@@ -934,10 +942,39 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
         }
     }
 
-    /// Carries each event's job onto its requests.
-    fn with_jobs(mut self) -> Self {
+    /// Carries each event's job (of `jobs`) onto its requests.
+    fn with_jobs(mut self, jobs: usize) -> Self {
         self.pending_jobs = Some(VecDeque::new());
+        self.dry_jobs = vec![false; jobs];
         self
+    }
+
+    /// Passes `event` through the stages into the pending requests.
+    #[inline]
+    fn stage(&mut self, event: &HostEvent) -> Result<(), SimError> {
+        let first = *self.first_ns.get_or_insert(event.time.0);
+        self.arrival = SimNs(event.time.0.saturating_sub(first));
+        self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
+        let before = self.pending.len();
+        let outcome = self.stages.requests(event, &mut self.pending).map_err(|error| at_event(self.stages, error));
+        if let Some(jobs) = &mut self.pending_jobs {
+            jobs.extend(std::iter::repeat_n(event.job, self.pending.len() - before));
+        }
+        outcome
+    }
+
+    /// Passes job `job`'s next event through the stages; false once the job
+    /// has issued everything (or the source or the stages failed).
+    fn refill_of(&mut self, job: u16) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        let outcome = match self.source.next_event_of(job) {
+            Ok(Some(event)) => self.stage(&event),
+            Ok(None) => return false,
+            Err(error) => Err(SimError::Source(error)),
+        };
+        outcome.map_err(|error| self.error = Some(error)).is_ok()
     }
 
     /// Turns the next event (or the end of the source) into pending
@@ -948,18 +985,7 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
             return None;
         }
         let outcome = match self.source.next_event() {
-            Ok(Some(event)) => {
-                let first = *self.first_ns.get_or_insert(event.time.0);
-                self.arrival = SimNs(event.time.0.saturating_sub(first));
-                self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
-                let before = self.pending.len();
-                let outcome =
-                    self.stages.requests(&event, &mut self.pending).map_err(|error| at_event(self.stages, error));
-                if let Some(jobs) = &mut self.pending_jobs {
-                    jobs.extend(std::iter::repeat_n(event.job, self.pending.len() - before));
-                }
-                outcome
-            }
+            Ok(Some(event)) => self.stage(&event),
             Ok(None) => {
                 self.done = true;
                 self.deadline = None;
@@ -988,6 +1014,33 @@ impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
         let (request, priority) = self.pending.pop_front()?;
         let job = self.pending_jobs.as_mut().and_then(VecDeque::pop_front);
         Some(TimedRequest { request, arrival: self.arrival, priority, deadline: self.deadline, job })
+    }
+
+    /// Job `job`'s next request: one its events already put through the
+    /// stages, else one from its next event. Once every job has issued
+    /// everything, what the stages still hold (a DISCARD stage's last issue,
+    /// credited to no job) goes to whichever job asks.
+    fn next_request_of(&mut self, job: u16) -> Option<TimedRequest> {
+        loop {
+            let jobs = self.pending_jobs.as_mut()?;
+            if let Some(at) = jobs.iter().position(|&pending| pending == job) {
+                jobs.remove(at);
+                let (request, priority) = self.pending.remove(at)?;
+                return Some(TimedRequest { request, arrival: self.arrival, priority, deadline: None, job: Some(job) });
+            }
+            if !self.refill_of(job) {
+                break;
+            }
+        }
+        *self.dry_jobs.get_mut(usize::from(job))? = true;
+        if self.dry_jobs.iter().all(|&dry| dry) {
+            while !self.done && self.pending.is_empty() {
+                self.refill()?;
+            }
+            let (request, priority) = self.pending.pop_front()?;
+            return Some(TimedRequest { request, arrival: self.arrival, priority, deadline: None, job: None });
+        }
+        None
     }
 }
 

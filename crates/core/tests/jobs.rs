@@ -40,24 +40,36 @@ fn two_jobs_add_up_to_the_device() {
     assert_eq!(nandlab_core::run(&config, &mut |_| {}).expect("runs again").jobs, report.jobs);
 }
 
+/// A timed run of two jobs whose requests, IOPS and MB/s add up to the
+/// device's, having issued `requests` each.
+fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing::TimedReport {
+    let config = config(&jobs).expect("valid jobs");
+    let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
+    let timed = report.timed.expect("a timed report");
+    let [first, second] = timed.jobs.as_slice() else { panic!("two job results, got {:?}", timed.jobs) };
+    assert_eq!((first.requests, second.requests), requests);
+    assert_eq!(first.requests + second.requests, timed.requests);
+    let close = |part: f64, whole: f64| (part - whole).abs() <= 1e-9 * whole.max(1.0);
+    assert!(close(first.iops + second.iops, timed.iops), "{} + {} vs {}", first.iops, second.iops, timed.iops);
+    assert!(close(first.write_mb_s + second.write_mb_s, timed.write_mb_s), "{timed:?}");
+    assert!(close(first.read_mb_s + second.read_mb_s, timed.read_mb_s), "{timed:?}");
+    let again = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs again").timed;
+    assert_eq!(again.as_ref(), Some(&timed), "the same configuration gives the same run");
+    timed
+}
+
 /// The same in timed mode: the jobs' requests, IOPS and MB/s add up to the
 /// device's.
 #[test]
 fn two_timed_jobs_add_up_to_the_device() {
-    let config = config(&[
-        "job=name=logger,pattern=sequential,range_end=0.1,priority=true,rate_iops=500,requests=2000",
-        "job=name=bulk,range_start=0.1,request_pages=4,rate_iops=1500,read_fraction=0.3,requests=6000",
-    ])
-    .expect("valid jobs");
-    let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
-    let timed = report.timed.expect("a timed report");
-    let [logger, bulk] = timed.jobs.as_slice() else { panic!("two job results, got {:?}", timed.jobs) };
-    assert_eq!((logger.requests, bulk.requests), (2000, 6000));
-    assert_eq!(logger.requests + bulk.requests, timed.requests);
-    let close = |part: f64, whole: f64| (part - whole).abs() <= 1e-9 * whole.max(1.0);
-    assert!(close(logger.iops + bulk.iops, timed.iops), "{} + {} vs {}", logger.iops, bulk.iops, timed.iops);
-    assert!(close(logger.write_mb_s + bulk.write_mb_s, timed.write_mb_s), "{timed:?}");
-    assert!(close(logger.read_mb_s + bulk.read_mb_s, timed.read_mb_s), "{timed:?}");
+    let timed = two_timed_jobs(
+        [
+            "job=name=logger,pattern=sequential,range_end=0.1,priority=true,rate_iops=500,requests=2000",
+            "job=name=bulk,range_start=0.1,request_pages=4,rate_iops=1500,read_fraction=0.3,requests=6000",
+        ],
+        (2000, 6000),
+    );
+    let [logger, bulk] = timed.jobs.as_slice() else { unreachable!("checked") };
     assert!(logger.read_mb_s == 0.0 && bulk.read_mb_s > 0.0);
 }
 
@@ -147,9 +159,36 @@ fn bad_jobs_are_refused_by_key() {
     assert!(error(&["job=name=a", "job.a.burst_len=4"]).contains("job.a.burst_len"), "bursts need a rate");
     let set = config(&["job=name=a,rate_iops=100", "job=name=b,rate_iops=100", "job.b.rate_iops=300"]).expect("valid");
     assert_eq!((set.jobs[0].rate_iops, set.jobs[1].rate_iops), (Some(100), Some(300)));
-    let closed = config(&["job=name=a,requests=10"]).expect("valid in counting mode");
-    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("timed jobs need rates").to_string();
-    assert!(error.contains("job.a.rate_iops"), "{error}");
+    let closed = config(&["job=name=a,requests=10", "timing.interface=\"sata\""]).expect("valid in counting mode");
+    let error = nandlab_core::sim::run_timed(&closed, &mut |_| {}).expect_err("SATA has one queue").to_string();
+    assert!(error.contains("timing.interface"), "{error}");
+}
+
+/// Closed-loop jobs in timed mode, each on its own host queue at its own
+/// depth: the jobs add up to the device, no job has more than its depth
+/// outstanding on average over the run (Little's law: its latencies add up
+/// to at most depth x run time), and the deep job keeps more outstanding.
+#[test]
+fn two_closed_timed_jobs_keep_their_depths() {
+    let timed = two_timed_jobs(
+        [
+            "job=name=deep,range_end=0.5,queue_depth=8,read_fraction=0.5,requests=8000",
+            "job=name=shallow,range_start=0.5,queue_depth=1,read_fraction=0.5,requests=1000",
+        ],
+        (8000, 1000),
+    );
+    let [deep, shallow] = timed.jobs.as_slice() else { unreachable!("checked") };
+    let outstanding = |latency: Option<&nandlab_core::timing::LatencySummary>| {
+        let latency = latency.expect("latencies");
+        #[allow(clippy::cast_precision_loss)]
+        let total_us = latency.mean_us * latency.count as f64;
+        total_us / (timed.simulated_s * 1e6)
+    };
+    let (deep_outstanding, shallow_outstanding) =
+        (outstanding(deep.latency.as_ref()), outstanding(shallow.latency.as_ref()));
+    eprintln!("mean outstanding: deep {deep_outstanding}, shallow {shallow_outstanding}");
+    assert!(deep_outstanding <= 8.0 * 1.01 && shallow_outstanding <= 1.01);
+    assert!(deep_outstanding > 2.0 * shallow_outstanding, "{deep_outstanding} vs {shallow_outstanding}");
 }
 
 /// Rajimwale et al., slide 19, as two jobs: a priority logger beside a bulk

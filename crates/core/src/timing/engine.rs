@@ -218,10 +218,18 @@ impl<T: Copy> Slab<T> {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct HostQueue {
     waiting: VecDeque<TimedRequest>,
     outstanding: u32,
+    /// Most requests the queue has in the device at once.
+    depth: u32,
+}
+
+impl HostQueue {
+    fn new(depth: u32) -> Self {
+        Self { waiting: VecDeque::new(), outstanding: 0, depth }
+    }
 }
 
 /// The timed device: dies, channels, host queues and the write buffer, in
@@ -241,6 +249,8 @@ pub struct Engine {
     jobs: Slab<Job>,
     requests: Slab<InFlight>,
     queues: Vec<HostQueue>,
+    /// Closed-loop jobs: queue `i` is job `i`'s, refilled from that job alone.
+    job_queues: bool,
     next_queue: u32,
     outstanding: u32,
     priority_outstanding: u32,
@@ -353,7 +363,8 @@ impl Engine {
             controller_free_ns: 0,
             jobs: Slab::with_capacity(2 * queue_slots),
             requests: Slab::with_capacity(queue_slots),
-            queues: (0..config.queues).map(|_| HostQueue::default()).collect(),
+            queues: (0..config.queues).map(|_| HostQueue::new(config.queue_depth)).collect(),
+            job_queues: false,
             next_queue: 0,
             outstanding: 0,
             priority_outstanding: 0,
@@ -370,6 +381,20 @@ impl Engine {
             draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
         }
+    }
+
+    /// Closed-loop `[[job]]`s: one host queue per job at that job's depth
+    /// (`depths[i]` for job `i`) instead of `timing.queues` ×
+    /// `timing.queue_depth`. When a job's request completes, the engine asks
+    /// the source for that job's next one ([`RequestSource::next_request_of`]),
+    /// so every job keeps its own depth outstanding, as fio's jobs and
+    /// MQSim's flows do. Needs `timing.arrival = "closed"` and an NVMe
+    /// interface (SATA has one queue).
+    #[must_use]
+    pub fn with_job_queues(mut self, depths: &[u32]) -> Self {
+        self.queues = depths.iter().map(|&depth| HostQueue::new(depth)).collect();
+        self.job_queues = true;
+        self
     }
 
     /// Runs `requests` requests from `source` (fewer if it runs dry) and
@@ -417,10 +442,13 @@ impl Engine {
         let mut next_arrival = None;
         match self.config.arrival {
             Arrival::Closed => {
-                for queue in 0..self.config.queues {
-                    for _ in 0..self.config.queue_depth {
+                // Queues are `timing.queues` or one per job, both far below 2^32.
+                #[allow(clippy::cast_possible_truncation)]
+                let queues = self.queues.len() as u32;
+                for queue in 0..queues {
+                    for _ in 0..self.queues[queue as usize].depth {
                         if issued < requests {
-                            let Some(timed) = self.next_request(ftl, source) else {
+                            let Some(timed) = self.next_request_for(ftl, source, queue) else {
                                 break;
                             };
                             issued += 1;
@@ -468,9 +496,13 @@ impl Engine {
                         continue;
                     }
                     if self.config.arrival == Arrival::Closed && issued < requests {
-                        if let Some(timed) = self.next_request(ftl, source) {
+                        if let Some(timed) = self.next_request_for(ftl, source, queue) {
                             issued += 1;
                             self.arrive(ftl, timed, queue)?;
+                        } else if self.job_queues && completed == issued {
+                            // Every job has issued everything and nothing is outstanding.
+                            self.draining = true;
+                            continue;
                         }
                     }
                     self.dispatch(ftl, queue)?;
@@ -486,6 +518,23 @@ impl Engine {
     }
 
     // ----- host interface -----
+
+    /// The next request for host queue `queue` in a closed loop: from the
+    /// merged stream, or with job queues from that queue's job.
+    #[inline]
+    fn next_request_for<T: TranslationLayer>(
+        &mut self,
+        ftl: &T,
+        source: &mut dyn RequestSource,
+        queue: u32,
+    ) -> Option<TimedRequest> {
+        if self.job_queues {
+            // Queues are as many as jobs, at most `JOBS_MAX`.
+            #[allow(clippy::cast_possible_truncation)]
+            return source.next_request_of(queue as u16);
+        }
+        self.next_request(ftl, source)
+    }
 
     fn next_request<T: TranslationLayer>(&mut self, ftl: &T, source: &mut dyn RequestSource) -> Option<TimedRequest> {
         while self.ahead.len() <= LOOKAHEAD && !self.source_dry {
@@ -524,7 +573,7 @@ impl Engine {
             let Some(head) = host_queue.waiting.front() else {
                 return Ok(());
             };
-            if host_queue.outstanding >= self.config.queue_depth {
+            if host_queue.outstanding >= host_queue.depth {
                 return Ok(());
             }
             if self.config.interface == Interface::Sata

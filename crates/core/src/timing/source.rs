@@ -29,6 +29,14 @@ pub struct TimedRequest {
 pub trait RequestSource {
     /// The next request, or `None` when the source is exhausted.
     fn next_request(&mut self) -> Option<TimedRequest>;
+
+    /// Closed-loop jobs ([`crate::timing::Engine::with_job_queues`]): the
+    /// next request of `job`, asked for when one of that job's requests
+    /// completed; `None` when the job has nothing more now. A source without
+    /// jobs has none.
+    fn next_request_of(&mut self, _job: u16) -> Option<TimedRequest> {
+        None
+    }
 }
 
 /// Poisson arrivals (exponential gaps) at a mean rate, and priority marks.

@@ -437,3 +437,58 @@ fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
         .expect("timed run");
     assert_eq!(report.discard_map_misses, 0, "no cache configured: the map is in RAM");
 }
+
+/// Closed-loop jobs: each job's requests from its own list, and the order in
+/// which the engine asked for them (one ask per completion of that job).
+struct JobScript {
+    jobs: Vec<std::collections::VecDeque<TimedRequest>>,
+    asks: Vec<u16>,
+}
+
+impl RequestSource for JobScript {
+    fn next_request(&mut self) -> Option<TimedRequest> {
+        None
+    }
+
+    fn next_request_of(&mut self, job: u16) -> Option<TimedRequest> {
+        self.asks.push(job);
+        self.jobs.get_mut(usize::from(job))?.pop_front()
+    }
+}
+
+#[test]
+fn timing_closed_jobs_keep_their_own_depths() {
+    // One die serves both jobs' random reads in order: with 4 + 1 requests
+    // outstanding, 4 of every 5 completions (and so of the engine's asks
+    // for a next request) are the deep job's.
+    let (config, geometry) = config(&["device.channels=1", "device.chips_per_channel=1"]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
+    let reads = |job: u16| {
+        (0..400u32)
+            .map(|i| TimedRequest { job: Some(job), ..at(0, Op::Read, (i * 7 + u32::from(job)) % 64, 1) })
+            .collect()
+    };
+    let depths = [4, 1];
+    let mut source = JobScript { jobs: vec![reads(0), reads(1)], asks: Vec::new() };
+    let report = Engine::new(&geometry, &config.timing, &config.ftl)
+        .with_job_queues(&depths)
+        .run(&mut ftl, &mut source, 800, &mut |_| {})
+        .expect("timed run");
+    assert_eq!(report.requests, 800);
+    let [deep, shallow] = report.jobs.as_slice() else { panic!("two jobs, got {:?}", report.jobs) };
+    assert_eq!((deep.requests, shallow.requests), (400, 400));
+    // The initial fill asks each job for its depth.
+    assert_eq!(source.asks[..5], [0, 0, 0, 0, 1]);
+    let while_both_run = &source.asks[5..305];
+    let deep_share = while_both_run.iter().filter(|&&job| job == 0).count() as f64 / while_both_run.len() as f64;
+    assert!(within(deep_share, 0.8, 0.05), "the deep job's share of completions: {deep_share}");
+    // Little's law: a job's latencies add up to its mean outstanding count
+    // times the run's length, which its depth bounds.
+    for (job, depth) in report.jobs.iter().zip(depths) {
+        let latency = job.latency.as_ref().expect("latencies");
+        let outstanding = latency.mean_us * latency.count as f64 / (report.simulated_s * 1e6);
+        assert!(outstanding <= f64::from(depth) * 1.01, "{outstanding} outstanding at depth {depth}");
+        assert!(outstanding > f64::from(depth) * 0.3, "{outstanding} outstanding at depth {depth}");
+    }
+}

@@ -243,19 +243,10 @@ impl Running {
     }
 }
 
-impl EventSource for JobsSource {
-    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        let next = self
-            .jobs
-            .iter()
-            .enumerate()
-            .filter(|(_, job)| job.remaining > 0)
-            .min_by(|(_, a), (_, b)| a.due.total_cmp(&b.due))
-            .map(|(index, _)| index);
-        let Some(index) = next else {
-            return Ok(None);
-        };
-        let job = &mut self.jobs[index];
+impl JobsSource {
+    /// Job `index`'s next request as an event; `None` once the job has issued all.
+    fn issue(&mut self, index: usize) -> Option<HostEvent> {
+        let job = self.jobs.get_mut(index).filter(|job| job.remaining > 0)?;
         let request = job.synthetic.next_request();
         let op = match request.op {
             Op::Read => HostOp::Read,
@@ -274,7 +265,25 @@ impl EventSource for JobsSource {
         job.remaining -= 1;
         job.issued += 1;
         job.advance();
-        Ok(Some(event))
+        Some(event)
+    }
+}
+
+impl EventSource for JobsSource {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        let next = self
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(_, job)| job.remaining > 0)
+            .min_by(|(_, a), (_, b)| a.due.total_cmp(&b.due))
+            .map(|(index, _)| index);
+        Ok(next.and_then(|index| self.issue(index)))
+    }
+
+    /// A closed job's next request, asked for when one of its requests completed.
+    fn next_event_of(&mut self, job: u16) -> Result<Option<HostEvent>, SourceError> {
+        Ok(self.issue(usize::from(job)))
     }
 
     fn len_hint(&self) -> Option<u64> {

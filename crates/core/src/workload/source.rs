@@ -26,6 +26,14 @@ pub struct SourceError(pub String);
 pub trait EventSource {
     fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError>;
 
+    /// The next event of `job` alone, for a timed run whose `[[job]]`s are
+    /// closed loops (each job issues when one of its own requests
+    /// completes); `Ok(None)` once that job has issued everything. A source
+    /// without jobs has no events of a job.
+    fn next_event_of(&mut self, _job: u16) -> Result<Option<HostEvent>, SourceError> {
+        Ok(None)
+    }
+
     /// Events the source will yield, when known (for progress).
     fn len_hint(&self) -> Option<u64> {
         None
