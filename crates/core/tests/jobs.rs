@@ -40,6 +40,23 @@ fn two_jobs_add_up_to_the_device() {
     assert_eq!(nandlab_core::run(&config, &mut |_| {}).expect("runs again").jobs, report.jobs);
 }
 
+/// Two closed jobs at depth 1 alternate, so with round-robin allocation each
+/// job's writes land in every other parallel unit: the sequential job's in
+/// one half, the random job's in the other. Valid data then piles up in one
+/// half beyond what its blocks hold, and the device must not get full.
+#[test]
+fn interleaved_jobs_never_fill_a_device_with_spare_space() {
+    for order in [["a", "b"], ["b", "a"]] {
+        let job = |name: &str| match name {
+            "a" => "job=name=a,pattern=sequential,requests=20000",
+            _ => "job=name=b,requests=30000",
+        };
+        let config = config(&[job(order[0]), job(order[1])]).expect("valid jobs");
+        let report = nandlab_core::run(&config, &mut |_| {}).expect("the device has spare space");
+        assert_eq!(report.jobs.iter().map(|job| job.requests).sum::<u64>(), 50_000);
+    }
+}
+
 /// The same in timed mode: the jobs' requests, IOPS and MB/s add up to the
 /// device's.
 #[test]
