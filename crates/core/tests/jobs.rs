@@ -57,6 +57,19 @@ fn interleaved_jobs_never_fill_a_device_with_spare_space() {
     }
 }
 
+/// Every stream written holds an open block in every unit: jobs writing
+/// more streams than the spare blocks hold are refused before the run, by key.
+#[test]
+fn jobs_writing_more_streams_than_the_spare_blocks_hold_are_refused() {
+    let jobs: Vec<String> = (0..8).map(|stream| format!("job=name=j{stream},stream={stream},requests=2000")).collect();
+    let mut assignments: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    assert!(nandlab_core::run(&config(&assignments).expect("valid"), &mut |_| {}).is_ok());
+    assignments.push("device.over_provisioning=0.15");
+    let error = nandlab_core::run(&config(&assignments).expect("valid keys"), &mut |_| {}).expect_err("refused");
+    let message = error.to_string();
+    assert!(message.contains("device.over_provisioning") && message.contains("8 host streams"), "{message}");
+}
+
 /// The same in timed mode: the jobs' requests, IOPS and MB/s add up to the
 /// device's.
 #[test]

@@ -195,23 +195,26 @@ impl FtlConfig {
     }
 
     /// For workloads that write the whole logical space (the synthetic ones
-    /// precondition by filling it): beyond the blocks the logical data fill, a
-    /// unit needs the GC reserve and the two open blocks, and one more so GC
-    /// finds a victim with an invalid page; with less, the first GC finds the
-    /// device full. (Telomere's placement FTL needs no spare and does not ask.)
-    pub fn validate_for_full_device(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+    /// precondition by filling it) in `host_streams` streams: beyond the
+    /// blocks the logical data fill, a unit needs the GC reserve, an open
+    /// block per host stream and one for GC, and one more so GC finds a
+    /// victim with an invalid page; with less, the first GC finds the device
+    /// full. (Telomere's placement FTL needs no spare and does not ask.)
+    pub fn validate_for_full_device(&self, geometry: &Geometry, host_streams: u32) -> Result<(), ConfigError> {
         let unit_pages = u64::from(geometry.units()) * u64::from(geometry.pages_per_block);
         let stored_pages = u64::from(geometry.logical_pages) + u64::from(dftl::translation_pages(geometry, self));
         let data_blocks = stored_pages.div_ceil(unit_pages);
         let spare = u64::from(geometry.blocks_per_plane).saturating_sub(data_blocks);
-        let needed = u64::from(self.gc_threshold_blocks) + 2 + self.translation_open_blocks();
+        let host_streams = host_streams.max(1);
+        let needed = u64::from(self.gc_threshold_blocks) + u64::from(host_streams) + 1 + self.translation_open_blocks();
         if spare <= needed {
             return Err(ConfigError::new(
                 "device.over_provisioning",
                 format!(
                     "leaves {spare} spare blocks per plane; a device that gets full needs more than {needed} \
-                     (ftl.gc_threshold_blocks = {} reserve blocks and the host and GC open blocks): raise it, \
-                     or device.blocks_per_plane",
+                     (ftl.gc_threshold_blocks = {} reserve blocks, an open block for each of the {host_streams} \
+                     host streams written (workload.stream, job.NAME.stream) and one for GC): raise it, \
+                     or device.blocks_per_plane, or write fewer streams",
                     self.gc_threshold_blocks
                 ),
             ));
