@@ -285,7 +285,7 @@ impl Simulation {
         let geometry = config.validate()?;
         let layer = match config.ftl.kind {
             LayerKind::Page => {
-                config.ftl.validate_for_full_device(&geometry)?;
+                config.ftl.validate_for_full_device(&geometry, config.host_streams())?;
                 Layer::Page(PageFtl::new(&geometry, &config.ftl, config.seed)?)
             }
             LayerKind::OpenChannel => {

@@ -40,6 +40,36 @@ fn two_jobs_add_up_to_the_device() {
     assert_eq!(nandlab_core::run(&config, &mut |_| {}).expect("runs again").jobs, report.jobs);
 }
 
+/// Two closed jobs at depth 1 alternate, so with round-robin allocation each
+/// job's writes land in every other parallel unit: the sequential job's in
+/// one half, the random job's in the other. Valid data then piles up in one
+/// half beyond what its blocks hold, and the device must not get full.
+#[test]
+fn interleaved_jobs_never_fill_a_device_with_spare_space() {
+    for order in [["a", "b"], ["b", "a"]] {
+        let job = |name: &str| match name {
+            "a" => "job=name=a,pattern=sequential,requests=20000",
+            _ => "job=name=b,requests=30000",
+        };
+        let config = config(&[job(order[0]), job(order[1])]).expect("valid jobs");
+        let report = nandlab_core::run(&config, &mut |_| {}).expect("the device has spare space");
+        assert_eq!(report.jobs.iter().map(|job| job.requests).sum::<u64>(), 50_000);
+    }
+}
+
+/// Every stream written holds an open block in every unit: jobs writing
+/// more streams than the spare blocks hold are refused before the run, by key.
+#[test]
+fn jobs_writing_more_streams_than_the_spare_blocks_hold_are_refused() {
+    let jobs: Vec<String> = (0..8).map(|stream| format!("job=name=j{stream},stream={stream},requests=2000")).collect();
+    let mut assignments: Vec<&str> = jobs.iter().map(String::as_str).collect();
+    assert!(nandlab_core::run(&config(&assignments).expect("valid"), &mut |_| {}).is_ok());
+    assignments.push("device.over_provisioning=0.15");
+    let error = nandlab_core::run(&config(&assignments).expect("valid keys"), &mut |_| {}).expect_err("refused");
+    let message = error.to_string();
+    assert!(message.contains("device.over_provisioning") && message.contains("8 host streams"), "{message}");
+}
+
 /// A timed run of two jobs whose requests, IOPS and MB/s add up to the
 /// device's, having issued `requests` each.
 fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing::TimedReport {

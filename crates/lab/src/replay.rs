@@ -201,7 +201,7 @@ pub(crate) fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConf
     let geometry = Geometry::from_config(&device)?;
     if config.ftl.kind == LayerKind::Page {
         config.ftl.validate(&geometry)?;
-        config.ftl.validate_for_full_device(&geometry)?;
+        config.ftl.validate_for_full_device(&geometry, config.host_streams())?;
     }
     Ok(device)
 }

@@ -72,7 +72,7 @@ fn validate(
 ) -> PyResult<()> {
     let (config, geometry) =
         build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None)?;
-    config.ftl.validate_for_full_device(&geometry).map_err(errors::from_config)
+    config.ftl.validate_for_full_device(&geometry, config.host_streams()).map_err(errors::from_config)
 }
 
 /// (name, description) of every embedded preset.

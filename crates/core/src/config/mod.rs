@@ -127,6 +127,21 @@ impl Config {
     }
 }
 
+impl Config {
+    /// Distinct host streams the run writes (the workload, which ages the
+    /// device even when jobs run, and every job): each holds an open block
+    /// in every parallel unit.
+    pub fn host_streams(&self) -> u32 {
+        let mut written = [false; 256];
+        let workloads = std::iter::once(&self.workload).chain(self.jobs.iter().map(|job| &job.workload));
+        for &stream in workloads.flat_map(WorkloadConfig::streams_written) {
+            written[usize::from(stream)] = true;
+        }
+        let count = written.iter().filter(|&&used| used).count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+}
+
 /// Preset used when a run names neither a preset nor a configuration document.
 pub const DEFAULT_PRESET: &str = "femu-32g";
 

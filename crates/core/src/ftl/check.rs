@@ -6,7 +6,8 @@ use super::{BlockState, PageFtl, NONE};
 
 impl PageFtl {
     /// Verifies that L2P and P2L are inverse to each other, that every block's
-    /// valid count equals the number of P2L entries pointing into it, that
+    /// valid count equals the number of P2L entries pointing into it (and every
+    /// unit's the sum of its blocks'), that
     /// mapped pages are programmed, and that free blocks are erased.
     pub fn check_consistency(&self) -> Result<(), String> {
         let pages_per_block = self.geometry.pages_per_block as usize;
@@ -36,6 +37,13 @@ impl PageFtl {
             let block_id = crate::units::BlockId(block as u32);
             if self.state[block] == BlockState::Free && self.flash.write_pointer(block_id) != 0 {
                 return Err(format!("free block {block} is not erased"));
+            }
+        }
+        let blocks_per_unit = self.geometry.blocks_per_plane as usize;
+        for (unit, blocks) in self.valid.chunks(blocks_per_unit).enumerate() {
+            let valid: u32 = blocks.iter().sum();
+            if self.unit_valid[unit] != valid {
+                return Err(format!("unit {unit}: valid count {} but {valid} in its blocks", self.unit_valid[unit]));
             }
         }
         let free_listed: usize = self.free.iter().map(std::collections::VecDeque::len).sum();

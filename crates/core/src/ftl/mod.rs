@@ -195,23 +195,26 @@ impl FtlConfig {
     }
 
     /// For workloads that write the whole logical space (the synthetic ones
-    /// precondition by filling it): beyond the blocks the logical data fill, a
-    /// unit needs the GC reserve and the two open blocks, and one more so GC
-    /// finds a victim with an invalid page; with less, the first GC finds the
-    /// device full. (Telomere's placement FTL needs no spare and does not ask.)
-    pub fn validate_for_full_device(&self, geometry: &Geometry) -> Result<(), ConfigError> {
+    /// precondition by filling it) in `host_streams` streams: beyond the
+    /// blocks the logical data fill, a unit needs the GC reserve, an open
+    /// block per host stream and one for GC, and one more so GC finds a
+    /// victim with an invalid page; with less, the first GC finds the device
+    /// full. (Telomere's placement FTL needs no spare and does not ask.)
+    pub fn validate_for_full_device(&self, geometry: &Geometry, host_streams: u32) -> Result<(), ConfigError> {
         let unit_pages = u64::from(geometry.units()) * u64::from(geometry.pages_per_block);
         let stored_pages = u64::from(geometry.logical_pages) + u64::from(dftl::translation_pages(geometry, self));
         let data_blocks = stored_pages.div_ceil(unit_pages);
         let spare = u64::from(geometry.blocks_per_plane).saturating_sub(data_blocks);
-        let needed = u64::from(self.gc_threshold_blocks) + 2 + self.translation_open_blocks();
+        let host_streams = host_streams.max(1);
+        let needed = u64::from(self.gc_threshold_blocks) + u64::from(host_streams) + 1 + self.translation_open_blocks();
         if spare <= needed {
             return Err(ConfigError::new(
                 "device.over_provisioning",
                 format!(
                     "leaves {spare} spare blocks per plane; a device that gets full needs more than {needed} \
-                     (ftl.gc_threshold_blocks = {} reserve blocks and the host and GC open blocks): raise it, \
-                     or device.blocks_per_plane",
+                     (ftl.gc_threshold_blocks = {} reserve blocks, an open block for each of the {host_streams} \
+                     host streams written (workload.stream, job.NAME.stream) and one for GC): raise it, \
+                     or device.blocks_per_plane, or write fewer streams",
                     self.gc_threshold_blocks
                 ),
             ));
@@ -313,6 +316,15 @@ pub struct PageFtl {
     demand: Option<dftl::DemandMap>,
     /// Parallel units (the geometry's product, kept for the hot path).
     units: u32,
+    /// Valid pages per unit (GC copies stay in their unit, so only host and
+    /// translation-page writes and invalidations change them).
+    unit_valid: Vec<u32>,
+    /// Open blocks per unit (host streams, GC, translation pages).
+    unit_open: Vec<u32>,
+    /// Most valid pages each unit may hold and still always reclaim its
+    /// reserve (see [`PageFtl::valid_limit`]); round-robin allocation passes
+    /// over a unit at its limit.
+    unit_valid_limit: Vec<u32>,
 }
 
 impl PageFtl {
@@ -346,7 +358,37 @@ impl PageFtl {
             wear: None,
             demand: dftl::DemandMap::new(geometry, config),
             units,
-        })
+            unit_valid: vec![0; units as usize],
+            unit_open: vec![0; units as usize],
+            unit_valid_limit: vec![0; units as usize],
+        }
+        .with_valid_limits())
+    }
+
+    fn with_valid_limits(mut self) -> Self {
+        for unit in 0..self.units {
+            self.unit_valid_limit[unit as usize] = self.valid_limit(UnitId(unit));
+        }
+        self
+    }
+
+    /// Most valid pages `unit` may hold so that garbage collection can always
+    /// restore its reserve of `gc_threshold_blocks` free blocks: room for the
+    /// reserve, the unit's open blocks, a GC block and one block more. Then,
+    /// while the unit is short (fewer free blocks than the reserve), its
+    /// sealed blocks hold at least two blocks' worth of invalid pages, so the
+    /// greediest victim always frees more than its copies take.
+    fn valid_limit(&self, unit: UnitId) -> u32 {
+        let kept = u64::from(self.config.gc_threshold_blocks) + u64::from(self.unit_open[unit.index()]) + 2;
+        let blocks = u64::from(self.geometry.blocks_per_plane).saturating_sub(kept);
+        u32::try_from(blocks * u64::from(self.geometry.pages_per_block)).unwrap_or(u32::MAX)
+    }
+
+    /// Counts a block of `unit` opened (`true`) or sealed, and moves the unit's valid-page limit.
+    fn count_open_block(&mut self, unit: UnitId, opened: bool) {
+        let open = &mut self.unit_open[unit.index()];
+        *open = if opened { *open + 1 } else { *open - 1 };
+        self.unit_valid_limit[unit.index()] = self.valid_limit(unit);
     }
 
     /// Sets the per-block RBER model that `FreeBlockOrder::LowestRber` ranks by.
@@ -415,7 +457,7 @@ impl PageFtl {
             self.invalidate(Ppn(old));
         }
         let unit = match self.config.allocation {
-            Allocation::RoundRobin => self.advance_unit(),
+            Allocation::RoundRobin => self.next_unit_with_room(),
             Allocation::Static => UnitId(lpn.0 % self.units),
         };
         let ppn = self.program_next(stream.index(), unit, lpn)?;
@@ -515,15 +557,45 @@ impl PageFtl {
         UnitId(unit)
     }
 
+    /// The next unit in turn that is below its valid-page limit. Jobs
+    /// whose requests alternate in step with the units (two jobs at depth 1
+    /// on an even number of units) would otherwise send one job's rewrites
+    /// to some units and the other's to the rest, piling valid data up in
+    /// some units until they cannot reclaim a block. If every unit is at the
+    /// limit (the logical space does not fit, which validation refuses), the
+    /// unit in turn.
+    #[inline]
+    fn next_unit_with_room(&mut self) -> UnitId {
+        let unit = self.advance_unit();
+        if self.unit_valid[unit.index()] < self.unit_valid_limit[unit.index()] {
+            return unit;
+        }
+        self.pass_over_full_units(unit)
+    }
+
+    #[inline(never)]
+    fn pass_over_full_units(&mut self, first: UnitId) -> UnitId {
+        for _ in 1..self.units {
+            let unit = self.advance_unit();
+            if self.unit_valid[unit.index()] < self.unit_valid_limit[unit.index()] {
+                return unit;
+            }
+        }
+        self.next_unit = (first.0 + 1) % self.units;
+        first
+    }
+
     #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
         self.p2l[ppn.index()] = NONE;
         let block = self.geometry.block_of_page(ppn);
+        let unit = self.geometry.unit_of_block(block);
+        self.unit_valid[unit.index()] -= 1;
         let valid = &mut self.valid[block.index()];
         *valid -= 1;
         if self.state[block.index()] == BlockState::Sealed {
             let remaining = *valid;
-            self.victims.on_invalidated(self.geometry.unit_of_block(block), block, remaining);
+            self.victims.on_invalidated(unit, block, remaining);
         }
     }
 
@@ -543,6 +615,7 @@ impl PageFtl {
         self.l2p[lpn.index()] = ppn.0;
         self.p2l[ppn.index()] = lpn.0;
         self.valid[block.index()] += 1;
+        self.unit_valid[unit.index()] += 1;
         if self.flash.is_full(block) {
             self.seal(unit, block);
             self.open[open_index] = NONE;
@@ -574,12 +647,14 @@ impl PageFtl {
         }
         .ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
         self.state[block as usize] = BlockState::Open;
+        self.count_open_block(unit, true);
         Ok(BlockId(block))
     }
 
     #[inline(never)]
     fn seal(&mut self, unit: UnitId, block: BlockId) {
         self.state[block.index()] = BlockState::Sealed;
+        self.count_open_block(unit, false);
         self.sealed_at[block.index()] = self.counters.host_pages_written;
         self.victims.on_sealed(unit, block, self.valid[block.index()]);
     }

@@ -109,6 +109,15 @@ impl Default for WorkloadConfig {
 }
 
 impl WorkloadConfig {
+    /// The streams the workload's writes carry.
+    pub fn streams_written(&self) -> &[u8] {
+        if self.hot_cold_streams {
+            &[0, 1]
+        } else {
+            std::slice::from_ref(&self.stream)
+        }
+    }
+
     pub fn validate(&self, geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
         for (key, value) in
             [("workload.read_fraction", self.read_fraction), ("workload.trim_fraction", self.trim_fraction)]
