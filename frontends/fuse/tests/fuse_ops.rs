@@ -56,7 +56,15 @@ fn disk_file_supports_unaligned_io_fsync_punch_hole_and_stats() {
     assert!(back[5..15].iter().all(|&b| b == 0));
     assert_eq!(&back[15..], &text[15..]);
 
-    let stats = std::fs::read_to_string(mnt.join(STATS_FILE_NAME)).expect("read stats");
+    // The copier fills RAM in the background; on a loaded machine it may
+    // still be running, so wait for it (bounded) before reading the stats.
+    let stats_path = mnt.join(STATS_FILE_NAME);
+    let waited_since = std::time::Instant::now();
+    let mut stats = std::fs::read_to_string(&stats_path).expect("read stats");
+    while !stats.contains("init_permille 1000") && waited_since.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        stats = std::fs::read_to_string(&stats_path).expect("read stats");
+    }
     for key in ["reads ", "writes 2", "discards 1", "read_latency_p99_ns", "init_permille 1000"] {
         assert!(stats.contains(key), "stats lack {key:?}:\n{stats}");
     }
