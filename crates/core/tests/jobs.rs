@@ -75,11 +75,22 @@ fn jobs_writing_more_streams_than_the_spare_blocks_hold_are_refused() {
 fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing::TimedReport {
     let config = config(&jobs).expect("valid jobs");
     let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
-    let timed = report.timed.expect("a timed report");
+    let timed = report.timed.clone().expect("a timed report");
     let [first, second] = timed.jobs.as_slice() else { panic!("two job results, got {:?}", timed.jobs) };
     assert_eq!((first.requests, second.requests), requests);
     assert_eq!(first.requests + second.requests, timed.requests);
+    // Jobs are charged with what their requests made the layer do; the
+    // engine's background GC is nobody's, so the device did at least as much,
+    // and at least the host pages the jobs wrote.
+    let device = &report.measured.counters;
+    let charged = first.flash_pages_programmed + second.flash_pages_programmed;
+    assert!(device.host_pages_written <= charged && charged <= device.flash_pages_programmed, "{timed:?}");
+    assert!(first.gc_page_copies + second.gc_page_copies <= device.gc_page_copies, "{timed:?}");
+    assert!(first.erases + second.erases <= device.erases, "{timed:?}");
     let close = |part: f64, whole: f64| (part - whole).abs() <= 1e-9 * whole.max(1.0);
+    #[allow(clippy::cast_precision_loss)]
+    let charged_share = charged as f64 / device.flash_pages_programmed as f64;
+    assert!(close(first.flash_write_share + second.flash_write_share, charged_share), "{timed:?}");
     assert!(close(first.iops + second.iops, timed.iops), "{} + {} vs {}", first.iops, second.iops, timed.iops);
     assert!(close(first.write_mb_s + second.write_mb_s, timed.write_mb_s), "{timed:?}");
     assert!(close(first.read_mb_s + second.read_mb_s, timed.read_mb_s), "{timed:?}");
@@ -101,6 +112,8 @@ fn two_timed_jobs_add_up_to_the_device() {
     );
     let [logger, bulk] = timed.jobs.as_slice() else { unreachable!("checked") };
     assert!(logger.read_mb_s == 0.0 && bulk.read_mb_s > 0.0);
+    // The bulk job writes 8.4x the logger's pages, at random: far more programs and GC are its.
+    assert!(bulk.flash_write_share > 4.0 * logger.flash_write_share && bulk.gc_share > logger.gc_share, "{timed:?}");
 }
 
 #[test]

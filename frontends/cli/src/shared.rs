@@ -71,16 +71,21 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
     if !timed.jobs.is_empty() {
         writeln!(
             out,
-            "jobs:      {:>10} {:>10} {:>10} {:>12} {:>12}",
-            "requests", "IOPS", "MB/s", "mean us", "p99 us"
+            "jobs:      {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>8}",
+            "requests", "IOPS", "MB/s", "mean us", "p99 us", "flash %", "GC %"
         )?;
         for job in &timed.jobs {
             let (mean, p99) = job.latency.as_ref().map_or((0.0, 0.0), |latency| (latency.mean_us, latency.p99_us));
             let mb_s = job.read_mb_s + job.write_mb_s;
             writeln!(
                 out,
-                "  {:<8} {:>10} {:>10.0} {:>10.2} {mean:>12.0} {p99:>12.0}",
-                job.name, job.requests, job.iops, mb_s
+                "  {:<8} {:>10} {:>10.0} {:>10.2} {mean:>12.0} {p99:>12.0} {:>8.1} {:>8.1}",
+                job.name,
+                job.requests,
+                job.iops,
+                mb_s,
+                100.0 * job.flash_write_share,
+                100.0 * job.gc_share
             )?;
         }
     }

@@ -35,7 +35,7 @@ use crate::timing::config::{Arrival, DieQueue, FlushPolicy, Interface, TimingCon
 use crate::timing::map_cache::MapCache;
 use crate::timing::queue::{Event, EventQueue};
 use crate::timing::source::{RequestSource, TimedRequest};
-use crate::timing::stats::{Stats, TimedReport};
+use crate::timing::stats::{FlashCost, Stats, TimedReport};
 use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
@@ -421,11 +421,12 @@ impl Engine {
         mut waf: Option<&mut WafSeries>,
     ) -> Result<TimedReport, FtlError> {
         ftl.set_recording(true);
+        let start = FlashCost::of(ftl.counters());
         let result = self.run_loop(ftl, source, requests, observer, &mut waf);
         ftl.set_recording(false);
         result?;
         observer(Progress { phase: Phase::Measure, done: self.stats.completed(), total: requests });
-        Ok(self.stats.report(self.geometry.dies()))
+        Ok(self.stats.report(self.geometry.dies(), FlashCost::of(ftl.counters()).since(start)))
     }
 
     fn run_loop<T: TranslationLayer>(
@@ -589,6 +590,19 @@ impl Engine {
     }
 
     fn start_request<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        timed: TimedRequest,
+        queue: u32,
+    ) -> Result<(), FtlError> {
+        let Some(job) = timed.job else { return self.start_request_ops(ftl, timed, queue) };
+        let before = FlashCost::of(ftl.counters());
+        self.start_request_ops(ftl, timed, queue)?;
+        self.stats.charge(job, FlashCost::of(ftl.counters()).since(before));
+        Ok(())
+    }
+
+    fn start_request_ops<T: TranslationLayer>(
         &mut self,
         ftl: &mut T,
         timed: TimedRequest,

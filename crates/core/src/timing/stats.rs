@@ -4,6 +4,7 @@
 //! engine, never steers it.
 
 use crate::host::Op;
+use crate::metrics::Counters;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -121,6 +122,46 @@ pub struct JobTiming {
     pub read_mb_s: f64,
     pub write_mb_s: f64,
     pub latency: Option<LatencySummary>,
+    /// Flash programs, GC copies and erases the layer made while the job's
+    /// requests started (GC a write triggers is its job's, as in counting
+    /// mode); background GC steps, buffer flushes started by a completion
+    /// and Telomere's expiry erases are no job's.
+    pub flash_pages_programmed: u64,
+    pub gc_page_copies: u64,
+    pub erases: u64,
+    /// The job's share of the device's flash programs over the run (the
+    /// jobs' shares leave out what is no job's, so they may sum below 1).
+    pub flash_write_share: f64,
+    /// The job's share of the device's GC page copies over the run.
+    pub gc_share: f64,
+}
+
+/// What the layer did to flash, the part of [`Counters`] a job is charged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlashCost {
+    pub programmed: u64,
+    pub gc_copies: u64,
+    pub erases: u64,
+}
+
+impl FlashCost {
+    pub fn of(counters: &Counters) -> Self {
+        Self {
+            programmed: counters.flash_pages_programmed,
+            gc_copies: counters.gc_page_copies,
+            erases: counters.erases,
+        }
+    }
+
+    /// What was done between `before` and `self` (counters only grow).
+    #[must_use]
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            programmed: self.programmed.saturating_sub(before.programmed),
+            gc_copies: self.gc_copies.saturating_sub(before.gc_copies),
+            erases: self.erases.saturating_sub(before.erases),
+        }
+    }
 }
 
 /// One job's running measurements.
@@ -129,6 +170,7 @@ struct JobStats {
     latency: Histogram<u64>,
     pages_read: u64,
     pages_written: u64,
+    cost: FlashCost,
 }
 
 /// Running measurements of the engine.
@@ -203,11 +245,8 @@ impl Stats {
     /// pages it moved to or from flash.
     pub fn complete(&mut self, op: Op, pages: u32, priority: bool, job: Option<u16>, arrival_ns: u64, done_ns: u64) {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
-        if let Some(job) = job.map(usize::from) {
-            if self.jobs.len() <= job {
-                self.jobs.resize_with(job + 1, || JobStats { latency: histogram(), pages_read: 0, pages_written: 0 });
-            }
-            let stats = &mut self.jobs[job];
+        if let Some(job) = job {
+            let stats = self.job(job);
             stats.latency.saturating_record(latency);
             match op {
                 Op::Read => stats.pages_read += u64::from(pages),
@@ -225,6 +264,27 @@ impl Stats {
         }
         self.series.complete(done_ns, op, pages * self.page_size);
         self.last_completion_ns = self.last_completion_ns.max(done_ns);
+    }
+
+    /// Charges job `job` with what the layer did while one of its requests started.
+    pub fn charge(&mut self, job: u16, cost: FlashCost) {
+        let charged = &mut self.job(job).cost;
+        charged.programmed += cost.programmed;
+        charged.gc_copies += cost.gc_copies;
+        charged.erases += cost.erases;
+    }
+
+    fn job(&mut self, job: u16) -> &mut JobStats {
+        let job = usize::from(job);
+        if self.jobs.len() <= job {
+            self.jobs.resize_with(job + 1, || JobStats {
+                latency: histogram(),
+                pages_read: 0,
+                pages_written: 0,
+                cost: FlashCost::default(),
+            });
+        }
+        &mut self.jobs[job]
     }
 
     /// A request due at `deadline_ns` completed at `done_ns`.
@@ -274,7 +334,9 @@ impl Stats {
         }
     }
 
-    pub fn report(mut self, dies: u32) -> TimedReport {
+    /// The report; `device` is what the layer did over the run, of which
+    /// each job's shares are taken.
+    pub fn report(mut self, dies: u32, device: FlashCost) -> TimedReport {
         #[allow(clippy::cast_precision_loss)]
         let seconds = self.last_completion_ns as f64 / 1e9;
         let per_second = |count: u64| {
@@ -287,6 +349,8 @@ impl Stats {
             }
         };
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
+        #[allow(clippy::cast_precision_loss)]
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
         #[allow(clippy::cast_precision_loss)]
         let drained_ns = self.last_completion_ns.max(self.last_busy_ns);
         #[allow(clippy::cast_precision_loss)]
@@ -330,6 +394,11 @@ impl Stats {
                     read_mb_s: megabytes_per_second(job.pages_read),
                     write_mb_s: megabytes_per_second(job.pages_written),
                     latency: LatencySummary::from_histogram(&job.latency),
+                    flash_pages_programmed: job.cost.programmed,
+                    gc_page_copies: job.cost.gc_copies,
+                    erases: job.cost.erases,
+                    flash_write_share: share(job.cost.programmed, device.programmed),
+                    gc_share: share(job.cost.gc_copies, device.gc_copies),
                 })
                 .collect(),
         }

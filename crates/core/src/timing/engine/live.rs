@@ -14,7 +14,7 @@
 use super::{unpack, Engine, EventKind};
 use crate::ftl::{FtlError, TranslationLayer};
 use crate::timing::source::TimedRequest;
-use crate::timing::stats::TimedReport;
+use crate::timing::stats::{FlashCost, TimedReport};
 use crate::units::SimNs;
 
 impl Engine {
@@ -53,9 +53,10 @@ impl Engine {
         Ok(SimNs(self.now_ns))
     }
 
-    /// A snapshot of what the session measured so far.
+    /// A snapshot of what the session measured so far. A live device has no
+    /// `[[job]]`s, so no job's share needs the layer's totals.
     pub fn live_report(&self) -> TimedReport {
-        self.stats.clone().report(self.geometry.dies())
+        self.stats.clone().report(self.geometry.dies(), FlashCost::default())
     }
 
     /// Ends the session: no new background GC starts, the dies finish what
@@ -64,7 +65,7 @@ impl Engine {
         self.draining = true;
         while self.live_step(ftl)? {}
         ftl.set_recording(false);
-        Ok(self.stats.report(self.geometry.dies()))
+        Ok(self.stats.report(self.geometry.dies(), FlashCost::default()))
     }
 
     /// Processes the next event as the open-loop run does; false when none is pending.
