@@ -73,8 +73,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             simulation.write_only(args.writes)?;
         }
         best = best.min(started.elapsed().as_secs_f64());
-        if let (Some(start), Some(end)) = (cpu_started, process_cpu_seconds()) {
-            best_cpu = best_cpu.min(end - start);
+        if let Some(cpu) = cpu_seconds_since(cpu_started) {
+            best_cpu = best_cpu.min(cpu);
         }
     }
     let measured = simulation.counters().since(&before);
@@ -109,8 +109,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         // write count, measured right after, so both see the same machine.
         let cpu_started = process_cpu_seconds();
         simulation.write_only(args.writes)?;
-        if let (Some(start), Some(end)) = (cpu_started, process_cpu_seconds()) {
-            let counting_cpu = (end - start).max(0.01);
+        if let Some(counting_cpu) = cpu_seconds_since(cpu_started) {
+            let counting_cpu = counting_cpu.max(0.01);
             #[allow(clippy::cast_precision_loss)]
             let counting_per_cpu_second = args.writes as f64 / counting_cpu;
             writeln!(
@@ -123,6 +123,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     writeln!(out, "memory / physical page     {bytes_per_page:>12.2} bytes")?;
     Ok(())
+}
+
+/// CPU seconds this process spent since `start` (a [`process_cpu_seconds`] reading).
+fn cpu_seconds_since(start: Option<f64>) -> Option<f64> {
+    Some(process_cpu_seconds()? - start?)
 }
 
 /// CPU time (user + system) of this process so far, from /proc/self/stat
