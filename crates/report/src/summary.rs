@@ -59,6 +59,20 @@ impl Verdict {
         }
     }
 
+    /// [`Verdict::of_ratio`] for a ratio measured over several runs, as
+    /// (median, lowest, highest). Against a paper's effect (a ratio beyond
+    /// the tolerance of 1), a range that reaches both sides of 1 shows no
+    /// direction, so it differs whatever the median says.
+    #[must_use]
+    pub fn of_ratio_range(paper: f64, measured: Option<(f64, f64, f64)>) -> Self {
+        const TOLERANCE: f64 = 1.5;
+        let claims_an_effect = paper > TOLERANCE || paper < 1.0 / TOLERANCE;
+        match measured {
+            Some((_, low, high)) if claims_an_effect && low <= 1.0 && high >= 1.0 => Verdict::Differs,
+            _ => Self::of_ratio(paper, measured.map(|(median, _, _)| median)),
+        }
+    }
+
     /// A value within `tolerance` of the paper's reproduces, else differs;
     /// `None` or not finite: not comparable.
     #[must_use]
@@ -229,6 +243,12 @@ mod tests {
         assert_eq!(Verdict::of_ratio(0.33, Some(0.45)), Verdict::Reproduces);
         assert_eq!(Verdict::of_ratio(0.33, Some(0.56)), Verdict::Partly);
         assert_eq!(Verdict::of_ratio(0.33, None), Verdict::NotComparable);
+        assert_eq!(Verdict::of_ratio_range(709.0, Some((1.01, 0.99, 1.02))), Verdict::Differs);
+        assert_eq!(Verdict::of_ratio_range(709.0, Some((1.06, 1.04, 1.09))), Verdict::Partly);
+        assert_eq!(Verdict::of_ratio_range(3.2, Some((2.5, 0.9, 4.0))), Verdict::Differs);
+        assert_eq!(Verdict::of_ratio_range(1.0, Some((1.01, 0.99, 1.02))), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio_range(0.33, Some((0.4, 0.3, 0.5))), Verdict::Reproduces);
+        assert_eq!(Verdict::of_ratio_range(0.33, None), Verdict::NotComparable);
         assert_eq!(Verdict::near(83.0, Some(86.0), 5.0), Verdict::Reproduces);
         assert_eq!(Verdict::near(83.0, Some(70.0), 5.0), Verdict::Differs);
         assert_eq!(Verdict::worst([Verdict::Reproduces, Verdict::Partly]), Verdict::Partly);

@@ -520,6 +520,11 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
     };
     // Median over median of two spreads.
     let over = |top: Option<Spread>, bottom: Option<Spread>| Some(top?.median / bottom?.median);
+    // The same with the range over their extremes, as `ratio_of` shows it.
+    let over_range = |top: Option<Spread>, bottom: Option<Spread>| {
+        let (top, bottom) = (top?, bottom?);
+        Some((top.median / bottom.median, top.min / bottom.max, top.max / bottom.min))
+    };
     // Figure 3a: Delay-D copies the fewest pages with the exact device mode.
     let delay_d_fewest = |setting: Setting<'_>| {
         let copies = |policy| spread_of(rows, setting, exact, policy, gc_copies).map(|s| s.median);
@@ -533,7 +538,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             quantity: "single-erase GC copies, Disabled / Delay-D".to_owned(),
             paper: "1322x (Figure 3a)".to_owned(),
             measured: ratio_of(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD)),
-            verdict: Verdict::of_ratio(1322.0, over(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD))),
+            verdict: Verdict::of_ratio_range(1322.0, over_range(aged("single-erase", DiscardPolicy::Off), aged("single-erase", DiscardPolicy::DelayD))),
             note: "Median ratio [range over the captures' extremes]. Delay-D tells the device about the freed space that the file system does not reuse within the delay."
                 .to_owned(),
         },
@@ -541,7 +546,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             quantity: "single-erase GC copies, Enabled / Delay-D".to_owned(),
             paper: "709x (Figure 3a)".to_owned(),
             measured: ratio_of(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD)),
-            verdict: Verdict::of_ratio(709.0, over(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD))),
+            verdict: Verdict::of_ratio_range(709.0, over_range(aged("single-erase", DiscardPolicy::Online), aged("single-erase", DiscardPolicy::DelayD))),
             note: "In a page-mapped FTL an online DISCARD and the later rewrite of the same LBA invalidate the same \
                    page; Delay-D can only match Enabled here, not beat it by orders of magnitude (docs/delay-d.md)."
                 .to_owned(),
@@ -568,7 +573,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 .to_owned(),
             paper: "Enabled and Delay-D about equal (Figure 3a)".to_owned(),
             measured: modes_line(("batch-erase", "aged")),
-            verdict: Verdict::of_ratio(1.0, over(aged("batch-erase", DiscardPolicy::Online), aged("batch-erase", DiscardPolicy::DelayD))),
+            verdict: Verdict::of_ratio_range(1.0, over_range(aged("batch-erase", DiscardPolicy::Online), aged("batch-erase", DiscardPolicy::DelayD))),
             note: "Batch-erase deletes all images at once and rewrites whole blocks' worth of LBAs in the next round."
                 .to_owned(),
         },
@@ -582,7 +587,7 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 show(spread("single-erase", DiscardPolicy::Online, issued)),
                 show(spread("single-erase", DiscardPolicy::DelayD, issued)),
             ),
-            verdict: Verdict::worst(["batch-erase", "single-erase"].map(|scenario| over(spread(scenario, DiscardPolicy::Online, issued), spread(scenario, DiscardPolicy::DelayD, issued))).into_iter().zip([3.2, 4.1]).map(|(measured, paper)| Verdict::of_ratio(paper, measured))),
+            verdict: Verdict::worst(["batch-erase", "single-erase"].map(|scenario| over_range(spread(scenario, DiscardPolicy::Online, issued), spread(scenario, DiscardPolicy::DelayD, issued))).into_iter().zip([3.2, 4.1]).map(|(measured, paper)| Verdict::of_ratio_range(paper, measured))),
             note: "Counts scale with the capture's size (N images), not the paper's 10,000.".to_owned(),
         },
         Comparison {
@@ -921,7 +926,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
                 quantity: "pages moved, with / without free-block information".to_owned(),
                 paper: "about one third (slide 24)".to_owned(),
                 measured: ratios.join(", "),
-                verdict: Verdict::worst(POSTMARK_TRANSACTIONS.iter().map(|&t| Verdict::of_ratio(1.0 / 3.0, cleaning_spread(rows, t, |r| r.moved_ratio).map(|s| s.median)))),
+                verdict: Verdict::worst(POSTMARK_TRANSACTIONS.iter().map(|&t| Verdict::of_ratio_range(1.0 / 3.0, cleaning_spread(rows, t, |r| r.moved_ratio).map(|s| (s.median, s.min, s.max))))),
                 note: "The ratio depends on how full the file system is: the fuller, the less free space there is \
                        to tell the device about."
                     .to_owned(),
