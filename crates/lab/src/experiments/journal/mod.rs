@@ -1044,6 +1044,57 @@ mod tests {
         assert!(summary.contains("0 of 1 points reproduce the claim"), "{summary}");
     }
 
+    fn selected(set: &[&str], paper: bool) -> Result<(Selection, Scale)> {
+        let set: Vec<String> = set.iter().map(|assignment| (*assignment).to_owned()).collect();
+        let selection = Selection::parse(&set)?;
+        let scale = selection.apply(scale(paper))?;
+        Ok((selection, scale))
+    }
+
+    #[test]
+    fn set_keys_choose_the_journal_size_sweep_at_paper_scale() {
+        let (selection, scale) =
+            selected(&["points=fio fsync=1 data=ordered", "victims=greedy", "capture_writes=4"], true).expect("valid");
+        let journals: Vec<Option<u32>> = scale.points.iter().map(|point| point.journal_mib).collect();
+        assert_eq!(journals, [None, Some(16), Some(64), Some(256)]);
+        assert!(scale.points.iter().all(|point| point.load == Load::Fio { fsync: 1, libaio: false }));
+        assert_eq!(scale.device_writes, 4);
+        assert!(selection.takes(&GREEDY) && !selection.takes(&COST_BENEFIT) && !selection.takes(&GREEDY_LOG_AWARE));
+        let (everything, full) = selected(&[], true).expect("no keys");
+        assert_eq!(full.points.len(), 18);
+        assert_eq!(full.device_writes, 10);
+        assert!(everything.takes(&GREEDY_LOG_AWARE));
+        let (_, two) = selected(&["points=varmail, j=64MiB"], true).expect("two parts");
+        assert_eq!(two.points.len(), 4, "varmail and the 64 MiB journal, in both modes");
+    }
+
+    #[test]
+    fn bad_set_values_are_refused_naming_the_key() {
+        for (assignment, expected) in [
+            ("points=fio fsync=7", "points"),
+            ("victims=lru", "lru"),
+            ("capture_writes=0", "capture_writes"),
+            ("capture_writes=101", "capture_writes"),
+            ("capture_writes=four", "capture_writes"),
+            ("journal=16", "points, victims, capture_writes"),
+        ] {
+            let error = selected(&[assignment], false).err().expect(assignment).to_string();
+            assert!(error.contains(expected), "{assignment}: {error}");
+        }
+        // The quick scale has no journal sweep.
+        assert!(selected(&["points=j=16MiB"], false).is_err());
+    }
+
+    #[test]
+    fn traces_of_different_scales_and_lengths_have_different_names() {
+        let point = scale(false).points[0];
+        let (_, short) = selected(&["capture_writes=2"], false).expect("valid");
+        let names =
+            [scale(false).trace_name(&point, 0), scale(true).trace_name(&point, 0), short.trace_name(&point, 0)];
+        assert_eq!(names[0], "fio-fsync-1-data-ordered-j-default-256M-4x-0.nlt");
+        assert!(names[0] != names[1] && names[0] != names[2] && names[1] != names[2], "{names:?}");
+    }
+
     #[test]
     fn classifier_tags_writes_into_the_journal_as_journal_and_the_rest_as_data() {
         let Some((scratch, report)) = capture_small("classify") else { return };
