@@ -118,7 +118,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "journal",
         description: "Journal/data separation in a pblk-like host FTL on ext4 traces (Son and Ahn 2021); \
                       --paper-scale for the full matrix",
-        keys: &[],
+        keys: &journal::KEYS,
         needs_root: true,
         rough_seconds: 800,
         run: journal::run,

@@ -25,13 +25,16 @@ pub struct ReproduceArgs {
     /// Random task sets (or repetitions) per point, overriding the scale's default.
     #[arg(long)]
     pub samples: Option<usize>,
-    /// Captures per scenario of delay-d and informed-cleaning (default 3):
-    /// every table and plot shows the median and the range over them.
+    /// Captures per scenario of delay-d, informed-cleaning and journal
+    /// (default 3): every table and plot shows the range over them.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub repeats: Option<u64>,
     /// An experiment parameter, `KEY=VALUE` (repeatable); `list` shows which
     /// experiment takes which keys (telomere-fig10: the RBER model's
-    /// `wear.x_mean`, `wear.x_std_dev`, `wear.y_mean`, `wear.y_std_dev`).
+    /// `wear.x_mean`, `wear.x_std_dev`, `wear.y_mean`, `wear.y_std_dev`;
+    /// journal: a slice of its matrix, e.g. `--set 'points=fio fsync=1
+    /// data=ordered' --set victims=greedy --set capture_writes=4`, see
+    /// docs/configuration.md).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
 }

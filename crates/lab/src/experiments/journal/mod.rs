@@ -145,6 +145,103 @@ impl Point {
     }
 }
 
+impl Scale {
+    /// The trace of one capture: the point, the file system's size and the
+    /// workload's length, so that captures of different scales or lengths
+    /// never stand in for each other in `OUT/traces`.
+    fn trace_name(&self, point: &Point, sample: usize) -> String {
+        format!("{}-{}-{}x-{sample}.nlt", point.file_stem(), self.fs_size, self.device_writes)
+    }
+}
+
+/// `--set` keys of `reproduce journal`, each choosing part of the scale's
+/// matrix: `points` (comma-separated parts of point labels, e.g.
+/// `fio fsync=1 data=ordered`), `victims` (`greedy`, `cost-benefit`,
+/// `greedy-log-aware`) and `capture_writes` (file-system sizes each
+/// capture's workload writes).
+pub const KEYS: [&str; 3] = ["points", "victims", "capture_writes"];
+
+/// The part of the matrix `--set` chose; everything by default.
+#[derive(Debug, Default)]
+struct Selection {
+    /// A point runs when its label contains one of these (or there are none).
+    points: Vec<String>,
+    /// Victim choices that run (empty: the scale's).
+    victims: Vec<Victims>,
+    /// Host writes of each capture in file-system sizes, instead of the scale's.
+    capture_writes: Option<u64>,
+}
+
+/// The longest capture `capture_writes` allows: 100 file-system sizes.
+const MAX_CAPTURE_WRITES: u64 = 100;
+
+impl Selection {
+    fn parse(set: &[String]) -> Result<Self> {
+        let mut selection = Self::default();
+        for assignment in set {
+            let (key, value) = assignment
+                .split_once('=')
+                .map(|(key, value)| (key.trim(), value.trim().trim_matches('"')))
+                .ok_or_else(|| Error::Invalid(format!("--set {assignment:?}: expected KEY=VALUE")))?;
+            let items = || value.split(',').map(str::trim).filter(|item| !item.is_empty());
+            match key {
+                "points" => selection.points.extend(items().map(str::to_owned)),
+                "victims" => {
+                    for name in items() {
+                        let victim = [GREEDY, COST_BENEFIT, GREEDY_LOG_AWARE]
+                            .into_iter()
+                            .find(|victim| victim.name.replace(' ', "-") == name)
+                            .ok_or_else(|| {
+                                Error::Invalid(format!(
+                                    "--set {assignment:?}: unknown victim choice {name:?}; expected greedy, \
+                                     cost-benefit or greedy-log-aware"
+                                ))
+                            })?;
+                        selection.victims.push(victim);
+                    }
+                }
+                "capture_writes" => {
+                    let writes = value.parse().ok().filter(|writes| (1..=MAX_CAPTURE_WRITES).contains(writes));
+                    selection.capture_writes = Some(writes.ok_or_else(|| {
+                        Error::Invalid(format!(
+                            "--set {assignment:?}: capture_writes takes a whole number of file-system sizes, \
+                             1-{MAX_CAPTURE_WRITES}"
+                        ))
+                    })?);
+                }
+                _ => return Err(Error::Invalid(format!("--set {assignment:?}: journal takes {}", KEYS.join(", ")))),
+            }
+        }
+        Ok(selection)
+    }
+
+    /// The scale with only the chosen points, and the chosen capture length.
+    /// A `points` part that matches no point is refused with the labels.
+    fn apply(&self, mut scale: Scale) -> Result<Scale> {
+        let labels: Vec<String> = scale.points.iter().map(Point::label).collect();
+        if let Some(part) = self.points.iter().find(|part| !labels.iter().any(|label| label.contains(part.as_str()))) {
+            return Err(Error::Invalid(format!(
+                "--set points: {part:?} is part of no point's label at this scale; the points are: {}",
+                labels.join("; ")
+            )));
+        }
+        if !self.points.is_empty() {
+            scale.points.retain(|point| self.points.iter().any(|part| point.label().contains(part.as_str())));
+        }
+        scale.device_writes = self.capture_writes.unwrap_or(scale.device_writes);
+        Ok(scale)
+    }
+
+    fn takes(&self, victim: &Victims) -> bool {
+        self.victims.is_empty() || self.victims.contains(victim)
+    }
+
+    /// The `--set` arguments that chose this part, for the summary's command line.
+    fn arguments(set: &[String]) -> String {
+        set.iter().map(|assignment| format!(" --set '{assignment}'")).collect()
+    }
+}
+
 fn scale(paper: bool) -> Scale {
     let point = |load, mode, journal_mib| Point { load, mode, journal_mib };
     let fio = |fsync| Load::Fio { fsync, libaio: false };
@@ -215,7 +312,8 @@ struct Row {
 }
 
 pub fn run(args: &ExperimentArgs) -> Result<()> {
-    let scale = scale(args.paper_scale);
+    let selection = Selection::parse(&args.set)?;
+    let scale = selection.apply(scale(args.paper_scale))?;
     let samples = args.repeats.unwrap_or(SAMPLES_DEFAULT).max(1);
     let traces = args.out.join("traces");
     std::fs::create_dir_all(&traces).with_context(|| format!("creating {}", traces.display()))?;
@@ -223,7 +321,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
         .points
         .iter()
         .flat_map(|point| (0..samples).map(move |sample| (*point, sample)))
-        .map(|(point, sample)| (point, sample, traces.join(format!("{}-{sample}.nlt", point.file_stem()))))
+        .map(|(point, sample)| (point, sample, traces.join(scale.trace_name(&point, sample))))
         .collect();
     preflight(captures.iter().filter(|(_, _, path)| !path.exists()).map(|(point, _, _)| point))?;
     let mut rows = Vec::new();
@@ -234,6 +332,7 @@ pub fn run(args: &ExperimentArgs) -> Result<()> {
             if scale.every_victim_at_every_rho || rho_index == 0 {
                 victims.extend([COST_BENEFIT, GREEDY_LOG_AWARE]);
             }
+            victims.retain(|victim| selection.takes(victim));
             for victim in victims {
                 for separate in [false, true] {
                     eprintln!(
@@ -645,6 +744,13 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
          the mean throughput ratio ≥ {PAPER_THROUGHPUT_RATIO}, with both ranges over the captures excluding 1.0.",
         scale.fs_size, scale.device_writes
     ));
+    if !args.set.is_empty() {
+        summary.paragraph(&format!(
+            "Part of the {} matrix, chosen with{}.",
+            if args.paper_scale { "paper-scale" } else { "quick" },
+            Selection::arguments(&args.set)
+        ));
+    }
     let table: Vec<Vec<String>> = verdicts
         .iter()
         .map(|verdict| {
@@ -760,9 +866,11 @@ fn write_results(out: &Path, scale: &Scale, rows: &[Row], samples: usize, args: 
         .code(
             "sh",
             &format!(
-                "nandlab reproduce journal --seed {} --out DIR{}   # as root: captures into DIR/traces first",
+                "nandlab reproduce journal --seed {} --out DIR{}{}{}   # as root: captures into DIR/traces first",
                 args.seed,
-                if args.paper_scale { " --paper-scale" } else { "" }
+                if args.paper_scale { " --paper-scale" } else { "" },
+                args.repeats.map_or_else(String::new, |repeats| format!(" --repeats {repeats}")),
+                Selection::arguments(&args.set)
             ),
         );
     dir.write_summary(&summary)?;
@@ -934,6 +1042,57 @@ mod tests {
         assert_eq!(csv.lines().count(), 5);
         let summary = std::fs::read_to_string(dir.path().join("summary.md")).expect("summary");
         assert!(summary.contains("0 of 1 points reproduce the claim"), "{summary}");
+    }
+
+    fn selected(set: &[&str], paper: bool) -> Result<(Selection, Scale)> {
+        let set: Vec<String> = set.iter().map(|assignment| (*assignment).to_owned()).collect();
+        let selection = Selection::parse(&set)?;
+        let scale = selection.apply(scale(paper))?;
+        Ok((selection, scale))
+    }
+
+    #[test]
+    fn set_keys_choose_the_journal_size_sweep_at_paper_scale() {
+        let (selection, scale) =
+            selected(&["points=fio fsync=1 data=ordered", "victims=greedy", "capture_writes=4"], true).expect("valid");
+        let journals: Vec<Option<u32>> = scale.points.iter().map(|point| point.journal_mib).collect();
+        assert_eq!(journals, [None, Some(16), Some(64), Some(256)]);
+        assert!(scale.points.iter().all(|point| point.load == Load::Fio { fsync: 1, libaio: false }));
+        assert_eq!(scale.device_writes, 4);
+        assert!(selection.takes(&GREEDY) && !selection.takes(&COST_BENEFIT) && !selection.takes(&GREEDY_LOG_AWARE));
+        let (everything, full) = selected(&[], true).expect("no keys");
+        assert_eq!(full.points.len(), 18);
+        assert_eq!(full.device_writes, 10);
+        assert!(everything.takes(&GREEDY_LOG_AWARE));
+        let (_, two) = selected(&["points=varmail, j=64MiB"], true).expect("two parts");
+        assert_eq!(two.points.len(), 4, "varmail and the 64 MiB journal, in both modes");
+    }
+
+    #[test]
+    fn bad_set_values_are_refused_naming_the_key() {
+        for (assignment, expected) in [
+            ("points=fio fsync=7", "points"),
+            ("victims=lru", "lru"),
+            ("capture_writes=0", "capture_writes"),
+            ("capture_writes=101", "capture_writes"),
+            ("capture_writes=four", "capture_writes"),
+            ("journal=16", "points, victims, capture_writes"),
+        ] {
+            let error = selected(&[assignment], false).err().expect(assignment).to_string();
+            assert!(error.contains(expected), "{assignment}: {error}");
+        }
+        // The quick scale has no journal sweep.
+        assert!(selected(&["points=j=16MiB"], false).is_err());
+    }
+
+    #[test]
+    fn traces_of_different_scales_and_lengths_have_different_names() {
+        let point = scale(false).points[0];
+        let (_, short) = selected(&["capture_writes=2"], false).expect("valid");
+        let names =
+            [scale(false).trace_name(&point, 0), scale(true).trace_name(&point, 0), short.trace_name(&point, 0)];
+        assert_eq!(names[0], "fio-fsync-1-data-ordered-j-default-256M-4x-0.nlt");
+        assert!(names[0] != names[1] && names[0] != names[2] && names[1] != names[2], "{names:?}");
     }
 
     #[test]
