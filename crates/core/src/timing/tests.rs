@@ -527,12 +527,8 @@ fn timing_an_open_loop_backlog_on_one_die_completes_as_the_closed_form_says() {
     // in s = read + transfer = 60 us: the die never idles once the first
     // arrives, so request i (arriving at i us) completes at (i + 1) s and
     // waits (i + 1) s - i us; nearly all of it in the backlog.
-    let (config, geometry) = config(&[
-        "device.channels=1",
-        "device.chips_per_channel=1",
-        "timing.arrival=\"open\"",
-        "timing.queue_depth=4",
-    ]);
+    let (config, geometry) =
+        config(&["device.channels=1", "device.chips_per_channel=1", "timing.arrival=\"open\"", "timing.queue_depth=4"]);
     let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
     submit(&mut ftl, &Request { op: Op::Write, start: Lpn(0), pages: 64, stream: StreamId(0) }).expect("fill");
     let (gap_ns, count) = (1_000, 2_000_u64);
@@ -559,7 +555,13 @@ fn timing_an_open_loop_backlog_on_one_die_completes_as_the_closed_form_says() {
 /// now and then a time earlier than the one before, priorities and deadlines.
 fn open_loop_requests() -> impl proptest::strategy::Strategy<Value = Vec<TimedRequest>> {
     use proptest::prelude::*;
-    let request = (0u8..10, 0u32..1_400, 1u32..6, prop_oneof![Just(0u64), 0..2_000u64, (0..40u64).prop_map(|tens| tens * 10_000), 0..400_000u64], 0u8..20);
+    let request = (
+        0u8..10,
+        0u32..1_400,
+        1u32..6,
+        prop_oneof![Just(0u64), 0..2_000u64, (0..40u64).prop_map(|tens| tens * 10_000), 0..400_000u64],
+        0u8..20,
+    );
     proptest::collection::vec(request, 1..300).prop_map(|drawn| {
         let mut now = 0_u64;
         drawn
@@ -590,7 +592,12 @@ const BACKLOG_SETUPS: [&[&str]; 7] = [
     &["timing.queue_depth=4"],
     &["timing.queues=3", "timing.queue_depth=2"],
     &["timing.interface=\"sata\"", "timing.queue_depth=3"],
-    &["timing.interface=\"sata\"", "timing.queue_depth=8", "timing.write_buffer_pages=16", "timing.priority_aware_gc=true"],
+    &[
+        "timing.interface=\"sata\"",
+        "timing.queue_depth=8",
+        "timing.write_buffer_pages=16",
+        "timing.priority_aware_gc=true",
+    ],
     &["timing.queues=2", "timing.queue_depth=3", "timing.write_buffer_pages=8", "timing.priority_aware_gc=true"],
     &["timing.stripe_pages=4", "timing.write_buffer_pages=32", "timing.flush=\"stripe-merge\"", "timing.queue_depth=2"],
     &["timing.die_queue=\"edf\"", "timing.queue_depth=6", "timing.multi_plane=true", "device.planes_per_die=2"],
