@@ -636,7 +636,7 @@ impl Engine {
     fn open_arrival<T: TranslationLayer>(&mut self, ftl: &mut T, intake: &mut Intake<'_>) -> Result<(), FtlError> {
         let Some(next) = intake.next else { return Ok(()) };
         let host_queue = &self.queues[self.next_queue as usize];
-        let waits = !host_queue.waiting.is_empty() || !self.fetches(self.next_queue, &next);
+        let waits = !host_queue.waiting.is_empty() || !self.fetches(self.next_queue, next.request.op);
         let all_full = u64::from(self.outstanding) == intake.slots;
         if waits && (self.queues.len() == 1 || all_full) && self.defers_arrivals() {
             intake.backlog = true;
@@ -666,7 +666,21 @@ impl Engine {
     /// is read from there if it arrived before now. Requests of the other
     /// queues read on the way join their queues, which are full; a request
     /// that has not arrived ends the backlog.
+    #[inline(always)]
     fn dispatch_open<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        intake: &mut Intake<'_>,
+        queue: u32,
+    ) -> Result<(), FtlError> {
+        if intake.backlog {
+            self.dispatch_backlog(ftl, intake, queue)
+        } else {
+            self.dispatch(ftl, queue)
+        }
+    }
+
+    fn dispatch_backlog<T: TranslationLayer>(
         &mut self,
         ftl: &mut T,
         intake: &mut Intake<'_>,
@@ -698,26 +712,28 @@ impl Engine {
     /// allows.
     fn dispatch<T: TranslationLayer>(&mut self, ftl: &mut T, queue: u32) -> Result<(), FtlError> {
         loop {
-            let Some(&head) = self.queues[queue as usize].waiting.front() else {
+            let Some(head) = self.queues[queue as usize].waiting.front() else {
                 return Ok(());
             };
-            if !self.fetches(queue, &head) {
+            if !self.fetches(queue, head.request.op) {
                 return Ok(());
             }
-            self.queues[queue as usize].waiting.pop_front();
-            self.start_request(ftl, head, queue)?;
+            let Some(timed) = self.queues[queue as usize].waiting.pop_front() else {
+                return Ok(());
+            };
+            self.start_request(ftl, timed, queue)?;
         }
     }
 
-    /// Whether `queue` fetches `head`, its first waiting request, now: while
-    /// its depth allows. On SATA a DISCARD waits for the device to drain and
-    /// blocks everything behind it.
+    /// Whether `queue` fetches its first waiting request, of operation
+    /// `head`, now: while its depth allows. On SATA a DISCARD waits for the
+    /// device to drain and blocks everything behind it.
     #[inline]
-    fn fetches(&self, queue: u32, head: &TimedRequest) -> bool {
+    fn fetches(&self, queue: u32, head: Op) -> bool {
         let host_queue = &self.queues[queue as usize];
         host_queue.outstanding < host_queue.depth
             && !(self.config.interface == Interface::Sata
-                && (self.discard_blocking || (head.request.op == Op::Trim && self.outstanding > 0)))
+                && (self.discard_blocking || (head == Op::Trim && self.outstanding > 0)))
     }
 
     fn start_request<T: TranslationLayer>(
