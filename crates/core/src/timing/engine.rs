@@ -273,15 +273,15 @@ pub struct Engine {
     host_epoch: u64,
     /// The source returned no more requests.
     source_dry: bool,
-    /// Every request completed: the dies finish their queued work, no new
-    /// background GC starts.
-    draining: bool,
-    stats: Stats,
     /// Tests: every open-loop request joins its host queue on arrival, as
     /// before backlogs waited in the source ([`Intake`]); the reference the
     /// backlog path must match.
     #[cfg(test)]
     queue_every_arrival: bool,
+    /// Every request completed: the dies finish their queued work, no new
+    /// background GC starts.
+    draining: bool,
+    stats: Stats,
 }
 
 /// The buffer flush jobs under way, for flush requests: a flush completes
@@ -416,30 +416,11 @@ impl Engine {
             map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
             host_epoch: 0,
             source_dry: false,
-            draining: false,
-            stats: Stats::new(geometry.page_size, config.series_interval_ns),
             #[cfg(test)]
             queue_every_arrival: false,
+            draining: false,
+            stats: Stats::new(geometry.page_size, config.series_interval_ns),
         }
-    }
-
-    /// Tests: see `queue_every_arrival`.
-    #[cfg(test)]
-    pub(crate) fn queueing_every_arrival(mut self) -> Self {
-        self.queue_every_arrival = true;
-        self
-    }
-
-    /// Whether open-loop requests may wait in the source ([`Intake`]).
-    #[cfg(test)]
-    fn defers_arrivals(&self) -> bool {
-        !self.queue_every_arrival
-    }
-
-    #[cfg(not(test))]
-    #[allow(clippy::unused_self)]
-    fn defers_arrivals(&self) -> bool {
-        true
     }
 
     /// Closed-loop `[[job]]`s: one host queue per job at that job's depth
@@ -646,6 +627,25 @@ impl Engine {
         self.arrive(ftl, timed, queue)?;
         self.read_next(ftl, intake);
         Ok(())
+    }
+
+    /// Tests: see `queue_every_arrival`.
+    #[cfg(test)]
+    pub(crate) fn queueing_every_arrival(mut self) -> Self {
+        self.queue_every_arrival = true;
+        self
+    }
+
+    /// Whether open-loop requests may wait in the source ([`Intake`]).
+    #[cfg(test)]
+    fn defers_arrivals(&self) -> bool {
+        !self.queue_every_arrival
+    }
+
+    #[cfg(not(test))]
+    #[allow(clippy::unused_self)]
+    fn defers_arrivals(&self) -> bool {
+        true
     }
 
     fn arrive<T: TranslationLayer>(
