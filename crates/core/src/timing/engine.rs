@@ -273,6 +273,11 @@ pub struct Engine {
     host_epoch: u64,
     /// The source returned no more requests.
     source_dry: bool,
+    /// Tests: every open-loop request joins its host queue on arrival, as
+    /// before backlogs waited in the source ([`Intake`]); the reference the
+    /// backlog path must match.
+    #[cfg(test)]
+    queue_every_arrival: bool,
     /// Every request completed: the dies finish their queued work, no new
     /// background GC starts.
     draining: bool,
@@ -335,6 +340,39 @@ impl FlushBarrier {
 /// each when it is fetched and the P2L entry of the old page halfway.
 const LOOKAHEAD: usize = 16;
 
+/// Where a run takes its requests from, and how far it has taken them.
+///
+/// Open loop: a request whose arrival time has come while every host queue
+/// is blocked (full, or SATA waiting out a DISCARD) would only wait in its
+/// queue, and so would every request after it. Such requests stay in the
+/// source instead (`backlog`), and a queue that frees a slot reads its next
+/// one from there: the backlog lives in the source's position, so the
+/// engine holds its queues' requests, not the trace's, whatever the arrival
+/// rate. Each request keeps its recorded arrival time, so its latency is
+/// the same as if it had waited in the queue.
+struct Intake<'s> {
+    source: &'s mut dyn RequestSource,
+    /// Requests to run.
+    requests: u64,
+    /// Requests taken into the host queues.
+    issued: u64,
+    /// Open loop: the next request, read from the source and not taken yet.
+    next: Option<TimedRequest>,
+    /// Open loop: every host queue was blocked when `next` arrived; it and
+    /// the requests after it that arrive before the event under way are
+    /// waiting in the source.
+    backlog: bool,
+    /// Requests all host queues hold in the device at once.
+    slots: u64,
+}
+
+impl<'s> Intake<'s> {
+    fn new(source: &'s mut dyn RequestSource, requests: u64, queues: &[HostQueue]) -> Self {
+        let slots = queues.iter().map(|queue| u64::from(queue.depth)).sum();
+        Self { source, requests, issued: 0, next: None, backlog: false, slots }
+    }
+}
+
 impl Engine {
     /// An idle device at time 0. The configuration must have been validated.
     pub fn new(geometry: &Geometry, config: &TimingConfig, ftl: &FtlConfig) -> Self {
@@ -378,6 +416,8 @@ impl Engine {
             map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
             host_epoch: 0,
             source_dry: false,
+            #[cfg(test)]
+            queue_every_arrival: false,
             draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
         }
@@ -439,8 +479,7 @@ impl Engine {
     ) -> Result<(), FtlError> {
         // The device starts idle: dies below the low watermark clean at once.
         self.wake_idle_dies(ftl)?;
-        let mut issued = 0;
-        let mut next_arrival = None;
+        let mut intake = Intake::new(source, requests, &self.queues);
         match self.config.arrival {
             Arrival::Closed => {
                 // Queues are `timing.queues` or one per job, both far below 2^32.
@@ -448,30 +487,24 @@ impl Engine {
                 let queues = self.queues.len() as u32;
                 for queue in 0..queues {
                     for _ in 0..self.queues[queue as usize].depth {
-                        if issued < requests {
-                            let Some(timed) = self.next_request_for(ftl, source, queue) else {
+                        if intake.issued < requests {
+                            let Some(timed) = self.next_request_for(ftl, intake.source, queue) else {
                                 break;
                             };
-                            issued += 1;
+                            intake.issued += 1;
                             self.arrive(ftl, timed, queue)?;
                         }
                     }
                 }
             }
-            Arrival::Open => {
-                next_arrival = if requests > 0 { self.next_request(ftl, source) } else { None };
-            }
+            Arrival::Open => self.read_next(ftl, &mut intake),
         }
         loop {
             let arrives_first =
                 |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
-            if let Some(timed) = next_arrival.filter(arrives_first) {
+            if let Some(timed) = intake.next.filter(|timed| !intake.backlog && arrives_first(timed)) {
                 self.now_ns = self.now_ns.max(timed.arrival.0);
-                issued += 1;
-                let queue = self.next_queue;
-                self.next_queue = (queue + 1) % self.config.queues;
-                self.arrive(ftl, timed, queue)?;
-                next_arrival = if issued < requests { self.next_request(ftl, source) } else { None };
+                self.open_arrival(ftl, &mut intake)?;
                 continue;
             }
             let Some(event) = self.events.pop() else {
@@ -484,6 +517,12 @@ impl Engine {
                     let Some(queue) = self.job_done(ftl, index)? else {
                         continue;
                     };
+                    if intake.backlog && self.config.interface == Interface::Sata {
+                        // `job_done` fetched what the queue held; requests
+                        // waiting in the source follow at once, as they would
+                        // from the queue.
+                        self.dispatch_open(ftl, &mut intake, queue)?;
+                    }
                     if let Some(series) = waf.as_deref_mut() {
                         series.observe(ftl.counters());
                     }
@@ -491,22 +530,22 @@ impl Engine {
                     if completed.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase: Phase::Measure, done: completed, total: requests });
                     }
-                    let exhausted = self.source_dry && self.ahead.is_empty() && next_arrival.is_none();
-                    if completed >= requests || (exhausted && completed == issued) {
+                    let exhausted = self.source_dry && self.ahead.is_empty() && intake.next.is_none();
+                    if completed >= requests || (exhausted && completed == intake.issued) {
                         self.draining = true;
                         continue;
                     }
-                    if self.config.arrival == Arrival::Closed && issued < requests {
-                        if let Some(timed) = self.next_request_for(ftl, source, queue) {
-                            issued += 1;
+                    if self.config.arrival == Arrival::Closed && intake.issued < requests {
+                        if let Some(timed) = self.next_request_for(ftl, intake.source, queue) {
+                            intake.issued += 1;
                             self.arrive(ftl, timed, queue)?;
-                        } else if self.job_queues && completed == issued {
+                        } else if self.job_queues && completed == intake.issued {
                             // Every job has issued everything and nothing is outstanding.
                             self.draining = true;
                             continue;
                         }
                     }
-                    self.dispatch(ftl, queue)?;
+                    self.dispatch_open(ftl, &mut intake, queue)?;
                 }
                 EventKind::ReadSensed => self.read_sensed(index),
                 EventKind::DieReady => {
@@ -552,6 +591,63 @@ impl Engine {
         self.ahead.pop_front()
     }
 
+    /// Open loop: reads the next request from the source, unless the run
+    /// has taken all it asked for.
+    fn read_next<T: TranslationLayer>(&mut self, ftl: &T, intake: &mut Intake<'_>) {
+        if intake.issued < intake.requests {
+            intake.next = self.next_request(ftl, intake.source);
+        }
+    }
+
+    /// Open loop: takes `intake.next` for the host queue whose turn it is
+    /// (round robin); returns it and that queue.
+    fn take_next(&mut self, intake: &mut Intake<'_>) -> Option<(TimedRequest, u32)> {
+        let timed = intake.next.take()?;
+        intake.issued += 1;
+        let queue = self.next_queue;
+        self.next_queue = (queue + 1) % self.config.queues;
+        Some((timed, queue))
+    }
+
+    /// Open loop: the next request's arrival time has come. It joins its
+    /// host queue, unless every queue is blocked: then it would only wait
+    /// there, and every request after it too, so they wait in the source
+    /// ([`Intake`]). One queue blocks alone; of several, each is blocked
+    /// when all are full (NVMe, the only interface with several).
+    fn open_arrival<T: TranslationLayer>(&mut self, ftl: &mut T, intake: &mut Intake<'_>) -> Result<(), FtlError> {
+        let Some(next) = intake.next else { return Ok(()) };
+        let host_queue = &self.queues[self.next_queue as usize];
+        let waits = !host_queue.waiting.is_empty() || !self.fetches(self.next_queue, next.request.op);
+        let all_full = u64::from(self.outstanding) == intake.slots;
+        if waits && (self.queues.len() == 1 || all_full) && self.defers_arrivals() {
+            intake.backlog = true;
+            return Ok(());
+        }
+        let Some((timed, queue)) = self.take_next(intake) else { return Ok(()) };
+        self.arrive(ftl, timed, queue)?;
+        self.read_next(ftl, intake);
+        Ok(())
+    }
+
+    /// Tests: see `queue_every_arrival`.
+    #[cfg(test)]
+    pub(crate) fn queueing_every_arrival(mut self) -> Self {
+        self.queue_every_arrival = true;
+        self
+    }
+
+    /// Whether open-loop requests may wait in the source ([`Intake`]).
+    #[cfg(test)]
+    fn defers_arrivals(&self) -> bool {
+        !self.queue_every_arrival
+    }
+
+    #[cfg(not(test))]
+    #[allow(clippy::unused_self)]
+    fn defers_arrivals(&self) -> bool {
+        true
+    }
+
     fn arrive<T: TranslationLayer>(
         &mut self,
         ftl: &mut T,
@@ -565,21 +661,61 @@ impl Engine {
         self.dispatch(ftl, queue)
     }
 
-    /// Fetches waiting requests of `queue` into the device while its depth
-    /// allows. On SATA a DISCARD waits for the device to drain and blocks
-    /// everything behind it.
-    fn dispatch<T: TranslationLayer>(&mut self, ftl: &mut T, queue: u32) -> Result<(), FtlError> {
+    /// [`Self::dispatch`], and in a backlog the queue's requests waiting in
+    /// the source: when the queue has room and holds none, its next request
+    /// is read from there if it arrived before now. Requests of the other
+    /// queues read on the way join their queues, which are full; a request
+    /// that has not arrived ends the backlog.
+    #[inline(always)]
+    fn dispatch_open<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        intake: &mut Intake<'_>,
+        queue: u32,
+    ) -> Result<(), FtlError> {
+        if intake.backlog {
+            self.dispatch_backlog(ftl, intake, queue)
+        } else {
+            self.dispatch(ftl, queue)
+        }
+    }
+
+    fn dispatch_backlog<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        intake: &mut Intake<'_>,
+        queue: u32,
+    ) -> Result<(), FtlError> {
         loop {
+            self.dispatch(ftl, queue)?;
             let host_queue = &self.queues[queue as usize];
-            let Some(head) = host_queue.waiting.front() else {
-                return Ok(());
-            };
-            if host_queue.outstanding >= host_queue.depth {
+            if !intake.backlog || !host_queue.waiting.is_empty() || host_queue.outstanding >= host_queue.depth {
                 return Ok(());
             }
-            if self.config.interface == Interface::Sata
-                && (self.discard_blocking || (head.request.op == Op::Trim && self.outstanding > 0))
-            {
+            loop {
+                let now = self.now_ns;
+                if intake.next.is_none_or(|next| next.arrival.0 >= now) {
+                    intake.backlog = false;
+                    return Ok(());
+                }
+                let Some((timed, to)) = self.take_next(intake) else { return Ok(()) };
+                self.queues[to as usize].waiting.push_back(timed);
+                self.read_next(ftl, intake);
+                if to == queue {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Fetches waiting requests of `queue` into the device while its depth
+    /// allows.
+    fn dispatch<T: TranslationLayer>(&mut self, ftl: &mut T, queue: u32) -> Result<(), FtlError> {
+        loop {
+            let Some(head) = self.queues[queue as usize].waiting.front() else {
+                return Ok(());
+            };
+            if !self.fetches(queue, head.request.op) {
                 return Ok(());
             }
             let Some(timed) = self.queues[queue as usize].waiting.pop_front() else {
@@ -587,6 +723,17 @@ impl Engine {
             };
             self.start_request(ftl, timed, queue)?;
         }
+    }
+
+    /// Whether `queue` fetches its first waiting request, of operation
+    /// `head`, now: while its depth allows. On SATA a DISCARD waits for the
+    /// device to drain and blocks everything behind it.
+    #[inline]
+    fn fetches(&self, queue: u32, head: Op) -> bool {
+        let host_queue = &self.queues[queue as usize];
+        host_queue.outstanding < host_queue.depth
+            && !(self.config.interface == Interface::Sata
+                && (self.discard_blocking || (head == Op::Trim && self.outstanding > 0)))
     }
 
     fn start_request<T: TranslationLayer>(

@@ -9,6 +9,9 @@ use crate::host::{submit, Op, Request};
 use crate::units::{Lpn, SimNs, StreamId};
 use crate::Config;
 
+/// Open-loop backlogs waiting in the request source.
+mod backlog;
+
 /// Requests replayed from a list.
 struct Script(std::vec::IntoIter<TimedRequest>);
 
