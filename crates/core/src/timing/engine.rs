@@ -910,10 +910,16 @@ impl Engine {
     }
 
     /// One operation of `job` finishes at `done_ns` (known when it starts).
+    /// Inline, so that background GC's operations (no job) cost a compare,
+    /// not a call.
+    #[inline]
     fn finish_op(&mut self, job: u32, done_ns: u64) {
-        if job == NO_JOB {
-            return;
+        if job != NO_JOB {
+            self.finish_job_op(job, done_ns);
         }
+    }
+
+    fn finish_job_op(&mut self, job: u32, done_ns: u64) {
         let entry = self.jobs.get_mut(job);
         entry.done_ns = entry.done_ns.max(done_ns);
         entry.open_ops -= 1;
@@ -1148,6 +1154,7 @@ impl Engine {
     /// a read from background GC (host operations go first): such a read is
     /// taken back ([`Self::take_back_early_read`]) and the event scheduled
     /// after all. False (nothing done) when the next operation is not a read.
+    #[inline]
     fn start_read_early(&mut self, die: u32, ready_ns: u64) -> bool {
         let read_ns = self.config.read_ns;
         let entry = &mut self.dies[die as usize];
