@@ -49,6 +49,9 @@ const NO_JOB: u32 = u32::MAX;
 /// How often (in completed requests) the observer hears about progress.
 const PROGRESS_INTERVAL: u64 = 1 << 16;
 
+/// "None" for a die's times (`Die::sensing_until_ns`, `Die::skipped_ready_ns`).
+const NO_TIME: u64 = u64::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum EventKind {
@@ -62,6 +65,11 @@ enum EventKind {
 
 fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
     Event { time_ns, payload: (u64::from(kind as u8) << 32) | u64::from(index) }
+}
+
+/// Where `event` stands in the processing order (time, then kind and index).
+fn order_key(event: Event) -> u128 {
+    (u128::from(event.time_ns) << 64) | u128::from(event.payload)
 }
 
 fn unpack(event: Event) -> (u64, EventKind, u32) {
@@ -137,6 +145,17 @@ struct Die {
     host_ops: VecDeque<QueuedOp>,
     /// Operations of the die's background GC step.
     gc_ops: VecDeque<QueuedOp>,
+    /// When the read in service finishes sensing ([`NO_TIME`] when none):
+    /// a `ReadSensed` event of another time is stale (its read was taken
+    /// back, see [`Engine::take_back_early_read`]).
+    sensing_until_ns: u64,
+    /// The time of a `DieReady` event this die skipped by starting its next
+    /// read when the previous command started ([`Engine::start_read_early`]),
+    /// when that read came from background GC: a host operation queued
+    /// before that event's turn takes the read back. [`NO_TIME`] when none.
+    skipped_ready_ns: u64,
+    /// `array_free_ns` before that early read.
+    array_free_before_read_ns: u64,
 }
 
 /// Which queue of a die a command comes from.
@@ -282,6 +301,17 @@ pub struct Engine {
     /// background GC starts.
     draining: bool,
     stats: Stats,
+    /// Where the engine stands in the processing order: the key of the
+    /// event in progress, or for an open-loop arrival the point the batch
+    /// loop processes it at (after every event at its time).
+    order_key: u128,
+    /// Start a die's next read when its previous command starts instead of
+    /// at a `DieReady` event (see [`Engine::start_read_early`]). Off where
+    /// a die's next operation can change in other ways than by a host
+    /// operation queued behind it (EDF queues, priority-aware cleaning,
+    /// multi-plane commands) and for live sessions, whose reports are read
+    /// between events.
+    early_reads: bool,
 }
 
 /// The buffer flush jobs under way, for flush requests: a flush completes
@@ -385,6 +415,9 @@ impl Engine {
                 command: Command::default(),
                 host_ops: VecDeque::with_capacity(4 * geometry.pages_per_block as usize),
                 gc_ops: VecDeque::with_capacity(2 * geometry.pages_per_block as usize + 1),
+                sensing_until_ns: NO_TIME,
+                skipped_ready_ns: NO_TIME,
+                array_free_before_read_ns: 0,
             })
             .collect();
         let queue_slots = (config.queues * config.queue_depth) as usize;
@@ -420,7 +453,20 @@ impl Engine {
             queue_every_arrival: false,
             draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
+            order_key: 0,
+            early_reads: config.die_queue == DieQueue::Fifo
+                && !config.priority_aware_gc
+                && (!config.multi_plane || geometry.planes_per_die == 1),
         }
+    }
+
+    /// Every die waits for a `DieReady` event before its next command, as
+    /// the model describes it: the reference the early-read path is
+    /// checked against.
+    #[cfg(test)]
+    pub(crate) fn event_by_event(mut self) -> Self {
+        self.early_reads = false;
+        self
     }
 
     /// Closed-loop `[[job]]`s: one host queue per job at that job's depth
@@ -504,14 +550,16 @@ impl Engine {
                 |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
             if let Some(timed) = intake.next.filter(|timed| !intake.backlog && arrives_first(timed)) {
                 self.now_ns = self.now_ns.max(timed.arrival.0);
+                self.order_key = self.order_key.max((u128::from(timed.arrival.0) << 64) | u128::from(u64::MAX));
                 self.open_arrival(ftl, &mut intake)?;
                 continue;
             }
             let Some(event) = self.events.pop() else {
                 break;
             };
-            let (time, kind, index) = unpack(event);
-            self.now_ns = time;
+            let Some((kind, index)) = self.enter(event) else {
+                continue;
+            };
             match kind {
                 EventKind::JobDone => {
                     let Some(queue) = self.job_done(ftl, index)? else {
@@ -555,6 +603,20 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Moves the clock to `event`; `None` for a stale event (a read taken
+    /// back), which is skipped without moving the clock.
+    #[inline]
+    fn enter(&mut self, event: Event) -> Option<(EventKind, u32)> {
+        let (time, kind, index) = unpack(event);
+        if kind == EventKind::ReadSensed && self.dies[index as usize].sensing_until_ns != time {
+            return None;
+        }
+        self.now_ns = time;
+        self.order_key = order_key(event);
+        self.stats.events += 1;
+        Some((kind, index))
     }
 
     // ----- host interface -----
@@ -995,10 +1057,16 @@ impl Engine {
     }
 
     /// One operation of `job` finishes at `done_ns` (known when it starts).
+    /// Inline, so that background GC's operations (no job) cost a compare,
+    /// not a call.
+    #[inline]
     fn finish_op(&mut self, job: u32, done_ns: u64) {
-        if job == NO_JOB {
-            return;
+        if job != NO_JOB {
+            self.finish_job_op(job, done_ns);
         }
+    }
+
+    fn finish_job_op(&mut self, job: u32, done_ns: u64) {
         let entry = self.jobs.get_mut(job);
         entry.done_ns = entry.done_ns.max(done_ns);
         entry.open_ops -= 1;
@@ -1031,6 +1099,9 @@ impl Engine {
                 self.dies[die as usize].host_ops.insert(at, queued);
             } else {
                 self.dies[die as usize].host_ops.push_back(queued);
+            }
+            if self.dies[die as usize].skipped_ready_ns != NO_TIME {
+                self.take_back_early_read(die);
             }
             if !multi_plane && !self.dies[die as usize].busy {
                 self.start_command(die, Queue::Host);
@@ -1192,23 +1263,94 @@ impl Engine {
                 let array_start = transferred.max(entry.array_free_ns);
                 entry.array_free_ns = array_start + array_ns;
                 let done = entry.array_free_ns;
-                self.events.push(pack(array_start, EventKind::DieReady, die));
                 self.stats.busy_until(done);
                 self.finish_command(die, done);
+                self.ready_at(die, array_start);
             }
             FlashOpKind::Read => {
                 let sensed = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = sensed;
+                entry.sensing_until_ns = sensed;
                 self.events.push(pack(sensed, EventKind::ReadSensed, die));
             }
             FlashOpKind::Erase => {
                 let done = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = done;
-                self.events.push(pack(done, EventKind::DieReady, die));
                 self.stats.busy_until(done);
                 self.finish_command(die, done);
+                self.ready_at(die, done);
             }
         }
+    }
+
+    /// The die can take its next command at `ready_ns`: a `DieReady` event
+    /// then, unless the read it would start can start now.
+    #[inline]
+    fn ready_at(&mut self, die: u32, ready_ns: u64) {
+        if !(self.early_reads && self.start_read_early(die, ready_ns)) {
+            self.events.push(pack(ready_ns, EventKind::DieReady, die));
+        }
+    }
+
+    /// Starts now the read the die's `DieReady` event at `ready_ns` would
+    /// start, and skips that event: one event fewer per read that follows
+    /// another command (most GC copies). A read needs no channel until it
+    /// has sensed, so its sense end depends only on the die's array; what
+    /// the skipped event would have decided can change only if a host
+    /// operation is queued at the die before the event's turn, and only for
+    /// a read from background GC (host operations go first): such a read is
+    /// taken back ([`Self::take_back_early_read`]) and the event scheduled
+    /// after all. False (nothing done) when the next operation is not a read.
+    #[inline]
+    fn start_read_early(&mut self, die: u32, ready_ns: u64) -> bool {
+        let read_ns = self.config.read_ns;
+        let entry = &mut self.dies[die as usize];
+        let from_gc = entry.host_ops.is_empty();
+        let ops = if from_gc { &mut entry.gc_ops } else { &mut entry.host_ops };
+        let Some(&read) = ops.front().filter(|op| op.kind == FlashOpKind::Read) else {
+            return false;
+        };
+        let sensed = entry.array_free_ns.max(ready_ns) + read_ns;
+        if sensed == ready_ns {
+            // Its `ReadSensed` would come before the skipped event's turn.
+            return false;
+        }
+        ops.pop_front();
+        entry.command.start(read);
+        entry.skipped_ready_ns = if from_gc { ready_ns } else { NO_TIME };
+        entry.array_free_before_read_ns = entry.array_free_ns;
+        entry.array_free_ns = sensed;
+        entry.sensing_until_ns = sensed;
+        self.stats.die_busy_ns += read_ns;
+        if read.gc {
+            self.stats.gc_die_busy_ns += read_ns;
+        }
+        self.events.push(pack(sensed, EventKind::ReadSensed, die));
+        true
+    }
+
+    /// A host operation was just queued at `die`, which started a
+    /// background GC read early: if the skipped `DieReady` event's turn has
+    /// not come yet, that event would have started the host operation
+    /// instead, so the read goes back to the front of the GC queue and the
+    /// event is scheduled. Its `ReadSensed` event stays queued, stale.
+    fn take_back_early_read(&mut self, die: u32) {
+        let read_ns = self.config.read_ns;
+        let entry = &mut self.dies[die as usize];
+        let ready_ns = std::mem::replace(&mut entry.skipped_ready_ns, NO_TIME);
+        let skipped = order_key(pack(ready_ns, EventKind::DieReady, die));
+        if self.order_key >= skipped {
+            return;
+        }
+        let read = entry.command.ops[0];
+        entry.gc_ops.push_front(read);
+        entry.array_free_ns = entry.array_free_before_read_ns;
+        entry.sensing_until_ns = NO_TIME;
+        self.stats.die_busy_ns -= read_ns;
+        if read.gc {
+            self.stats.gc_die_busy_ns -= read_ns;
+        }
+        self.events.push(pack(ready_ns, EventKind::DieReady, die));
     }
 
     /// Every operation of the die's command finishes at `done_ns`.
@@ -1224,7 +1366,10 @@ impl Engine {
     /// A read command's pages leave the registers over the bus, one after
     /// the other; then the die is ready.
     fn read_sensed(&mut self, die: u32) {
-        let channel = self.dies[die as usize].channel;
+        let entry = &mut self.dies[die as usize];
+        entry.sensing_until_ns = NO_TIME;
+        entry.skipped_ready_ns = NO_TIME;
+        let channel = entry.channel;
         let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
         for index in 0..self.dies[die as usize].command.len {
             let job = self.dies[die as usize].command.ops[index].job;
@@ -1233,6 +1378,6 @@ impl Engine {
         }
         self.channel_free_ns[channel] = transferred;
         self.stats.busy_until(transferred);
-        self.events.push(pack(transferred, EventKind::DieReady, die));
+        self.ready_at(die, transferred);
     }
 }

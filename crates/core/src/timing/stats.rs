@@ -110,6 +110,11 @@ pub struct TimedReport {
     /// Per-job results of a run with `[[job]]` tables, by job index (absent without).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobTiming>,
+    /// Events the engine processed: a measure of the simulator's own work
+    /// (`nandlab bench --timing` prints it per request), not of the device,
+    /// so it stays out of the JSON.
+    #[serde(skip)]
+    pub events: u64,
 }
 
 /// What one job's requests saw in a timed run.
@@ -192,6 +197,8 @@ pub struct Stats {
     pub discard_map_misses: u64,
     pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
+    /// Events processed (see [`TimedReport::events`]).
+    pub events: u64,
     deadlines: DeadlineReport,
     worst_lateness_ns: u64,
     series: Series,
@@ -231,6 +238,7 @@ impl Stats {
             discard_map_misses: 0,
             unmapped_read_pages: 0,
             host_pages_written: 0,
+            events: 0,
             deadlines: DeadlineReport::default(),
             worst_lateness_ns: 0,
             series: Series::new(series_interval_ns),
@@ -401,6 +409,7 @@ impl Stats {
                     gc_share: share(job.cost.gc_copies, device.gc_copies),
                 })
                 .collect(),
+            events: self.events,
         }
     }
 }

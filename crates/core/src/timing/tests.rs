@@ -495,3 +495,64 @@ fn timing_closed_jobs_keep_their_own_depths() {
         assert!(outstanding > f64::from(depth) * 0.3, "{outstanding} outstanding at depth {depth}");
     }
 }
+
+/// A `small` device (with `overrides`) aged by random overwrites, so GC runs
+/// at once, then `requests` requests of its random workload through the
+/// engine as configured and through the engine event by event: both
+/// reports (events aside) and both layers' counters, and the two event
+/// counts.
+fn early_reads_against_event_by_event(overrides: &[&str], requests: u64) -> (TimedReport, TimedReport) {
+    let (config, geometry) = config(overrides);
+    let mut aged = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    let logical = u64::from(geometry.logical_pages);
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..3 * logical {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        #[allow(clippy::cast_possible_truncation)]
+        let lpn = ((state >> 33) % logical) as u32;
+        aged.write(Lpn(lpn), StreamId(0)).expect("ageing write");
+    }
+    let run = |engine: Engine| {
+        let mut ftl = aged.clone();
+        let mut workload = crate::workload::Synthetic::new(&config.workload, &geometry, 5);
+        let iops = (config.timing.arrival == Arrival::Open).then_some(config.timing.arrival_iops);
+        let mut source = SyntheticSource::new(&mut workload, Arrivals::new(iops, 0.1, 6));
+        let report = engine.run(&mut ftl, &mut source, requests, &mut |_| {}).expect("timed run");
+        (report, ftl.counters().clone())
+    };
+    let engine = || Engine::new(&geometry, &config.timing, &config.ftl);
+    let (early, early_counters) = run(engine());
+    let (reference, reference_counters) = run(engine().event_by_event());
+    assert_eq!(early_counters, reference_counters, "the layer saw the same operations");
+    assert_eq!(TimedReport { events: 0, ..early.clone() }, TimedReport { events: 0, ..reference.clone() });
+    assert!(reference.requests == requests && reference.gc_die_time_share > 0.1, "GC ran: {reference:?}");
+    (early, reference)
+}
+
+#[test]
+fn timing_early_reads_give_the_event_by_event_run() {
+    let random = ["workload.pattern=\"random\"", "workload.request_pages=1"];
+    let cases: [&[&str]; 5] = [
+        // Closed loop, writes: GC copies, each a read after a program.
+        &["timing.queue_depth=32", "workload.read_fraction=0"],
+        // Host reads and background cleaning compete for the dies.
+        &["timing.queue_depth=8", "timing.gc_low_blocks=8", "workload.read_fraction=0.5"],
+        // Open loop: arrivals between a skipped event and its turn take reads back.
+        &[
+            "timing.arrival=\"open\"",
+            "timing.arrival_iops=3000",
+            "timing.gc_low_blocks=8",
+            "workload.read_fraction=0.3",
+            "workload.trim_fraction=0.05",
+        ],
+        // A write buffer and several host queues.
+        &["timing.write_buffer_pages=32", "timing.queues=4", "timing.queue_depth=4", "workload.read_fraction=0.3"],
+        // Multi-page requests across dies.
+        &["timing.queue_depth=16", "workload.request_pages=4", "workload.read_fraction=0.4"],
+    ];
+    for overrides in cases {
+        let all: Vec<&str> = random.iter().chain(overrides).copied().collect();
+        let (early, reference) = early_reads_against_event_by_event(&all, 20_000);
+        assert!(early.events < reference.events, "{overrides:?}: {} against {} events", early.events, reference.events);
+    }
+}

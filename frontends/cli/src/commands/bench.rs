@@ -69,6 +69,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 timed.iops,
                 timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us)
             )?;
+            #[allow(clippy::cast_precision_loss)]
+            let events_per_request = timed.events as f64 / timed.requests.max(1) as f64;
+            writeln!(out, "engine events / request    {events_per_request:>12.2}")?;
         } else {
             simulation.write_only(args.writes)?;
         }

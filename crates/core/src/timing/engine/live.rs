@@ -11,7 +11,7 @@
 //! applications are seen one after another (queue depth 1 on the host side;
 //! the device's own write buffer and background work still overlap them).
 
-use super::{unpack, Engine, EventKind};
+use super::{Engine, EventKind};
 use crate::ftl::{FtlError, TranslationLayer};
 use crate::timing::source::TimedRequest;
 use crate::timing::stats::{FlashCost, TimedReport};
@@ -19,8 +19,11 @@ use crate::units::SimNs;
 
 impl Engine {
     /// Starts a live session on `ftl`: recording on, and dies below the low
-    /// watermark begin cleaning at once (the device starts idle).
+    /// watermark begin cleaning at once (the device starts idle). Reports
+    /// are read between events, so every die waits for its `DieReady`
+    /// event (no early reads, whose die time is counted ahead).
     pub fn live_start<T: TranslationLayer>(&mut self, ftl: &mut T) -> Result<(), FtlError> {
+        self.early_reads = false;
         ftl.set_recording(true);
         self.wake_idle_dies(ftl)
     }
@@ -73,8 +76,9 @@ impl Engine {
         let Some(event) = self.events.pop() else {
             return Ok(false);
         };
-        let (time, kind, index) = unpack(event);
-        self.now_ns = time;
+        let Some((kind, index)) = self.enter(event) else {
+            return Ok(true);
+        };
         match kind {
             EventKind::JobDone => {
                 if let Some(queue) = self.job_done(ftl, index)? {
