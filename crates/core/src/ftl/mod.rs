@@ -696,56 +696,61 @@ impl PageFtl {
 }
 
 impl PageFtl {
-    /// Copies the valid pages among `pages` (a victim's, streamed in order)
-    /// to the GC open block of `unit`. The flash, the valid count and the
-    /// counters take each run of copies into one GC block at once; the
-    /// mapping and the recorded operations (a read, then a program, per
-    /// copy) change page by page, as one-by-one copying would change them.
+    /// Copies the valid pages among `first..end` (a victim's) to the GC open
+    /// block of `unit`, in the victim's page order. Two passes: the victim's
+    /// P2L is streamed once and compacted in place to the logical pages it
+    /// still holds (without a branch per page, whose outcome is a coin
+    /// toss), then they are copied in runs, one per GC block they fill,
+    /// prefetching the L2P entries of the copies ahead. The mapping ends as
+    /// one-by-one copying leaves it, and the recorded operations (a read,
+    /// then a program, per copy) are the same, in the same order.
     fn copy_valid_pages(&mut self, unit: UnitId, first: usize, end: usize) -> Result<(), FtlError> {
-        /// Pages of look-ahead for the L2P entries GC will update.
-        const COPY_LOOKAHEAD: usize = 8;
+        let moved = first..first + compact_mapped(&mut self.p2l[first..end]);
+        for index in moved.clone().take(COPY_LOOKAHEAD) {
+            prefetch(&self.l2p, self.p2l[index] as usize);
+        }
         let open_index = self.config.streams as usize * self.units as usize + unit.index();
-        let pages_per_block = self.geometry.pages_per_block;
-        // The GC block being filled, its write pointer when the run began, and now.
-        let mut run: Option<(BlockId, u32, u32)> = None;
-        for old in first..end {
-            if let Some(&ahead) = self.p2l.get(old + COPY_LOOKAHEAD).filter(|_| old + COPY_LOOKAHEAD < end) {
-                if ahead != NONE {
-                    prefetch(&self.l2p, ahead as usize);
-                }
-            }
-            let lpn = self.p2l[old];
-            if lpn == NONE {
-                continue;
-            }
-            self.p2l[old] = NONE;
-            let (block, start, next) = match run {
-                Some(open) => open,
-                None => {
-                    let block = match self.open[open_index] {
-                        NONE => self.open_free_block(unit)?,
-                        block => BlockId(block),
-                    };
-                    let pointer = self.flash.write_pointer(block);
-                    (block, pointer, pointer)
-                }
+        let mut from = moved.start;
+        while from < moved.end {
+            let block = match self.open[open_index] {
+                NONE => self.open_free_block(unit)?,
+                block => BlockId(block),
             };
-            let new = self.geometry.page_address(block, next);
-            self.l2p[lpn as usize] = new.0;
-            self.p2l[new.index()] = lpn;
-            self.record(FlashOpKind::Read, unit, true);
-            self.record(FlashOpKind::Program, unit, true);
-            self.mapping_moved(Lpn(lpn));
-            run = Some((block, start, next + 1));
-            if next + 1 == pages_per_block {
-                self.finish_gc_run(unit, block, next + 1 - start, open_index)?;
-                run = None;
+            let pointer = self.flash.write_pointer(block);
+            let room = (self.geometry.pages_per_block - pointer) as usize;
+            let run = from..moved.end.min(from + room);
+            self.remap_run(run.clone(), moved.end, self.geometry.page_address(block, pointer).index());
+            self.recorder.record_copies(unit, run.len());
+            from = run.end;
+            // A run fits in a block, so its length fits in a u32.
+            #[allow(clippy::cast_possible_truncation)]
+            self.finish_gc_run(unit, block, run.len() as u32, open_index)?;
+        }
+        if self.demand.is_some() {
+            for index in moved {
+                self.mapping_moved(Lpn(self.p2l[index]));
             }
         }
-        if let Some((block, start, next)) = run {
-            self.finish_gc_run(unit, block, next - start, open_index)?;
-        }
+        self.p2l[first..end].fill(NONE);
         Ok(())
+    }
+
+    /// Moves the logical pages listed at `p2l[run]` to the consecutive
+    /// physical pages from `to`: their L2P entries point there, P2L back.
+    /// The L2P entries of the list's next pages, up to `listed_end`, are
+    /// prefetched a few copies ahead.
+    #[inline]
+    fn remap_run(&mut self, run: std::ops::Range<usize>, listed_end: usize, to: usize) {
+        for (offset, index) in run.clone().enumerate() {
+            if index + COPY_LOOKAHEAD < listed_end {
+                prefetch(&self.l2p, self.p2l[index + COPY_LOOKAHEAD] as usize);
+            }
+            // Page numbers fit in a u32 (the geometry checks the device's size).
+            #[allow(clippy::cast_possible_truncation)]
+            let new = (to + offset) as u32;
+            self.l2p[self.p2l[index] as usize] = new;
+        }
+        self.p2l.copy_within(run, to);
     }
 
     /// Programs a run of `pages` GC copies into `block` on the flash and
@@ -764,6 +769,23 @@ impl PageFtl {
         }
         Ok(())
     }
+}
+
+/// GC copies of look-ahead for the L2P entries it updates.
+const COPY_LOOKAHEAD: usize = 8;
+
+/// Moves the mapped entries of a stretch of P2L to its front, in order, and
+/// returns how many there are (what lies beyond them is left as it was).
+/// Branch-free: each entry is stored, and the end moves past it only if it
+/// is mapped.
+fn compact_mapped(p2l: &mut [u32]) -> usize {
+    let mut mapped = 0;
+    for index in 0..p2l.len() {
+        let lpn = p2l[index];
+        p2l[mapped] = lpn;
+        mapped += usize::from(lpn != NONE);
+    }
+    mapped
 }
 
 impl TranslationLayer for PageFtl {
