@@ -741,14 +741,21 @@ impl PageFtl {
     /// prefetched a few copies ahead.
     #[inline]
     fn remap_run(&mut self, run: std::ops::Range<usize>, listed_end: usize, to: usize) {
-        for (offset, index) in run.clone().enumerate() {
-            if index + COPY_LOOKAHEAD < listed_end {
-                prefetch(&self.l2p, self.p2l[index + COPY_LOOKAHEAD] as usize);
-            }
-            // Page numbers fit in a u32 (the geometry checks the device's size).
-            #[allow(clippy::cast_possible_truncation)]
-            let new = (to + offset) as u32;
-            self.l2p[self.p2l[index] as usize] = new;
+        let (l2p, p2l) = (&mut self.l2p, &self.p2l);
+        // Page numbers fit in a u32 (the geometry checks the device's size).
+        #[allow(clippy::cast_possible_truncation)]
+        let mut new = to as u32;
+        // The copies whose look-ahead is still in the list, then the rest.
+        let ahead_end = listed_end.saturating_sub(COPY_LOOKAHEAD).clamp(run.start, run.end);
+        let ahead = p2l.get(run.start + COPY_LOOKAHEAD..ahead_end + COPY_LOOKAHEAD).unwrap_or_default();
+        for (&lpn, &next) in p2l[run.start..ahead_end].iter().zip(ahead) {
+            prefetch(l2p, next as usize);
+            l2p[lpn as usize] = new;
+            new += 1;
+        }
+        for &lpn in &p2l[ahead_end..run.end] {
+            l2p[lpn as usize] = new;
+            new += 1;
         }
         self.p2l.copy_within(run, to);
     }
