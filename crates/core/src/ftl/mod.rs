@@ -585,7 +585,7 @@ impl PageFtl {
         first
     }
 
-    #[inline]
+    #[inline(always)]
     fn invalidate(&mut self, ppn: Ppn) {
         self.p2l[ppn.index()] = NONE;
         let block = self.geometry.block_of_page(ppn);
@@ -663,14 +663,28 @@ impl PageFtl {
     /// step erases one block and opens at most one, so a unit whose sealed
     /// blocks hold no invalid page at all cannot recover: after as many steps
     /// as the unit has blocks without reaching the reserve, the device is full.
+    #[inline]
     fn collect_while_short(&mut self, unit: UnitId) -> Result<(), FtlError> {
+        if self.has_reserve(unit) {
+            return Ok(());
+        }
+        self.collect_to_reserve(unit)
+    }
+
+    #[inline(never)]
+    fn collect_to_reserve(&mut self, unit: UnitId) -> Result<(), FtlError> {
         for _ in 0..=self.geometry.blocks_per_plane {
-            if self.free[unit.index()].len() >= self.config.gc_threshold_blocks as usize {
+            if self.has_reserve(unit) {
                 return Ok(());
             }
             self.collect(unit)?;
         }
         Err(FtlError::OutOfSpace { unit: unit.0 })
+    }
+
+    #[inline]
+    fn has_reserve(&self, unit: UnitId) -> bool {
+        self.free[unit.index()].len() >= self.config.gc_threshold_blocks as usize
     }
 
     /// One garbage-collection step: copy the victim's valid pages to the GC
@@ -786,8 +800,18 @@ const COPY_LOOKAHEAD: usize = 8;
 /// Branch-free: each entry is stored, and the end moves past it only if it
 /// is mapped.
 fn compact_mapped(p2l: &mut [u32]) -> usize {
+    /// Entries read at once: the loop's own test and bounds checks amortised.
+    const STEP: usize = 4;
     let mut mapped = 0;
-    for index in 0..p2l.len() {
+    let mut index = 0;
+    while let Some(&step) = p2l.get(index..index + STEP).and_then(|entries| <&[u32; STEP]>::try_from(entries).ok()) {
+        for lpn in step {
+            p2l[mapped] = lpn;
+            mapped += usize::from(lpn != NONE);
+        }
+        index += STEP;
+    }
+    for index in index..p2l.len() {
         let lpn = p2l[index];
         p2l[mapped] = lpn;
         mapped += usize::from(lpn != NONE);
