@@ -516,14 +516,19 @@ impl PageFtl {
         prefetch(&self.l2p, lpn.index());
     }
 
-    /// Hint: `lpn` will be overwritten soon; fetch the P2L entry of the page
-    /// now holding it. Best issued some time after [`Self::prefetch_mapping`].
+    /// Hint: `lpn` will be overwritten soon; fetch what invalidating the
+    /// page now holding it touches: its P2L entry, its block's valid count
+    /// and state and the block's entry in the victim index. Best issued
+    /// some time after [`Self::prefetch_mapping`]. (An unmapped page's
+    /// `NONE` only makes the hints useless: a prefetch never faults.)
     #[inline]
     pub fn prefetch_old_page(&self, lpn: Lpn) {
         if let Some(&ppn) = self.l2p.get(lpn.index()) {
-            if ppn != NONE {
-                prefetch(&self.p2l, ppn as usize);
-            }
+            prefetch(&self.p2l, ppn as usize);
+            let block = self.geometry.block_of_page(Ppn(ppn)).index();
+            prefetch(&self.valid, block);
+            prefetch(&self.state, block);
+            self.victims.prefetch(block);
         }
     }
 

@@ -76,6 +76,14 @@ impl VictimIndex {
         }
     }
 
+    /// Hint: a page of `block` will be invalidated soon.
+    #[inline]
+    pub fn prefetch(&self, block: usize) {
+        if let Self::Greedy(buckets) = self {
+            super::prefetch::prefetch(&buckets.links, block);
+        }
+    }
+
     /// Removes and returns the next victim of `unit`, or `None` when the unit
     /// has no sealed block.
     pub fn select(&mut self, unit: UnitId, view: &BlockView<'_>, rng: &mut Xoshiro256PlusPlus) -> Option<BlockId> {
