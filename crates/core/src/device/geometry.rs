@@ -97,6 +97,10 @@ pub struct Geometry {
     /// arithmetic on the write path then shifts instead of dividing.
     #[serde(skip)]
     page_shift: Option<u32>,
+    /// log2(blocks_per_plane) when it is a power of two, likewise for
+    /// block-to-unit arithmetic (every invalidation needs the unit).
+    #[serde(skip)]
+    block_shift: Option<u32>,
 }
 
 /// Where a parallel unit sits in the hardware hierarchy.
@@ -170,6 +174,7 @@ impl Geometry {
             logical_pages,
             pe_cycles: config.pe_cycles,
             page_shift: config.pages_per_block.is_power_of_two().then(|| config.pages_per_block.trailing_zeros()),
+            block_shift: config.blocks_per_plane.is_power_of_two().then(|| config.blocks_per_plane.trailing_zeros()),
         })
     }
 
@@ -221,8 +226,12 @@ impl Geometry {
         unit.0 % self.dies()
     }
 
+    #[inline]
     pub fn unit_of_block(&self, block: BlockId) -> UnitId {
-        UnitId(block.0 / self.blocks_per_plane)
+        match self.block_shift {
+            Some(shift) => UnitId(block.0 >> shift),
+            None => UnitId(block.0 / self.blocks_per_plane),
+        }
     }
 
     pub fn first_block_of_unit(&self, unit: UnitId) -> BlockId {
@@ -288,4 +297,38 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
         ));
     }
     u32::try_from(logical_pages).map_err(|_| ConfigError::new("device.logical_pages", "too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry(blocks_per_plane: u32, pages_per_block: u32) -> Geometry {
+        let config = DeviceConfig {
+            channels: 2,
+            chips_per_channel: 3,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane,
+            pages_per_block,
+            page_size: 4096,
+            over_provisioning: Some(0.25),
+            logical_pages: None,
+            pe_cycles: 3000,
+        };
+        Geometry::from_config(&config).expect("valid geometry")
+    }
+
+    #[test]
+    fn address_arithmetic_is_the_same_whether_it_shifts_or_divides() {
+        for (blocks_per_plane, pages_per_block) in [(64, 64), (48, 64), (64, 48), (37, 13)] {
+            let geometry = geometry(blocks_per_plane, pages_per_block);
+            for page in 0..geometry.physical_pages() {
+                let block = geometry.block_of_page(Ppn(page));
+                assert_eq!(block.0, page / pages_per_block);
+                assert_eq!(geometry.page_in_block(Ppn(page)), page % pages_per_block);
+                assert_eq!(geometry.unit_of_block(block).0, block.0 / blocks_per_plane);
+            }
+        }
+    }
 }

@@ -100,6 +100,17 @@ impl Recorder {
         }
     }
 
+    /// Records `copies` GC copies in `unit`: a read, then a program, each.
+    #[inline]
+    pub fn record_copies(&mut self, unit: UnitId, copies: usize) {
+        if let Some(ops) = &mut self.ops {
+            for _ in 0..copies {
+                ops.push(FlashOp { kind: FlashOpKind::Read, unit, gc: true });
+                ops.push(FlashOp { kind: FlashOpKind::Program, unit, gc: true });
+            }
+        }
+    }
+
     pub fn ops(&self) -> &[FlashOp] {
         self.ops.as_deref().unwrap_or_default()
     }

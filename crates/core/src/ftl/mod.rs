@@ -516,14 +516,19 @@ impl PageFtl {
         prefetch(&self.l2p, lpn.index());
     }
 
-    /// Hint: `lpn` will be overwritten soon; fetch the P2L entry of the page
-    /// now holding it. Best issued some time after [`Self::prefetch_mapping`].
+    /// Hint: `lpn` will be overwritten soon; fetch what invalidating the
+    /// page now holding it touches: its P2L entry, its block's valid count
+    /// and state and the block's entry in the victim index. Best issued
+    /// some time after [`Self::prefetch_mapping`]. (An unmapped page's
+    /// `NONE` only makes the hints useless: a prefetch never faults.)
     #[inline]
     pub fn prefetch_old_page(&self, lpn: Lpn) {
         if let Some(&ppn) = self.l2p.get(lpn.index()) {
-            if ppn != NONE {
-                prefetch(&self.p2l, ppn as usize);
-            }
+            prefetch(&self.p2l, ppn as usize);
+            let block = self.geometry.block_of_page(Ppn(ppn)).index();
+            prefetch(&self.valid, block);
+            prefetch(&self.state, block);
+            self.victims.prefetch(block);
         }
     }
 
@@ -585,7 +590,7 @@ impl PageFtl {
         first
     }
 
-    #[inline]
+    #[inline(always)]
     fn invalidate(&mut self, ppn: Ppn) {
         self.p2l[ppn.index()] = NONE;
         let block = self.geometry.block_of_page(ppn);
@@ -663,14 +668,28 @@ impl PageFtl {
     /// step erases one block and opens at most one, so a unit whose sealed
     /// blocks hold no invalid page at all cannot recover: after as many steps
     /// as the unit has blocks without reaching the reserve, the device is full.
+    #[inline]
     fn collect_while_short(&mut self, unit: UnitId) -> Result<(), FtlError> {
+        if self.has_reserve(unit) {
+            return Ok(());
+        }
+        self.collect_to_reserve(unit)
+    }
+
+    #[inline(never)]
+    fn collect_to_reserve(&mut self, unit: UnitId) -> Result<(), FtlError> {
         for _ in 0..=self.geometry.blocks_per_plane {
-            if self.free[unit.index()].len() >= self.config.gc_threshold_blocks as usize {
+            if self.has_reserve(unit) {
                 return Ok(());
             }
             self.collect(unit)?;
         }
         Err(FtlError::OutOfSpace { unit: unit.0 })
+    }
+
+    #[inline]
+    fn has_reserve(&self, unit: UnitId) -> bool {
+        self.free[unit.index()].len() >= self.config.gc_threshold_blocks as usize
     }
 
     /// One garbage-collection step: copy the victim's valid pages to the GC
@@ -696,56 +715,68 @@ impl PageFtl {
 }
 
 impl PageFtl {
-    /// Copies the valid pages among `pages` (a victim's, streamed in order)
-    /// to the GC open block of `unit`. The flash, the valid count and the
-    /// counters take each run of copies into one GC block at once; the
-    /// mapping and the recorded operations (a read, then a program, per
-    /// copy) change page by page, as one-by-one copying would change them.
+    /// Copies the valid pages among `first..end` (a victim's) to the GC open
+    /// block of `unit`, in the victim's page order. Two passes: the victim's
+    /// P2L is streamed once and compacted in place to the logical pages it
+    /// still holds (without a branch per page, whose outcome is a coin
+    /// toss), then they are copied in runs, one per GC block they fill,
+    /// prefetching the L2P entries of the copies ahead. The mapping ends as
+    /// one-by-one copying leaves it, and the recorded operations (a read,
+    /// then a program, per copy) are the same, in the same order.
     fn copy_valid_pages(&mut self, unit: UnitId, first: usize, end: usize) -> Result<(), FtlError> {
-        /// Pages of look-ahead for the L2P entries GC will update.
-        const COPY_LOOKAHEAD: usize = 8;
+        let moved = first..first + compact_mapped(&mut self.p2l[first..end]);
+        for index in moved.clone().take(COPY_LOOKAHEAD) {
+            prefetch(&self.l2p, self.p2l[index] as usize);
+        }
         let open_index = self.config.streams as usize * self.units as usize + unit.index();
-        let pages_per_block = self.geometry.pages_per_block;
-        // The GC block being filled, its write pointer when the run began, and now.
-        let mut run: Option<(BlockId, u32, u32)> = None;
-        for old in first..end {
-            if let Some(&ahead) = self.p2l.get(old + COPY_LOOKAHEAD).filter(|_| old + COPY_LOOKAHEAD < end) {
-                if ahead != NONE {
-                    prefetch(&self.l2p, ahead as usize);
-                }
-            }
-            let lpn = self.p2l[old];
-            if lpn == NONE {
-                continue;
-            }
-            self.p2l[old] = NONE;
-            let (block, start, next) = match run {
-                Some(open) => open,
-                None => {
-                    let block = match self.open[open_index] {
-                        NONE => self.open_free_block(unit)?,
-                        block => BlockId(block),
-                    };
-                    let pointer = self.flash.write_pointer(block);
-                    (block, pointer, pointer)
-                }
+        let mut from = moved.start;
+        while from < moved.end {
+            let block = match self.open[open_index] {
+                NONE => self.open_free_block(unit)?,
+                block => BlockId(block),
             };
-            let new = self.geometry.page_address(block, next);
-            self.l2p[lpn as usize] = new.0;
-            self.p2l[new.index()] = lpn;
-            self.record(FlashOpKind::Read, unit, true);
-            self.record(FlashOpKind::Program, unit, true);
-            self.mapping_moved(Lpn(lpn));
-            run = Some((block, start, next + 1));
-            if next + 1 == pages_per_block {
-                self.finish_gc_run(unit, block, next + 1 - start, open_index)?;
-                run = None;
+            let pointer = self.flash.write_pointer(block);
+            let room = (self.geometry.pages_per_block - pointer) as usize;
+            let run = from..moved.end.min(from + room);
+            self.remap_run(run.clone(), moved.end, self.geometry.page_address(block, pointer).index());
+            self.recorder.record_copies(unit, run.len());
+            from = run.end;
+            // A run fits in a block, so its length fits in a u32.
+            #[allow(clippy::cast_possible_truncation)]
+            self.finish_gc_run(unit, block, run.len() as u32, open_index)?;
+        }
+        if self.demand.is_some() {
+            for index in moved {
+                self.mapping_moved(Lpn(self.p2l[index]));
             }
         }
-        if let Some((block, start, next)) = run {
-            self.finish_gc_run(unit, block, next - start, open_index)?;
-        }
+        self.p2l[first..end].fill(NONE);
         Ok(())
+    }
+
+    /// Moves the logical pages listed at `p2l[run]` to the consecutive
+    /// physical pages from `to`: their L2P entries point there, P2L back.
+    /// The L2P entries of the list's next pages, up to `listed_end`, are
+    /// prefetched a few copies ahead.
+    #[inline]
+    fn remap_run(&mut self, run: std::ops::Range<usize>, listed_end: usize, to: usize) {
+        let (l2p, p2l) = (&mut self.l2p, &self.p2l);
+        // Page numbers fit in a u32 (the geometry checks the device's size).
+        #[allow(clippy::cast_possible_truncation)]
+        let mut new = to as u32;
+        // The copies whose look-ahead is still in the list, then the rest.
+        let ahead_end = listed_end.saturating_sub(COPY_LOOKAHEAD).clamp(run.start, run.end);
+        let ahead = p2l.get(run.start + COPY_LOOKAHEAD..ahead_end + COPY_LOOKAHEAD).unwrap_or_default();
+        for (&lpn, &next) in p2l[run.start..ahead_end].iter().zip(ahead) {
+            prefetch(l2p, next as usize);
+            l2p[lpn as usize] = new;
+            new += 1;
+        }
+        for &lpn in &p2l[ahead_end..run.end] {
+            l2p[lpn as usize] = new;
+            new += 1;
+        }
+        self.p2l.copy_within(run, to);
     }
 
     /// Programs a run of `pages` GC copies into `block` on the flash and
@@ -764,6 +795,33 @@ impl PageFtl {
         }
         Ok(())
     }
+}
+
+/// GC copies of look-ahead for the L2P entries it updates.
+const COPY_LOOKAHEAD: usize = 8;
+
+/// Moves the mapped entries of a stretch of P2L to its front, in order, and
+/// returns how many there are (what lies beyond them is left as it was).
+/// Branch-free: each entry is stored, and the end moves past it only if it
+/// is mapped.
+fn compact_mapped(p2l: &mut [u32]) -> usize {
+    /// Entries read at once: the loop's own test and bounds checks amortised.
+    const STEP: usize = 4;
+    let mut mapped = 0;
+    let mut index = 0;
+    while let Some(&step) = p2l.get(index..index + STEP).and_then(|entries| <&[u32; STEP]>::try_from(entries).ok()) {
+        for lpn in step {
+            p2l[mapped] = lpn;
+            mapped += usize::from(lpn != NONE);
+        }
+        index += STEP;
+    }
+    for index in index..p2l.len() {
+        let lpn = p2l[index];
+        p2l[mapped] = lpn;
+        mapped += usize::from(lpn != NONE);
+    }
+    mapped
 }
 
 impl TranslationLayer for PageFtl {
