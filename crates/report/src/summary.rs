@@ -66,9 +66,9 @@ impl Verdict {
     #[must_use]
     pub fn of_ratio_range(paper: f64, measured: Option<(f64, f64, f64)>) -> Self {
         const TOLERANCE: f64 = 1.5;
-        let claims_an_effect = paper > TOLERANCE || paper < 1.0 / TOLERANCE;
+        let claims_an_effect = !(1.0 / TOLERANCE..=TOLERANCE).contains(&paper);
         match measured {
-            Some((_, low, high)) if claims_an_effect && low <= 1.0 && high >= 1.0 => Verdict::Differs,
+            Some((_, low, high)) if claims_an_effect && (low..=high).contains(&1.0) => Verdict::Differs,
             _ => Self::of_ratio(paper, measured.map(|(median, _, _)| median)),
         }
     }
