@@ -50,6 +50,22 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// Removes a test's image directory when the test ends, passed or failed,
+/// if the capture left it empty (what it left is kept to be looked at).
+struct RemoveWhenEmpty(PathBuf);
+
+impl RemoveWhenEmpty {
+    fn of(config: &CaptureConfig) -> Self {
+        Self(config.image_dir.clone())
+    }
+}
+
+impl Drop for RemoveWhenEmpty {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// Anything a capture left in its image directory or mounted from it;
 /// removes the (then empty) directory.
 fn leftovers(config: &CaptureConfig) -> Vec<String> {
@@ -104,6 +120,7 @@ fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
     let script = "dd if=/dev/zero of=victim bs=1M count=4 conv=fsync status=none && \
                   dd if=/dev/zero of=keeper bs=1M count=2 conv=fsync status=none && rm victim && sync";
     let Some((config, result)) = run("ext4", shell(script)) else { return };
+    let _cleanup = RemoveWhenEmpty::of(&config);
     let report = result.expect("capture runs");
     assert_eq!(report.exit_code, Some(0));
     assert_eq!(report.events_lost, 0);
@@ -140,6 +157,7 @@ fn an_ext4_capture_holds_writes_flushes_discards_and_journal_writes() {
 #[test]
 fn a_failing_workload_still_cleans_up_and_reports_its_exit_code() {
     let Some((config, result)) = run("failing", shell("echo data > f && exit 3")) else { return };
+    let _cleanup = RemoveWhenEmpty::of(&config);
     let report = result.expect("capture itself works");
     assert_eq!(report.exit_code, Some(3));
     let _ = std::fs::remove_file(&config.output);
@@ -164,6 +182,7 @@ fn an_in_process_single_erase_is_traced_under_the_workload_thread_name() {
     // capture with 4 KiB blocks has a DISCARD per deleted image,
     // crates/lab/tests/raw_uav_single.rs).
     let config = CaptureConfig { mkfs_options: vec!["-b".into(), "1024".into()], ..config("single-erase") };
+    let _cleanup = RemoveWhenEmpty::of(&config);
     let result = capture(&config, workload, &mut |line| eprintln!("{line}"));
     let report = result.expect("capture runs");
     assert_eq!(report.exit_code, Some(0));
