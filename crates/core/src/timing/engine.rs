@@ -1285,7 +1285,7 @@ impl Engine {
 
     /// The die can take its next command at `ready_ns`: a `DieReady` event
     /// then, unless the read it would start can start now.
-    #[inline]
+    #[inline(always)]
     fn ready_at(&mut self, die: u32, ready_ns: u64) {
         if !(self.early_reads && self.start_read_early(die, ready_ns)) {
             self.events.push(pack(ready_ns, EventKind::DieReady, die));
@@ -1301,7 +1301,7 @@ impl Engine {
     /// a read from background GC (host operations go first): such a read is
     /// taken back ([`Self::take_back_early_read`]) and the event scheduled
     /// after all. False (nothing done) when the next operation is not a read.
-    #[inline]
+    #[inline(always)]
     fn start_read_early(&mut self, die: u32, ready_ns: u64) -> bool {
         let read_ns = self.config.read_ns;
         let entry = &mut self.dies[die as usize];
@@ -1354,7 +1354,7 @@ impl Engine {
     }
 
     /// Every operation of the die's command finishes at `done_ns`.
-    #[inline]
+    #[inline(always)]
     fn finish_command(&mut self, die: u32, done_ns: u64) {
         // By index: copying the whole inline command costs more than the loop.
         for index in 0..self.dies[die as usize].command.len {
