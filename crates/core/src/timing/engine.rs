@@ -1151,7 +1151,9 @@ impl Engine {
     }
 
     /// The die is ready: host operations first, then background GC when
-    /// cleaning is allowed.
+    /// cleaning is allowed. Inlined into the event loop, where most
+    /// commands start.
+    #[inline(always)]
     fn start_next<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
         // One call site, so `start_command` inlines here, where most commands start.
         let queue = if self.dies[die as usize].host_ops.is_empty() {
@@ -1174,7 +1176,8 @@ impl Engine {
 
     /// One background GC step on the first unit of `die` below the low
     /// watermark: the FTL reclaims a victim now, the die pays for it as its
-    /// idle time allows.
+    /// idle time allows. Out of line: it runs once per victim, not per command.
+    #[inline(never)]
     fn plan_background_gc<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
         if self.draining || self.dies[die as usize].futile_gc_epoch == Some(self.host_epoch) {
             return Ok(());
@@ -1356,6 +1359,13 @@ impl Engine {
     /// Every operation of the die's command finishes at `done_ns`.
     #[inline(always)]
     fn finish_command(&mut self, die: u32, done_ns: u64) {
+        let command = &self.dies[die as usize].command;
+        if command.len == 1 {
+            // Most commands carry one operation: no loop, no re-indexing.
+            let job = command.ops[0].job;
+            self.finish_op(job, done_ns);
+            return;
+        }
         // By index: copying the whole inline command costs more than the loop.
         for index in 0..self.dies[die as usize].command.len {
             let job = self.dies[die as usize].command.ops[index].job;
@@ -1371,10 +1381,16 @@ impl Engine {
         entry.skipped_ready_ns = NO_TIME;
         let channel = entry.channel;
         let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
-        for index in 0..self.dies[die as usize].command.len {
-            let job = self.dies[die as usize].command.ops[index].job;
+        if entry.command.len == 1 {
+            let job = entry.command.ops[0].job;
             transferred += self.transfer_ns;
             self.finish_op(job, transferred);
+        } else {
+            for index in 0..self.dies[die as usize].command.len {
+                let job = self.dies[die as usize].command.ops[index].job;
+                transferred += self.transfer_ns;
+                self.finish_op(job, transferred);
+            }
         }
         self.channel_free_ns[channel] = transferred;
         self.stats.busy_until(transferred);
