@@ -907,6 +907,19 @@ impl<T: TranslationLayer> Feed<T> for PageFeed<'_, '_> {
     }
 }
 
+/// Appends items one by one: `VecDeque::extend` of the stages' one-request
+/// iterators costs several times a `push_back` per request.
+struct PushBack<'q, T>(&'q mut VecDeque<T>);
+
+impl<T> Extend<T> for PushBack<'_, T> {
+    #[inline]
+    fn extend<I: IntoIterator<Item = T>>(&mut self, items: I) {
+        for item in items {
+            self.0.push_back(item);
+        }
+    }
+}
+
 /// The timed engine's request source over events: each event passes the
 /// host stages, and the requests it causes arrive at the event's time,
 /// counted from the first event (so absolute timestamps start at once); the
@@ -956,7 +969,8 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
         self.arrival = SimNs(event.time.0.saturating_sub(first));
         self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
         let before = self.pending.len();
-        let outcome = self.stages.requests(event, &mut self.pending).map_err(|error| at_event(self.stages, error));
+        let outcome =
+            self.stages.requests(event, &mut PushBack(&mut self.pending)).map_err(|error| at_event(self.stages, error));
         if let Some(jobs) = &mut self.pending_jobs {
             jobs.extend(std::iter::repeat_n(event.job, self.pending.len() - before));
         }
