@@ -34,6 +34,9 @@ pub enum Verdict {
     NotComparable,
 }
 
+/// The factor within which a measured ratio reproduces the paper's.
+const RATIO_TOLERANCE: f64 = 1.5;
+
 impl Verdict {
     /// `Reproduces` when `holds`, else `Differs`.
     #[must_use]
@@ -50,10 +53,9 @@ impl Verdict {
     /// partly; the other side differs. `None` or not finite: not comparable.
     #[must_use]
     pub fn of_ratio(paper: f64, measured: Option<f64>) -> Self {
-        const TOLERANCE: f64 = 1.5;
         match measured.filter(|value| value.is_finite()) {
             None => Verdict::NotComparable,
-            Some(value) if value >= paper / TOLERANCE && value <= paper * TOLERANCE => Verdict::Reproduces,
+            Some(value) if value >= paper / RATIO_TOLERANCE && value <= paper * RATIO_TOLERANCE => Verdict::Reproduces,
             Some(value) if (value > 1.0) == (paper > 1.0) => Verdict::Partly,
             Some(_) => Verdict::Differs,
         }
@@ -65,8 +67,7 @@ impl Verdict {
     /// direction, so it differs whatever the median says.
     #[must_use]
     pub fn of_ratio_range(paper: f64, measured: Option<(f64, f64, f64)>) -> Self {
-        const TOLERANCE: f64 = 1.5;
-        let claims_an_effect = !(1.0 / TOLERANCE..=TOLERANCE).contains(&paper);
+        let claims_an_effect = !(1.0 / RATIO_TOLERANCE..=RATIO_TOLERANCE).contains(&paper);
         match measured {
             Some((_, low, high)) if claims_an_effect && (low..=high).contains(&1.0) => Verdict::Differs,
             _ => Self::of_ratio(paper, measured.map(|(median, _, _)| median)),
