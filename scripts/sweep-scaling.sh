@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times one CPU-bound sweep (8 points of ~1.5 s each) on a Dask cluster of
+# Times one CPU-bound sweep (8 points of ~1.4 s each) on a Dask cluster of
 # 1 and of 2 worker processes, in turn, REPEATS times, and prints each wall
 # time; docs/architecture.md ("Replay and sweeps") quotes the result.
 #
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 REPEATS=${REPEATS:-5}
 PORT=${PORT:-8799}
 BIN=$PWD/.venv/bin
-SWEEP=(--preset small --set workload.device_writes=300 --grid ftl.gc_policy=greedy --seeds 1,2,3,4,5,6,7,8)
+SWEEP=(--preset small --set workload.device_writes=${DEVICE_WRITES:-2000} --grid ftl.gc_policy=greedy --seeds 1,2,3,4,5,6,7,8)
 work=$(mktemp -d)
 pids=()
 
