@@ -545,13 +545,26 @@ impl Engine {
             }
             Arrival::Open => self.read_next(ftl, &mut intake),
         }
+        match self.config.arrival {
+            Arrival::Closed => self.event_loop::<T, false>(ftl, &mut intake, observer, waf),
+            Arrival::Open => self.event_loop::<T, true>(ftl, &mut intake, observer, waf),
+        }
+    }
+
+    /// Processes events (and with `OPEN` arrivals) until none is left. One
+    /// loop per arrival mode, so that a closed loop does not look for
+    /// arrivals at every event.
+    fn event_loop<T: TranslationLayer, const OPEN: bool>(
+        &mut self,
+        ftl: &mut T,
+        intake: &mut Intake<'_>,
+        observer: &mut dyn FnMut(Progress),
+        waf: &mut Option<&mut WafSeries>,
+    ) -> Result<(), FtlError> {
+        let requests = intake.requests;
         loop {
-            let arrives_first =
-                |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
-            if let Some(timed) = intake.next.filter(|timed| !intake.backlog && arrives_first(timed)) {
-                self.now_ns = self.now_ns.max(timed.arrival.0);
-                self.order_key = self.order_key.max((u128::from(timed.arrival.0) << 64) | u128::from(u64::MAX));
-                self.open_arrival(ftl, &mut intake)?;
+            if OPEN && self.arrival_comes_first(intake) {
+                self.open_arrival(ftl, intake)?;
                 continue;
             }
             let Some(event) = self.events.pop() else {
@@ -569,7 +582,7 @@ impl Engine {
                         // `job_done` fetched what the queue held; requests
                         // waiting in the source follow at once, as they would
                         // from the queue.
-                        self.dispatch_open(ftl, &mut intake, queue)?;
+                        self.dispatch_open(ftl, intake, queue)?;
                     }
                     if let Some(series) = waf.as_deref_mut() {
                         series.observe(ftl.counters());
@@ -583,7 +596,7 @@ impl Engine {
                         self.draining = true;
                         continue;
                     }
-                    if self.config.arrival == Arrival::Closed && intake.issued < requests {
+                    if !OPEN && intake.issued < requests {
                         if let Some(timed) = self.next_request_for(ftl, intake.source, queue) {
                             intake.issued += 1;
                             self.arrive(ftl, timed, queue)?;
@@ -593,7 +606,7 @@ impl Engine {
                             continue;
                         }
                     }
-                    self.dispatch_open(ftl, &mut intake, queue)?;
+                    self.dispatch_open(ftl, intake, queue)?;
                 }
                 EventKind::ReadSensed => self.read_sensed(index),
                 EventKind::DieReady => {
@@ -603,6 +616,19 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Open loop: whether the next request arrives before the next event;
+    /// if so, the clock and the processing order move to its arrival.
+    fn arrival_comes_first(&mut self, intake: &Intake<'_>) -> bool {
+        let arrives_first =
+            |timed: &TimedRequest| self.events.peek_time().is_none_or(|event_ns| timed.arrival.0 < event_ns);
+        let Some(timed) = intake.next.filter(|timed| !intake.backlog && arrives_first(timed)) else {
+            return false;
+        };
+        self.now_ns = self.now_ns.max(timed.arrival.0);
+        self.order_key = self.order_key.max((u128::from(timed.arrival.0) << 64) | u128::from(u64::MAX));
+        true
     }
 
     /// Moves the clock to `event`; `None` for a stale event (a read taken
