@@ -150,7 +150,7 @@ struct Die {
     /// back, see [`Engine::take_back_early_read`]).
     sensing_until_ns: u64,
     /// The time of a `DieReady` event this die skipped by starting its next
-    /// read when the previous command started ([`Engine::start_read_early`]),
+    /// read when the previous command started ([`Die::start_read_early`]),
     /// when that read came from background GC: a host operation queued
     /// before that event's turn takes the read back. [`NO_TIME`] when none.
     skipped_ready_ns: u64,
@@ -306,7 +306,7 @@ pub struct Engine {
     /// loop processes it at (after every event at its time).
     order_key: u128,
     /// Start a die's next read when its previous command starts instead of
-    /// at a `DieReady` event (see [`Engine::start_read_early`]). Off where
+    /// at a `DieReady` event (see [`Die::start_read_early`]). Off where
     /// a die's next operation can change in other ways than by a host
     /// operation queued behind it (EDF queues, priority-aware cleaning,
     /// multi-plane commands) and for live sessions, whose reports are read
@@ -400,6 +400,99 @@ impl<'s> Intake<'s> {
     fn new(source: &'s mut dyn RequestSource, requests: u64, queues: &[HostQueue]) -> Self {
         let slots = queues.iter().map(|queue| u64::from(queue.depth)).sum();
         Self { source, requests, issued: 0, next: None, backlog: false, slots }
+    }
+}
+
+/// One operation of `job` finishes at `done_ns` (known when it starts); the
+/// job's last schedules its `JobDone` event. Inline, so that background GC's
+/// operations (no job) cost a compare, not a call. A function of the two
+/// tables it touches, so that code holding a die can call it.
+#[inline]
+fn finish_op(jobs: &mut Slab<Job>, events: &mut EventQueue, job: u32, done_ns: u64) {
+    if job != NO_JOB {
+        finish_job_op(jobs, events, job, done_ns);
+    }
+}
+
+fn finish_job_op(jobs: &mut Slab<Job>, events: &mut EventQueue, job: u32, done_ns: u64) {
+    let entry = jobs.get_mut(job);
+    entry.done_ns = entry.done_ns.max(done_ns);
+    entry.open_ops -= 1;
+    if entry.open_ops == 0 {
+        let done = entry.done_ns;
+        events.push(pack(done, EventKind::JobDone, job));
+    }
+}
+
+/// Every operation of `command` finishes at `done_ns`.
+#[inline(always)]
+fn finish_command(jobs: &mut Slab<Job>, events: &mut EventQueue, command: &Command, done_ns: u64) {
+    if command.len == 1 {
+        // Most commands carry one operation: no loop.
+        finish_op(jobs, events, command.ops[0].job, done_ns);
+        return;
+    }
+    for op in command.ops() {
+        finish_op(jobs, events, op.job, done_ns);
+    }
+}
+
+/// Die `die` (`entry`) can take its next command at `ready_ns`: a
+/// `DieReady` event then, unless the read it would start can start now
+/// ([`Die::start_read_early`]; `early_read_ns` is the read time when early
+/// reads are on). Takes the die and the fields it touches, so that its
+/// callers index the die once.
+#[inline(always)]
+fn ready_at(
+    entry: &mut Die,
+    events: &mut EventQueue,
+    stats: &mut Stats,
+    early_read_ns: Option<u64>,
+    die: u32,
+    ready_ns: u64,
+) {
+    if let Some(read_ns) = early_read_ns {
+        if let Some(read) = entry.start_read_early(ready_ns, read_ns) {
+            stats.die_busy_ns += read_ns;
+            if read.gc {
+                stats.gc_die_busy_ns += read_ns;
+            }
+            events.push(pack(entry.sensing_until_ns, EventKind::ReadSensed, die));
+            return;
+        }
+    }
+    events.push(pack(ready_ns, EventKind::DieReady, die));
+}
+
+impl Die {
+    /// Starts now the read the die's `DieReady` event at `ready_ns` would
+    /// start, and skips that event: one event fewer per read that follows
+    /// another command (most GC copies). A read needs no channel until it
+    /// has sensed, so its sense end depends only on the die's array; what
+    /// the skipped event would have decided can change only if a host
+    /// operation is queued at the die before the event's turn, and only for
+    /// a read from background GC (host operations go first): such a read is
+    /// taken back ([`Engine::take_back_early_read`]) and the event scheduled
+    /// after all. Returns the read started, `None` (nothing done) when the
+    /// next operation is not a read; the caller charges its time and
+    /// schedules its `ReadSensed` event at `sensing_until_ns`.
+    #[inline(always)]
+    fn start_read_early(&mut self, ready_ns: u64, read_ns: u64) -> Option<QueuedOp> {
+        let from_gc = self.host_ops.is_empty();
+        let ops = if from_gc { &mut self.gc_ops } else { &mut self.host_ops };
+        let &read = ops.front().filter(|op| op.kind == FlashOpKind::Read)?;
+        let sensed = self.array_free_ns.max(ready_ns) + read_ns;
+        if sensed == ready_ns {
+            // Its `ReadSensed` would come before the skipped event's turn.
+            return None;
+        }
+        ops.pop_front();
+        self.command.start(read);
+        self.skipped_ready_ns = if from_gc { ready_ns } else { NO_TIME };
+        self.array_free_before_read_ns = self.array_free_ns;
+        self.array_free_ns = sensed;
+        self.sensing_until_ns = sensed;
+        Some(read)
     }
 }
 
@@ -609,10 +702,7 @@ impl Engine {
                     self.dispatch_open(ftl, intake, queue)?;
                 }
                 EventKind::ReadSensed => self.read_sensed(index),
-                EventKind::DieReady => {
-                    self.dies[index as usize].busy = false;
-                    self.start_next(ftl, index)?;
-                }
+                EventKind::DieReady => self.start_next(ftl, index)?,
             }
         }
         Ok(())
@@ -926,7 +1016,7 @@ impl Engine {
                 self.buffer.flushed(pages);
                 self.flushes.done(seq);
                 while let Some(waiting) = self.flushes.pop_passed() {
-                    self.finish_op(waiting, self.now_ns);
+                    finish_op(&mut self.jobs, &mut self.events, waiting, self.now_ns);
                 }
                 self.admit_buffered(ftl)?;
                 Ok(None)
@@ -1079,27 +1169,7 @@ impl Engine {
 
     /// Drops the creator's hold on a job.
     fn release(&mut self, job: u32) {
-        self.finish_op(job, self.now_ns);
-    }
-
-    /// One operation of `job` finishes at `done_ns` (known when it starts).
-    /// Inline, so that background GC's operations (no job) cost a compare,
-    /// not a call.
-    #[inline]
-    fn finish_op(&mut self, job: u32, done_ns: u64) {
-        if job != NO_JOB {
-            self.finish_job_op(job, done_ns);
-        }
-    }
-
-    fn finish_job_op(&mut self, job: u32, done_ns: u64) {
-        let entry = self.jobs.get_mut(job);
-        entry.done_ns = entry.done_ns.max(done_ns);
-        entry.open_ops -= 1;
-        if entry.open_ops == 0 {
-            let done = entry.done_ns;
-            self.events.push(pack(done, EventKind::JobDone, job));
-        }
+        finish_op(&mut self.jobs, &mut self.events, job, self.now_ns);
     }
 
     // ----- dies and channels -----
@@ -1119,17 +1189,25 @@ impl Engine {
         }
         for &op in ftl.recorded() {
             let (die, queued) = self.queued(op, job);
-            if edf {
+            let at = if edf {
                 let host_ops = &self.dies[die as usize].host_ops;
-                let at = host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns);
-                self.dies[die as usize].host_ops.insert(at, queued);
+                host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns)
             } else {
-                self.dies[die as usize].host_ops.push_back(queued);
+                usize::MAX
+            };
+            let entry = &mut self.dies[die as usize];
+            if at == usize::MAX {
+                entry.host_ops.push_back(queued);
+            } else {
+                entry.host_ops.insert(at, queued);
             }
-            if self.dies[die as usize].skipped_ready_ns != NO_TIME {
+            // Taking a read back leaves the die busy with no command: the
+            // skipped `DieReady` event comes.
+            let (read_early, busy) = (entry.skipped_ready_ns != NO_TIME, entry.busy);
+            if read_early {
                 self.take_back_early_read(die);
             }
-            if !multi_plane && !self.dies[die as usize].busy {
+            if !multi_plane && !busy {
                 self.start_command(die, Queue::Host);
             }
         }
@@ -1176,17 +1254,19 @@ impl Engine {
         }
     }
 
-    /// The die is ready: host operations first, then background GC when
-    /// cleaning is allowed. Inlined into the event loop, where most
-    /// commands start.
+    /// The die is ready (its command no longer holds it): host operations
+    /// first, then background GC when cleaning is allowed. Inlined into the
+    /// event loop, where most commands start.
     #[inline(always)]
     fn start_next<T: TranslationLayer>(&mut self, ftl: &mut T, die: u32) -> Result<(), FtlError> {
+        let entry = &mut self.dies[die as usize];
+        entry.busy = false;
         // One call site, so `start_command` inlines here, where most commands start.
-        let queue = if self.dies[die as usize].host_ops.is_empty() {
+        let queue = if entry.host_ops.is_empty() {
             if self.config.priority_aware_gc && self.priority_outstanding > 0 {
                 return Ok(());
             }
-            if self.dies[die as usize].gc_ops.is_empty() {
+            if entry.gc_ops.is_empty() {
                 self.plan_background_gc(ftl, die)?;
                 if self.dies[die as usize].gc_ops.is_empty() {
                     return Ok(());
@@ -1242,6 +1322,7 @@ impl Engine {
     #[inline(always)]
     fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
+        let early_read_ns = self.early_reads.then_some(self.config.read_ns);
         let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
         let entry = &mut self.dies[die as usize];
         let ops = match queue {
@@ -1293,8 +1374,8 @@ impl Engine {
                 entry.array_free_ns = array_start + array_ns;
                 let done = entry.array_free_ns;
                 self.stats.busy_until(done);
-                self.finish_command(die, done);
-                self.ready_at(die, array_start);
+                finish_command(&mut self.jobs, &mut self.events, &entry.command, done);
+                ready_at(entry, &mut self.events, &mut self.stats, early_read_ns, die, array_start);
             }
             FlashOpKind::Read => {
                 let sensed = entry.array_free_ns.max(now) + array_ns;
@@ -1306,56 +1387,10 @@ impl Engine {
                 let done = entry.array_free_ns.max(now) + array_ns;
                 entry.array_free_ns = done;
                 self.stats.busy_until(done);
-                self.finish_command(die, done);
-                self.ready_at(die, done);
+                finish_command(&mut self.jobs, &mut self.events, &entry.command, done);
+                ready_at(entry, &mut self.events, &mut self.stats, early_read_ns, die, done);
             }
         }
-    }
-
-    /// The die can take its next command at `ready_ns`: a `DieReady` event
-    /// then, unless the read it would start can start now.
-    #[inline(always)]
-    fn ready_at(&mut self, die: u32, ready_ns: u64) {
-        if !(self.early_reads && self.start_read_early(die, ready_ns)) {
-            self.events.push(pack(ready_ns, EventKind::DieReady, die));
-        }
-    }
-
-    /// Starts now the read the die's `DieReady` event at `ready_ns` would
-    /// start, and skips that event: one event fewer per read that follows
-    /// another command (most GC copies). A read needs no channel until it
-    /// has sensed, so its sense end depends only on the die's array; what
-    /// the skipped event would have decided can change only if a host
-    /// operation is queued at the die before the event's turn, and only for
-    /// a read from background GC (host operations go first): such a read is
-    /// taken back ([`Self::take_back_early_read`]) and the event scheduled
-    /// after all. False (nothing done) when the next operation is not a read.
-    #[inline(always)]
-    fn start_read_early(&mut self, die: u32, ready_ns: u64) -> bool {
-        let read_ns = self.config.read_ns;
-        let entry = &mut self.dies[die as usize];
-        let from_gc = entry.host_ops.is_empty();
-        let ops = if from_gc { &mut entry.gc_ops } else { &mut entry.host_ops };
-        let Some(&read) = ops.front().filter(|op| op.kind == FlashOpKind::Read) else {
-            return false;
-        };
-        let sensed = entry.array_free_ns.max(ready_ns) + read_ns;
-        if sensed == ready_ns {
-            // Its `ReadSensed` would come before the skipped event's turn.
-            return false;
-        }
-        ops.pop_front();
-        entry.command.start(read);
-        entry.skipped_ready_ns = if from_gc { ready_ns } else { NO_TIME };
-        entry.array_free_before_read_ns = entry.array_free_ns;
-        entry.array_free_ns = sensed;
-        entry.sensing_until_ns = sensed;
-        self.stats.die_busy_ns += read_ns;
-        if read.gc {
-            self.stats.gc_die_busy_ns += read_ns;
-        }
-        self.events.push(pack(sensed, EventKind::ReadSensed, die));
-        true
     }
 
     /// A host operation was just queued at `die`, which started a
@@ -1382,44 +1417,26 @@ impl Engine {
         self.events.push(pack(ready_ns, EventKind::DieReady, die));
     }
 
-    /// Every operation of the die's command finishes at `done_ns`.
-    #[inline(always)]
-    fn finish_command(&mut self, die: u32, done_ns: u64) {
-        let command = &self.dies[die as usize].command;
-        if command.len == 1 {
-            // Most commands carry one operation: no loop, no re-indexing.
-            let job = command.ops[0].job;
-            self.finish_op(job, done_ns);
-            return;
-        }
-        // By index: copying the whole inline command costs more than the loop.
-        for index in 0..self.dies[die as usize].command.len {
-            let job = self.dies[die as usize].command.ops[index].job;
-            self.finish_op(job, done_ns);
-        }
-    }
-
     /// A read command's pages leave the registers over the bus, one after
     /// the other; then the die is ready.
     fn read_sensed(&mut self, die: u32) {
+        let early_read_ns = self.early_reads.then_some(self.config.read_ns);
         let entry = &mut self.dies[die as usize];
         entry.sensing_until_ns = NO_TIME;
         entry.skipped_ready_ns = NO_TIME;
-        let channel = entry.channel;
-        let mut transferred = self.channel_free_ns[channel].max(self.now_ns);
+        let channel = &mut self.channel_free_ns[entry.channel];
+        let mut transferred = (*channel).max(self.now_ns);
         if entry.command.len == 1 {
-            let job = entry.command.ops[0].job;
             transferred += self.transfer_ns;
-            self.finish_op(job, transferred);
+            finish_op(&mut self.jobs, &mut self.events, entry.command.ops[0].job, transferred);
         } else {
-            for index in 0..self.dies[die as usize].command.len {
-                let job = self.dies[die as usize].command.ops[index].job;
+            for op in entry.command.ops() {
                 transferred += self.transfer_ns;
-                self.finish_op(job, transferred);
+                finish_op(&mut self.jobs, &mut self.events, op.job, transferred);
             }
         }
-        self.channel_free_ns[channel] = transferred;
+        *channel = transferred;
         self.stats.busy_until(transferred);
-        self.ready_at(die, transferred);
+        ready_at(entry, &mut self.events, &mut self.stats, early_read_ns, die, transferred);
     }
 }

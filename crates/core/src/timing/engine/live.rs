@@ -86,10 +86,7 @@ impl Engine {
                 }
             }
             EventKind::ReadSensed => self.read_sensed(index),
-            EventKind::DieReady => {
-                self.dies[index as usize].busy = false;
-                self.start_next(ftl, index)?;
-            }
+            EventKind::DieReady => self.start_next(ftl, index)?,
         }
         Ok(true)
     }
