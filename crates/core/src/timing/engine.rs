@@ -84,13 +84,85 @@ fn unpack(event: Event) -> (u64, EventKind, u32) {
 }
 
 /// A flash operation waiting for (or holding) its die.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct QueuedOp {
     kind: FlashOpKind,
     gc: bool,
     /// Plane of the die, for multi-plane operations.
     plane: u16,
     job: u32,
+}
+
+/// A die's queue of operations: a vector and the index of its front.
+/// Taking from the front only moves the index, without the ring's wrap
+/// arithmetic; the vector restarts when the queue runs empty (a die's
+/// queue does so at least once per GC step) and drops its taken part
+/// when that is most of it, so it stays as long as the queue's peak.
+#[derive(Debug)]
+struct OpQueue {
+    ops: Vec<QueuedOp>,
+    /// Index of the front operation in `ops`; those before it were taken.
+    head: usize,
+}
+
+impl OpQueue {
+    fn with_capacity(capacity: usize) -> Self {
+        Self { ops: Vec::with_capacity(capacity), head: 0 }
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.head >= self.ops.len()
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&QueuedOp> {
+        self.ops.get(self.head)
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<QueuedOp> {
+        let op = *self.ops.get(self.head)?;
+        self.head += 1;
+        Some(op)
+    }
+
+    /// The queued operations, front first.
+    fn queued(&self) -> &[QueuedOp] {
+        &self.ops[self.head..]
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, op: QueuedOp) {
+        self.make_room();
+        self.ops.push(op);
+    }
+
+    /// Queues `op` at position `at` of [`Self::queued`].
+    fn insert(&mut self, at: usize, op: QueuedOp) {
+        self.make_room();
+        self.ops.insert(self.head + at, op);
+    }
+
+    /// Drops the taken operations when the queue is empty, or when they
+    /// are most of the vector (a queue that never runs empty).
+    #[inline(always)]
+    fn make_room(&mut self) {
+        if self.is_empty() {
+            self.ops.clear();
+            self.head = 0;
+        } else if self.head >= 64 && self.head * 2 >= self.ops.len() {
+            self.ops.drain(..self.head);
+            self.head = 0;
+        }
+    }
+
+    /// Returns `op`, the operation taken last, to the front (an early read
+    /// taken back: nothing else is taken or queued on its die meanwhile).
+    fn put_back(&mut self, op: QueuedOp) {
+        self.head -= 1;
+        debug_assert_eq!(self.ops[self.head], op, "only the operation taken last goes back");
+    }
 }
 
 /// Most operations one multi-plane command carries.
@@ -142,9 +214,9 @@ struct Die {
     /// registers for the bus.
     command: Command,
     /// Host operations and foreground GC, in order.
-    host_ops: VecDeque<QueuedOp>,
+    host_ops: OpQueue,
     /// Operations of the die's background GC step.
-    gc_ops: VecDeque<QueuedOp>,
+    gc_ops: OpQueue,
     /// When the read in service finishes sensing ([`NO_TIME`] when none):
     /// a `ReadSensed` event of another time is stale (its read was taken
     /// back, see [`Engine::take_back_early_read`]).
@@ -506,8 +578,8 @@ impl Engine {
                 array_free_ns: 0,
                 busy: false,
                 command: Command::default(),
-                host_ops: VecDeque::with_capacity(4 * geometry.pages_per_block as usize),
-                gc_ops: VecDeque::with_capacity(2 * geometry.pages_per_block as usize + 1),
+                host_ops: OpQueue::with_capacity(4 * geometry.pages_per_block as usize),
+                gc_ops: OpQueue::with_capacity(2 * geometry.pages_per_block as usize + 1),
                 sensing_until_ns: NO_TIME,
                 skipped_ready_ns: NO_TIME,
                 array_free_before_read_ns: 0,
@@ -1188,9 +1260,9 @@ impl Engine {
             self.jobs.get_mut(job).open_ops += ops;
         }
         for &op in ftl.recorded() {
-            let (die, queued) = self.queued(op, job);
+            let (die, queued) = Self::queued(&self.geometry, op, job);
             let at = if edf {
-                let host_ops = &self.dies[die as usize].host_ops;
+                let host_ops = self.dies[die as usize].host_ops.queued();
                 host_ops.partition_point(|queued_op| self.due_ns(queued_op.job) <= due_ns)
             } else {
                 usize::MAX
@@ -1215,7 +1287,7 @@ impl Engine {
             // Only now start idle dies, so a multi-plane command can take
             // every operation this call queued at its die.
             for &op in ftl.recorded() {
-                let (die, _) = self.queued(op, job);
+                let (die, _) = Self::queued(&self.geometry, op, job);
                 if !self.dies[die as usize].busy {
                     self.start_command(die, Queue::Host);
                 }
@@ -1226,12 +1298,12 @@ impl Engine {
 
     /// The die of `op` and its entry in that die's queue.
     #[inline]
-    fn queued(&self, op: FlashOp, job: u32) -> (u32, QueuedOp) {
-        let dies = self.geometry.dies();
-        debug_assert!(op.unit.0 < dies * self.geometry.planes_per_die, "unit {} out of range", op.unit.0);
+    fn queued(geometry: &Geometry, op: FlashOp, job: u32) -> (u32, QueuedOp) {
+        let dies = geometry.dies();
+        debug_assert!(op.unit.0 < dies * geometry.planes_per_die, "unit {} out of range", op.unit.0);
         // Units are numbered die first: with one plane per die the unit is
         // the die, and the two divisions are not needed.
-        let (die, plane) = if self.geometry.planes_per_die == 1 {
+        let (die, plane) = if geometry.planes_per_die == 1 {
             (op.unit.0, 0)
         } else {
             // Planes per die fit in u16 whenever multi-plane batching matters.
@@ -1296,9 +1368,11 @@ impl Engine {
                 if ftl.free_blocks(unit) <= free_before {
                     self.dies[die as usize].futile_gc_epoch = Some(self.host_epoch);
                 }
-                for &op in ftl.recorded() {
-                    let (_, queued) = self.queued(op, NO_JOB);
-                    self.dies[die as usize].gc_ops.push_back(queued);
+                let geometry = &self.geometry;
+                let queued = ftl.recorded().iter().map(|&op| Self::queued(geometry, op, NO_JOB).1);
+                let gc_ops = &mut self.dies[die as usize].gc_ops;
+                for op in queued {
+                    gc_ops.push_back(op);
                 }
                 ftl.clear_recorded();
                 return Ok(());
@@ -1407,7 +1481,7 @@ impl Engine {
             return;
         }
         let read = entry.command.ops[0];
-        entry.gc_ops.push_front(read);
+        entry.gc_ops.put_back(read);
         entry.array_free_ns = entry.array_free_before_read_ns;
         entry.sensing_until_ns = NO_TIME;
         self.stats.die_busy_ns -= read_ns;
