@@ -36,7 +36,9 @@ impl Event {
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<u128>>,
-    /// Time of the last popped event: the engine never schedules before it.
+    /// Time of the last popped event: the engine never schedules before it
+    /// (checked in debug builds only, so release pops store nothing more).
+    #[cfg(debug_assertions)]
     last_ns: u64,
 }
 
@@ -48,7 +50,8 @@ impl EventQueue {
     /// Schedules `event`; its time must not precede the last popped time.
     #[inline]
     pub fn push(&mut self, event: Event) {
-        debug_assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
+        #[cfg(debug_assertions)]
+        assert!(event.time_ns >= self.last_ns, "event scheduled in the past");
         self.heap.push(Reverse(event.key()));
     }
 
@@ -63,7 +66,10 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<Event> {
         let Reverse(key) = self.heap.pop()?;
         let event = Event::from_key(key);
-        self.last_ns = event.time_ns;
+        #[cfg(debug_assertions)]
+        {
+            self.last_ns = event.time_ns;
+        }
         Some(event)
     }
 }
