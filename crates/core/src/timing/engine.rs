@@ -802,7 +802,10 @@ impl Engine {
                     if !OPEN && intake.issued < requests {
                         if let Some(timed) = self.next_request_for(ftl, intake.source, queue) {
                             intake.issued += 1;
+                            // `arrive` dispatches the queue; nothing changes
+                            // before `dispatch_open` would do it again.
                             self.arrive(ftl, timed, queue)?;
+                            continue;
                         } else if self.job_queues && completed == intake.issued {
                             // Every job has issued everything and nothing is outstanding.
                             self.draining = true;
