@@ -72,7 +72,8 @@ fn order_key(event: Event) -> u128 {
     (u128::from(event.time_ns) << 64) | u128::from(event.payload)
 }
 
-fn unpack(event: Event) -> (u64, EventKind, u32) {
+/// The kind and index of `event`.
+fn event_target(event: Event) -> (EventKind, u32) {
     #[allow(clippy::cast_possible_truncation)]
     let (kind, index) = ((event.payload >> 32) as u8, event.payload as u32);
     let kind = match kind {
@@ -80,7 +81,7 @@ fn unpack(event: Event) -> (u64, EventKind, u32) {
         1 => EventKind::ReadSensed,
         _ => EventKind::DieReady,
     };
-    (event.time_ns, kind, index)
+    (kind, index)
 }
 
 /// A flash operation waiting for (or holding) its die: its job, plane of
@@ -773,11 +774,10 @@ impl Engine {
             let Some(event) = self.events.pop() else {
                 break;
             };
-            let Some((kind, index)) = self.enter(event) else {
-                continue;
-            };
+            let (kind, index) = event_target(event);
             match kind {
                 EventKind::JobDone => {
+                    self.enter(event);
                     let Some(queue) = self.job_done(ftl, index)? else {
                         continue;
                     };
@@ -814,8 +814,11 @@ impl Engine {
                     }
                     self.dispatch_open(ftl, intake, queue)?;
                 }
-                EventKind::ReadSensed => self.read_sensed(index),
-                EventKind::DieReady => self.start_next(ftl, index)?,
+                EventKind::ReadSensed => self.read_sensed(event, index),
+                EventKind::DieReady => {
+                    self.enter(event);
+                    self.start_next(ftl, index)?;
+                }
             }
         }
         Ok(())
@@ -834,18 +837,12 @@ impl Engine {
         true
     }
 
-    /// Moves the clock to `event`; `None` for a stale event (a read taken
-    /// back), which is skipped without moving the clock.
-    #[inline]
-    fn enter(&mut self, event: Event) -> Option<(EventKind, u32)> {
-        let (time, kind, index) = unpack(event);
-        if kind == EventKind::ReadSensed && self.dies[index as usize].sensing_until_ns != time {
-            return None;
-        }
-        self.now_ns = time;
+    /// Moves the clock to `event`, which is not stale.
+    #[inline(always)]
+    fn enter(&mut self, event: Event) {
+        self.now_ns = event.time_ns;
         self.order_key = order_key(event);
         self.stats.events += 1;
-        Some((kind, index))
     }
 
     // ----- host interface -----
@@ -1534,8 +1531,13 @@ impl Engine {
     }
 
     /// A read command's pages leave the registers over the bus, one after
-    /// the other; then the die is ready.
-    fn read_sensed(&mut self, die: u32) {
+    /// the other; then the die is ready. A stale `event` (its read was taken
+    /// back) is skipped without moving the clock.
+    fn read_sensed(&mut self, event: Event, die: u32) {
+        if self.dies[die as usize].sensing_until_ns != event.time_ns {
+            return;
+        }
+        self.enter(event);
         let early_read_ns = self.early_reads.then_some(self.config.read_ns);
         let entry = &mut self.dies[die as usize];
         entry.sensing_until_ns = NO_TIME;

@@ -11,7 +11,7 @@
 //! applications are seen one after another (queue depth 1 on the host side;
 //! the device's own write buffer and background work still overlap them).
 
-use super::{Engine, EventKind};
+use super::{event_target, Engine, EventKind};
 use crate::ftl::{FtlError, TranslationLayer};
 use crate::timing::source::TimedRequest;
 use crate::timing::stats::{FlashCost, TimedReport};
@@ -76,17 +76,19 @@ impl Engine {
         let Some(event) = self.events.pop() else {
             return Ok(false);
         };
-        let Some((kind, index)) = self.enter(event) else {
-            return Ok(true);
-        };
+        let (kind, index) = event_target(event);
         match kind {
             EventKind::JobDone => {
+                self.enter(event);
                 if let Some(queue) = self.job_done(ftl, index)? {
                     self.dispatch(ftl, queue)?;
                 }
             }
-            EventKind::ReadSensed => self.read_sensed(index),
-            EventKind::DieReady => self.start_next(ftl, index)?,
+            EventKind::ReadSensed => self.read_sensed(event, index),
+            EventKind::DieReady => {
+                self.enter(event);
+                self.start_next(ftl, index)?;
+            }
         }
         Ok(true)
     }
