@@ -423,6 +423,9 @@ pub struct Engine {
     /// multi-plane commands) and for live sessions, whose reports are read
     /// between events.
     early_reads: bool,
+    /// Most operations one command carries: one, or with multi-plane
+    /// commands one per plane up to [`MULTI_PLANE_MAX`].
+    command_ops_max: usize,
 }
 
 /// The buffer flush jobs under way, for flush requests: a flush completes
@@ -658,6 +661,11 @@ impl Engine {
             draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
             order_key: 0,
+            command_ops_max: if config.multi_plane {
+                (geometry.planes_per_die as usize).min(MULTI_PLANE_MAX)
+            } else {
+                1
+            },
             early_reads: config.die_queue == DieQueue::Fifo
                 && !config.priority_aware_gc
                 && (!config.multi_plane || geometry.planes_per_die == 1),
@@ -1435,7 +1443,7 @@ impl Engine {
     fn start_command(&mut self, die: u32, queue: Queue) {
         let now = self.now_ns;
         let early_read_ns = self.early_reads.then_some(self.config.read_ns);
-        let planes = if self.config.multi_plane { self.geometry.planes_per_die as usize } else { 1 };
+        let command_ops_max = self.command_ops_max;
         let entry = &mut self.dies[die as usize];
         let ops = match queue {
             Queue::Host => &mut entry.host_ops,
@@ -1443,7 +1451,7 @@ impl Engine {
         };
         let Some(first) = ops.pop_front() else { return };
         entry.command.start(first);
-        while entry.command.len < planes.min(MULTI_PLANE_MAX) {
+        while entry.command.len < command_ops_max {
             match ops.front() {
                 Some(next)
                     if next.kind() == first.kind()
