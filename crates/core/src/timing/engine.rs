@@ -1541,6 +1541,7 @@ impl Engine {
     /// A read command's pages leave the registers over the bus, one after
     /// the other; then the die is ready. A stale `event` (its read was taken
     /// back) is skipped without moving the clock.
+    #[inline(always)]
     fn read_sensed(&mut self, event: Event, die: u32) {
         if self.dies[die as usize].sensing_until_ns != event.time_ns {
             return;
