@@ -49,11 +49,7 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Classes the classifier names must be streams the translation layer has.
     pub fn validate(&self, streams: u32) -> Result<(), ConfigError> {
-        let classes = Classifier::from_kind(self.classifier, &[], None)
-            .map_err(|error| ConfigError::new("host.classifier", error.to_string()))?
-            .classes()
-            .len();
-        let classes = if self.classifier == ClassifierKind::JournalHotCold { classes + 1 } else { classes };
+        let classes = self.class_count()?;
         if classes > streams as usize {
             return Err(ConfigError::new(
                 "host.classifier",
@@ -64,6 +60,20 @@ impl HostConfig {
             return Err(ConfigError::new("host.hot_min_writes", "must be at least 1"));
         }
         Ok(())
+    }
+
+    /// How many classes the classifier names (0 without one): a write's
+    /// class is the stream it is written in, whatever its source said.
+    pub fn class_count(&self) -> Result<usize, ConfigError> {
+        if self.classifier == ClassifierKind::None {
+            return Ok(0);
+        }
+        let classes = Classifier::from_kind(self.classifier, &[], None)
+            .map_err(|error| ConfigError::new("host.classifier", error.to_string()))?
+            .classes()
+            .len();
+        // Without a tracker the hot class is not built, but a run has one.
+        Ok(if self.classifier == ClassifierKind::JournalHotCold { classes + 1 } else { classes })
     }
 }
 
