@@ -201,3 +201,38 @@ fn synthetic_page_requests_count_as_their_events_would() {
 fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).expect("serializes")
 }
+
+/// The timed engine's fast path (the synthetic workload's reads and writes
+/// handed to the stages as page requests, [`StagedSource::next_page_request`])
+/// gives the run its events give: the same timed report, counters, host
+/// counts and DISCARD counts, open loop with priority bursts and closed loop.
+#[test]
+fn timed_synthetic_page_requests_run_as_their_events_would() {
+    for arrival in [crate::timing::Arrival::Open, crate::timing::Arrival::Closed] {
+        let mut config = config(DiscardPolicy::Online);
+        config.workload.read_fraction = 0.2;
+        config.workload.trim_fraction = 0.1;
+        config.workload.request_pages = 4;
+        config.host.priority = crate::host::stages::PriorityRule::Sync;
+        config.timing.arrival = arrival;
+        config.timing.arrival_iops = 20_000;
+        config.timing.priority_fraction = 0.1;
+        let requests = 5_000;
+        let mut pages = Simulation::new(&config).expect("valid configuration");
+        assert!(pages.stages.passes_pages(), "the run must take the fast path");
+        pages.measure_timed(requests, &mut |_| {}).expect("runs");
+        let mut events = Simulation::new(&config).expect("valid configuration");
+        let geometry = *events.geometry();
+        let mut workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
+        let iops = (arrival == crate::timing::Arrival::Open).then_some(config.timing.arrival_iops);
+        let arrivals = Arrivals::new(iops, config.timing.priority_fraction, config.seed.wrapping_add(2));
+        let mut source = SyntheticEvents::new(&mut workload, &geometry, requests, Some(arrivals));
+        events.replay_timed(&mut source, &mut |_| {}).expect("runs");
+        let (pages, events) = (pages.report(), events.report());
+        assert!(pages.measured.counters.host_pages_trimmed > 0 && pages.host.priority > 0);
+        assert_eq!(json(&pages.timed), json(&events.timed), "{arrival:?}");
+        assert_eq!(json(&pages.measured.counters), json(&events.measured.counters), "{arrival:?}");
+        assert_eq!(json(&pages.host), json(&events.host), "{arrival:?}");
+        assert_eq!(json(&pages.discard), json(&events.discard), "{arrival:?}");
+    }
+}
