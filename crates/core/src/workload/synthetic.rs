@@ -354,9 +354,18 @@ impl Synthetic {
         Request { op, start: Lpn(slot * self.config.request_pages), pages: self.config.request_pages, stream }
     }
 
-    /// A request-sized slot and whether it lies in the hot region.
+    /// A request-sized slot and whether it lies in the hot region. The
+    /// uniform random draw, the common case, inline; the others out of line.
     #[inline]
     fn next_slot(&mut self) -> (u32, bool) {
+        if self.config.pattern == Pattern::Random && self.config.distribution == AddressDistribution::Uniform {
+            return (self.rng.random_range(0..self.slots), false);
+        }
+        self.next_other_slot()
+    }
+
+    #[inline(never)]
+    fn next_other_slot(&mut self) -> (u32, bool) {
         if self.config.pattern == Pattern::Sequential {
             let slot = self.next_sequential_slot;
             self.next_sequential_slot = (slot + 1) % self.slots;
