@@ -719,6 +719,11 @@ impl Engine {
         if self.config.arrival == Arrival::Closed {
             timed.arrival.0 = self.now_ns;
         }
+        if self.queues[queue as usize].waiting.is_empty() && self.fetches(queue, timed.request.op) {
+            // What `dispatch` does with the queue's only waiting request,
+            // without the detour through the queue.
+            return self.start_request(ftl, timed, queue);
+        }
         self.queues[queue as usize].waiting.push_back(timed);
         self.dispatch(ftl, queue)
     }
