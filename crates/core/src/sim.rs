@@ -651,9 +651,18 @@ impl Simulation {
         let arrivals = Arrivals::new(iops, timing.priority_fraction, self.config.seed.wrapping_add(2));
         let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, Some(arrivals));
+        let passes_pages = self.stages.passes_pages();
         let mut staged = StagedSource::new(&mut source, &mut self.stages);
         let engine = Engine::new(&self.geometry, &self.config.timing, &self.config.ftl);
-        let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));
+        let mut pages;
+        let feed: &mut dyn RequestSource = if passes_pages {
+            pages = PageRequests(&mut staged);
+            &mut pages
+        } else {
+            &mut staged
+        };
+        let report =
+            on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, feed, requests, observer, Some(&mut series)));
         let report = staged.result(report)?;
         self.series.extend(series.into_points());
         Ok(self.timed.insert(report))
@@ -893,7 +902,7 @@ impl<T: TranslationLayer> Feed<T> for PageFeed<'_, '_> {
             return Ok(false);
         };
         if matches!(request.op, Op::Read | Op::Write) {
-            if stages.page_request(&request).map_err(|error| at_event(stages, error))?.is_some() {
+            if stages.page_request(&request, SimNs(0), false).map_err(|error| at_event(stages, error))?.is_some() {
                 ahead.push(request, 0);
             }
         } else {
@@ -962,11 +971,18 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
         self
     }
 
+    /// An event at `time` arrived: its requests arrive at `time` counted from the first event.
+    #[inline]
+    fn arrive_at(&mut self, time: SimNs) -> u64 {
+        let first = *self.first_ns.get_or_insert(time.0);
+        self.arrival = SimNs(time.0.saturating_sub(first));
+        first
+    }
+
     /// Passes `event` through the stages into the pending requests.
     #[inline]
     fn stage(&mut self, event: &HostEvent) -> Result<(), SimError> {
-        let first = *self.first_ns.get_or_insert(event.time.0);
-        self.arrival = SimNs(event.time.0.saturating_sub(first));
+        let first = self.arrive_at(event.time);
         self.deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
         let before = self.pending.len();
         let outcome =
@@ -1055,6 +1071,52 @@ impl<S: EventSource + ?Sized> RequestSource for StagedSource<'_, S> {
             return Some(TimedRequest { request, arrival: self.arrival, priority, deadline: None, job: None });
         }
         None
+    }
+}
+
+impl StagedSource<'_, SyntheticEvents<'_>> {
+    /// [`RequestSource::next_request`] when the stages pass pages
+    /// ([`HostStages::passes_pages`]): the workload's reads and writes go
+    /// straight to the engine, counted by the stages
+    /// ([`HostStages::page_request`]), without the detour through host
+    /// events; its trims, and what the stages hold at the end, go the
+    /// events' way.
+    #[inline]
+    fn next_page_request(&mut self) -> Option<TimedRequest> {
+        while self.pending.is_empty() && self.error.is_none() {
+            let Some((request, time, priority)) = self.source.next_timed_page_request() else { break };
+            if !matches!(request.op, Op::Read | Op::Write) {
+                let event = self.source.event(request, time, priority);
+                if let Err(error) = self.stage(&event) {
+                    self.error = Some(error);
+                }
+                continue;
+            }
+            self.arrive_at(time);
+            match self.stages.page_request(&request, time, priority) {
+                Ok(Some(priority)) => {
+                    return Some(TimedRequest { request, arrival: self.arrival, priority, deadline: None, job: None });
+                }
+                Ok(None) => {}
+                Err(error) => self.error = Some(at_event(self.stages, error)),
+            }
+        }
+        if self.error.is_some() {
+            return None;
+        }
+        self.next_request()
+    }
+}
+
+/// The synthetic workload's timed requests by
+/// [`StagedSource::next_page_request`]: the engine's source when the stages
+/// pass pages.
+struct PageRequests<'s, 'a, 'w>(&'s mut StagedSource<'a, SyntheticEvents<'w>>);
+
+impl RequestSource for PageRequests<'_, '_, '_> {
+    #[inline]
+    fn next_request(&mut self) -> Option<TimedRequest> {
+        self.0.next_page_request()
     }
 }
 

@@ -129,9 +129,12 @@ impl Config {
 
 impl Config {
     /// Distinct host streams the run writes (the workload, which ages the
-    /// device even when jobs run, and every job): each holds an open block
-    /// in every parallel unit.
+    /// device even when jobs run, and every job; with a classifier, its
+    /// classes instead): each holds an open block in every parallel unit.
     pub fn host_streams(&self) -> u32 {
+        if let Ok(classes @ 1..) = self.host.class_count() {
+            return u32::try_from(classes).unwrap_or(u32::MAX);
+        }
         let mut written = [false; 256];
         let workloads = std::iter::once(&self.workload).chain(self.jobs.iter().map(|job| &job.workload));
         for &stream in workloads.flat_map(WorkloadConfig::streams_written) {

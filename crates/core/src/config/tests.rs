@@ -71,6 +71,27 @@ fn impossible_geometry_is_explained() {
 }
 
 #[test]
+fn a_classifier_s_classes_each_need_an_open_block_of_a_full_device() {
+    let config = |classifier: &str| {
+        let overrides = ["device.over_provisioning=0.10", "ftl.streams=3", classifier];
+        let (config, _) = ConfigBuilder::preset("small")
+            .and_then(|mut builder| overrides.iter().try_for_each(|o| builder.set(o)).map(|()| builder))
+            .and_then(ConfigBuilder::build)
+            .expect("a valid configuration");
+        config
+    };
+    assert_eq!(config("host.classifier=none").host_streams(), 1);
+    assert_eq!(config("host.classifier=journal").host_streams(), 2);
+    assert_eq!(config("host.classifier=journal-metadata").host_streams(), 3);
+    assert_eq!(config("host.classifier=journal-hot-cold").host_streams(), 3);
+    // Five spare blocks per plane: enough for one stream, not for three classes.
+    crate::Simulation::new(&config("host.classifier=none")).expect("one stream fits");
+    let error =
+        crate::Simulation::new(&config("host.classifier=journal-metadata")).map(drop).expect_err("three do not");
+    assert!(error.to_string().contains("3 host streams"), "{error}");
+}
+
+#[test]
 fn workload_errors_are_named() {
     assert_eq!(build(&["workload.read_fraction=1.5"]).expect_err("fraction").key, "workload.read_fraction");
     assert_eq!(build(&["workload.request_pages=0"]).expect_err("size").key, "workload.request_pages");

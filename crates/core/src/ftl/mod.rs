@@ -213,7 +213,7 @@ impl FtlConfig {
                 format!(
                     "leaves {spare} spare blocks per plane; a device that gets full needs more than {needed} \
                      (ftl.gc_threshold_blocks = {} reserve blocks, an open block for each of the {host_streams} \
-                     host streams written (workload.stream, job.NAME.stream) and one for GC): raise it, \
+                     host streams written (workload.stream, job.NAME.stream, or host.classifier's classes) and one for GC): raise it, \
                      or device.blocks_per_plane, or write fewer streams",
                     self.gc_threshold_blocks
                 ),

@@ -49,11 +49,7 @@ impl Default for HostConfig {
 impl HostConfig {
     /// Classes the classifier names must be streams the translation layer has.
     pub fn validate(&self, streams: u32) -> Result<(), ConfigError> {
-        let classes = Classifier::from_kind(self.classifier, &[], None)
-            .map_err(|error| ConfigError::new("host.classifier", error.to_string()))?
-            .classes()
-            .len();
-        let classes = if self.classifier == ClassifierKind::JournalHotCold { classes + 1 } else { classes };
+        let classes = self.class_count()?;
         if classes > streams as usize {
             return Err(ConfigError::new(
                 "host.classifier",
@@ -64,6 +60,20 @@ impl HostConfig {
             return Err(ConfigError::new("host.hot_min_writes", "must be at least 1"));
         }
         Ok(())
+    }
+
+    /// How many classes the classifier names (0 without one): a write's
+    /// class is the stream it is written in, whatever its source said.
+    pub fn class_count(&self) -> Result<usize, ConfigError> {
+        if self.classifier == ClassifierKind::None {
+            return Ok(0);
+        }
+        let classes = Classifier::from_kind(self.classifier, &[], None)
+            .map_err(|error| ConfigError::new("host.classifier", error.to_string()))?
+            .classes()
+            .len();
+        // Without a tracker the hot class is not built, but a run has one.
+        Ok(if self.classifier == ClassifierKind::JournalHotCold { classes + 1 } else { classes })
     }
 }
 
@@ -272,25 +282,25 @@ impl HostStages {
     /// that holds nothing a write could cancel and issues nothing by time.
     /// A source that makes page requests may then hand such reads and
     /// writes in with [`Self::page_request`] instead of as events (the
-    /// counting loop's fast path, chosen once per run).
+    /// counting loop's and the timed synthetic source's fast path, chosen once per run).
     pub fn passes_pages(&self) -> bool {
         self.passes_pages
     }
 
     /// Exactly what [`Self::requests`] does with a read or write event of
-    /// `request`'s pages at time 0, without flags, journal marks or
-    /// priority from its source, when [`Self::passes_pages`]: counts it and
-    /// checks its range. Returns the request's priority, `None` when it
+    /// `request`'s pages at `time`, without flags or journal marks, that
+    /// its source marked `priority`, when [`Self::passes_pages`]: counts it
+    /// and checks its range. Returns the request's priority, `None` when it
     /// holds no page (nothing to submit).
     #[inline]
-    pub fn page_request(&mut self, request: &Request) -> Result<Option<bool>, FtlError> {
+    pub fn page_request(&mut self, request: &Request, time: SimNs, priority: bool) -> Result<Option<bool>, FtlError> {
         debug_assert!(self.passes_pages && self.issue.is_empty());
         debug_assert!(matches!(request.op, Op::Read | Op::Write));
         self.events += 1;
         let read = request.op == Op::Read;
-        let priority = read && self.priority == PriorityRule::Sync;
+        let priority = priority || (read && self.priority == PriorityRule::Sync);
         let op = if read { HostOp::Read } else { HostOp::Write };
-        self.counts.count_op(op, u64::from(request.pages) * self.pages.sectors_per_page, SimNs(0), priority);
+        self.counts.count_op(op, u64::from(request.pages) * self.pages.sectors_per_page, time, priority);
         let first = u64::from(request.start.0);
         let end = first + u64::from(request.pages);
         if end > u64::from(self.logical_pages) {

@@ -170,24 +170,38 @@ fn a_timed_replay_of_a_full_device_without_discards_ends() {
     assert!(timed.drained_s >= timed.simulated_s);
 }
 
-/// The counting loop's fast path (the synthetic workload's reads and writes
-/// handed to the stages as page requests) ends exactly where the event path
-/// ends: the same counters, host counts, DISCARD counts and erase counts.
-#[test]
-fn synthetic_page_requests_count_as_their_events_would() {
+/// Reads, trims and writes of four pages, reads priority requests: a
+/// synthetic mix whose reads and writes the stages pass as pages.
+fn mixed_page_requests() -> Config {
     let mut config = config(DiscardPolicy::Online);
     config.workload.read_fraction = 0.2;
     config.workload.trim_fraction = 0.1;
     config.workload.request_pages = 4;
     config.host.priority = crate::host::stages::PriorityRule::Sync;
+    config
+}
+
+/// Two runs of `config` to compare: the first takes the stages' page fast
+/// path (checked), the second replays the events of the workload returned.
+fn page_and_event_runs(config: &Config) -> (Simulation, Simulation, Synthetic) {
+    let pages = Simulation::new(config).expect("valid configuration");
+    assert!(pages.stages.passes_pages(), "the run must take the fast path");
+    let events = Simulation::new(config).expect("valid configuration");
+    let workload = Synthetic::new(&config.workload, events.geometry(), config.seed.wrapping_add(1));
+    (pages, events, workload)
+}
+
+/// The counting loop's fast path (the synthetic workload's reads and writes
+/// handed to the stages as page requests) ends exactly where the event path
+/// ends: the same counters, host counts, DISCARD counts and erase counts.
+#[test]
+fn synthetic_page_requests_count_as_their_events_would() {
+    let config = mixed_page_requests();
     // Enough writes for the small device to collect garbage.
     let requests = 20_000;
-    let mut pages = Simulation::new(&config).expect("valid configuration");
-    assert!(pages.stages.passes_pages(), "the run must take the fast path");
+    let (mut pages, mut events, mut workload) = page_and_event_runs(&config);
     pages.measure(requests, &mut |_| {}).expect("runs");
-    let mut events = Simulation::new(&config).expect("valid configuration");
     let geometry = *events.geometry();
-    let mut workload = Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1));
     events.replay(&mut SyntheticEvents::new(&mut workload, &geometry, requests, None), &mut |_| {}).expect("runs");
     let (pages, events) = (pages.report(), events.report());
     assert!(pages.measured.counters.gc_page_copies > 0 && pages.measured.counters.host_pages_trimmed > 0);
@@ -200,4 +214,32 @@ fn synthetic_page_requests_count_as_their_events_would() {
 
 fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).expect("serializes")
+}
+
+/// The timed engine's fast path (the synthetic workload's reads and writes
+/// handed to the stages as page requests, [`StagedSource::next_page_request`])
+/// gives the run its events give: the same timed report, counters, host
+/// counts and DISCARD counts, open loop with priority bursts and closed loop.
+#[test]
+fn timed_synthetic_page_requests_run_as_their_events_would() {
+    for arrival in [crate::timing::Arrival::Open, crate::timing::Arrival::Closed] {
+        let mut config = mixed_page_requests();
+        config.timing.arrival = arrival;
+        config.timing.arrival_iops = 20_000;
+        config.timing.priority_fraction = 0.1;
+        let requests = 5_000;
+        let (mut pages, mut events, mut workload) = page_and_event_runs(&config);
+        pages.measure_timed(requests, &mut |_| {}).expect("runs");
+        let geometry = *events.geometry();
+        let iops = (arrival == crate::timing::Arrival::Open).then_some(config.timing.arrival_iops);
+        let arrivals = Arrivals::new(iops, config.timing.priority_fraction, config.seed.wrapping_add(2));
+        let mut source = SyntheticEvents::new(&mut workload, &geometry, requests, Some(arrivals));
+        events.replay_timed(&mut source, &mut |_| {}).expect("runs");
+        let (pages, events) = (pages.report(), events.report());
+        assert!(pages.measured.counters.host_pages_trimmed > 0 && pages.host.priority > 0);
+        assert_eq!(json(&pages.timed), json(&events.timed), "{arrival:?}");
+        assert_eq!(json(&pages.measured.counters), json(&events.measured.counters), "{arrival:?}");
+        assert_eq!(json(&pages.host), json(&events.host), "{arrival:?}");
+        assert_eq!(json(&pages.discard), json(&events.discard), "{arrival:?}");
+    }
 }

@@ -810,8 +810,8 @@ impl Engine {
                     if !OPEN && intake.issued < requests {
                         if let Some(timed) = self.next_request_for(ftl, intake.source, queue) {
                             intake.issued += 1;
-                            // `arrive` dispatches the queue; nothing changes
-                            // before `dispatch_open` would do it again.
+                            // `arrive` starts the request or dispatches the
+                            // queue: `dispatch_open` would find nothing to take.
                             self.arrive(ftl, timed, queue)?;
                             continue;
                         } else if self.job_queues && completed == intake.issued {
@@ -952,6 +952,11 @@ impl Engine {
     ) -> Result<(), FtlError> {
         if self.config.arrival == Arrival::Closed {
             timed.arrival.0 = self.now_ns;
+        }
+        if self.queues[queue as usize].waiting.is_empty() && self.fetches(queue, timed.request.op) {
+            // What `dispatch` does with the queue's only waiting request,
+            // without the detour through the queue.
+            return self.start_request(ftl, timed, queue);
         }
         self.queues[queue as usize].waiting.push_back(timed);
         self.dispatch(ftl, queue)

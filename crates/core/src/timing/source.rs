@@ -51,6 +51,9 @@ pub struct Arrivals {
     burst_gap_ns: f64,
     burst_left: u32,
     now_ns: f64,
+    /// Whether anything is drawn: false in a closed loop without priority
+    /// requests, where every request arrives at time 0 without priority.
+    draws: bool,
     rng: Xoshiro256PlusPlus,
 }
 
@@ -59,6 +62,7 @@ impl Arrivals {
     pub fn new(iops: Option<u64>, priority_fraction: f64, seed: u64) -> Self {
         #[allow(clippy::cast_precision_loss)]
         let gap = iops.and_then(|rate| Exp::new(rate as f64 / 1e9).ok());
+        let draws = gap.is_some() || priority_fraction > 0.0;
         Self {
             gap,
             priority_fraction,
@@ -66,6 +70,7 @@ impl Arrivals {
             burst_gap_ns: 0.0,
             burst_left: 0,
             now_ns: 0.0,
+            draws,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
         }
     }
@@ -81,7 +86,15 @@ impl Arrivals {
     }
 
     /// Arrival time and priority of the next request.
+    #[inline]
     pub(crate) fn next(&mut self) -> (SimNs, bool) {
+        if !self.draws {
+            return (SimNs(0), false);
+        }
+        self.draw()
+    }
+
+    fn draw(&mut self) -> (SimNs, bool) {
         if self.burst_left > 0 {
             self.burst_left -= 1;
             self.now_ns += self.burst_gap_ns;

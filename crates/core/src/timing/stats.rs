@@ -5,12 +5,9 @@
 
 use crate::host::Op;
 use crate::metrics::Counters;
+use crate::timing::latency::LatencyCounts;
 use hdrhistogram::Histogram;
 use serde::Serialize;
-
-/// Latencies up to an hour of simulated time are recorded exactly to three
-/// significant digits; longer ones saturate.
-const LATENCY_NS_MAX: u64 = 3_600_000_000_000;
 
 /// Summary of one latency distribution, in microseconds.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -172,7 +169,7 @@ impl FlashCost {
 /// One job's running measurements.
 #[derive(Clone, Debug)]
 struct JobStats {
-    latency: Histogram<u64>,
+    latency: LatencyCounts,
     pages_read: u64,
     pages_written: u64,
     cost: FlashCost,
@@ -185,7 +182,7 @@ pub struct Stats {
     /// Latencies by operation and class, `[op][priority]`: one record per
     /// request. The report's views (all, by operation, by class) are sums
     /// of these cells, which HdrHistogram adds exactly (same bounds).
-    latency: [[Histogram<u64>; 2]; 4],
+    latency: [[LatencyCounts; 2]; 4],
     completed: u64,
     pages_read: u64,
     pages_written: u64,
@@ -207,12 +204,6 @@ pub struct Stats {
     jobs: Vec<JobStats>,
 }
 
-fn histogram() -> Histogram<u64> {
-    // The bounds are constants known to be valid.
-    #[allow(clippy::expect_used)]
-    Histogram::new_with_bounds(1, LATENCY_NS_MAX, 3).expect("valid histogram bounds")
-}
-
 fn op_index(op: Op) -> usize {
     match op {
         Op::Read => 0,
@@ -226,7 +217,7 @@ impl Stats {
     pub fn new(page_size: u32, series_interval_ns: u64) -> Self {
         Self {
             page_size: u64::from(page_size),
-            latency: std::array::from_fn(|_| [histogram(), histogram()]),
+            latency: Default::default(),
             completed: 0,
             pages_read: 0,
             pages_written: 0,
@@ -255,14 +246,14 @@ impl Stats {
         let latency = done_ns.saturating_sub(arrival_ns).max(1);
         if let Some(job) = job {
             let stats = self.job(job);
-            stats.latency.saturating_record(latency);
+            stats.latency.record(latency);
             match op {
                 Op::Read => stats.pages_read += u64::from(pages),
                 Op::Write => stats.pages_written += u64::from(pages),
                 Op::Trim | Op::Flush => {}
             }
         }
-        self.latency[op_index(op)][usize::from(priority)].saturating_record(latency);
+        self.latency[op_index(op)][usize::from(priority)].record(latency);
         self.completed += 1;
         let pages = u64::from(pages);
         match op {
@@ -286,7 +277,7 @@ impl Stats {
         let job = usize::from(job);
         if self.jobs.len() <= job {
             self.jobs.resize_with(job + 1, || JobStats {
-                latency: histogram(),
+                latency: LatencyCounts::default(),
                 pages_read: 0,
                 pages_written: 0,
                 cost: FlashCost::default(),
@@ -313,23 +304,24 @@ impl Stats {
         self.completed
     }
 
-    /// The sum of the latency cells `select` picks by (op index, priority).
-    fn latency_sum(&self, select: impl Fn(usize, bool) -> bool) -> Histogram<u64> {
-        let mut sum = histogram();
+    /// The sum of the latency cells `select` picks by (op index, priority);
+    /// `None` when they are empty.
+    fn latency_sum(&self, select: impl Fn(usize, bool) -> bool) -> Option<Histogram<u64>> {
+        let mut sum = LatencyCounts::default();
         for (op, by_class) in self.latency.iter().enumerate() {
             for (class, cell) in by_class.iter().enumerate() {
                 if select(op, class == 1) {
-                    // Every cell has the bounds of `sum`, so adding cannot fail.
-                    #[allow(clippy::expect_used)]
-                    sum.add(cell).expect("latency cells share their bounds");
+                    sum.add(cell);
                 }
             }
         }
-        sum
+        (!sum.is_empty()).then(|| sum.histogram())
     }
 
     fn latency_report(&self) -> LatencyReport {
-        let summary = |select: &dyn Fn(usize, bool) -> bool| LatencySummary::from_histogram(&self.latency_sum(select));
+        let summary = |select: &dyn Fn(usize, bool) -> bool| {
+            self.latency_sum(select).and_then(|sum| LatencySummary::from_histogram(&sum))
+        };
         let of_op = |op: Op| move |index: usize, _| index == op_index(op);
         LatencyReport {
             all: summary(&|_, _| true),
@@ -395,13 +387,14 @@ impl Stats {
             jobs: self
                 .jobs
                 .iter()
-                .map(|job| JobTiming {
+                .map(|job| (job, job.latency.histogram()))
+                .map(|(job, latency)| JobTiming {
                     name: String::new(),
-                    requests: job.latency.len(),
-                    iops: per_second(job.latency.len()),
+                    requests: latency.len(),
+                    iops: per_second(latency.len()),
                     read_mb_s: megabytes_per_second(job.pages_read),
                     write_mb_s: megabytes_per_second(job.pages_written),
-                    latency: LatencySummary::from_histogram(&job.latency),
+                    latency: LatencySummary::from_histogram(&latency),
                     flash_pages_programmed: job.cost.programmed,
                     gc_page_copies: job.cost.gc_copies,
                     erases: job.cost.erases,

@@ -88,6 +88,16 @@ impl<'a> SyntheticEvents<'a> {
         self.draw()
     }
 
+    /// The next request in pages with its arrival time and priority: what
+    /// [`EventSource::next_event`] gives as an event ([`Self::event`]). The
+    /// timed engine's fast path takes it when the stages pass pages.
+    #[inline]
+    pub fn next_timed_page_request(&mut self) -> Option<(Request, SimNs, bool)> {
+        let request = self.draw()?;
+        let (time, priority) = self.arrivals.as_mut().map_or((SimNs(0), false), Arrivals::next);
+        Some((request, time, priority))
+    }
+
     #[inline]
     fn draw(&mut self) -> Option<Request> {
         if self.remaining == 0 {
@@ -114,8 +124,7 @@ impl<'a> SyntheticEvents<'a> {
 impl EventSource for SyntheticEvents<'_> {
     #[inline]
     fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        let Some(request) = self.draw() else { return Ok(None) };
-        let (time, priority) = self.arrivals.as_mut().map_or((SimNs(0), false), Arrivals::next);
+        let Some((request, time, priority)) = self.next_timed_page_request() else { return Ok(None) };
         Ok(Some(self.event(request, time, priority)))
     }
 
