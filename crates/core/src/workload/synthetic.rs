@@ -357,39 +357,36 @@ impl Synthetic {
     }
 
     /// A request-sized slot and whether it lies in the hot region. The
-    /// uniform random draw, the common case, inline; the others out of line.
+    /// sequential and uniform random draws, the common cases, inline; the
+    /// skewed ones out of line.
     #[inline]
     fn next_slot(&mut self) -> (u32, bool) {
-        if self.config.pattern == Pattern::Random && self.config.distribution == AddressDistribution::Uniform {
-            return (self.rng.random_range(0..self.slots), false);
-        }
-        self.next_other_slot()
-    }
-
-    #[inline(never)]
-    fn next_other_slot(&mut self) -> (u32, bool) {
         if self.config.pattern == Pattern::Sequential {
             let slot = self.next_sequential_slot;
             self.next_sequential_slot = (slot + 1) % self.slots;
             return (slot, false);
         }
-        match self.config.distribution {
-            AddressDistribution::Uniform => (self.rng.random_range(0..self.slots), false),
-            AddressDistribution::Zipf => {
-                let rank = self.zipf.as_ref().map_or(1.0, |zipf| zipf.sample(&mut self.rng));
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let rank = rank as u64 - 1;
-                #[allow(clippy::cast_possible_truncation)]
-                let slot = ((rank * SCATTER_PRIME) % u64::from(self.slots)) as u32;
-                (slot, false)
-            }
-            AddressDistribution::HotCold => {
-                if self.rng.random::<f64>() < self.config.hot_write_fraction {
-                    (self.rng.random_range(0..self.hot_slots), true)
-                } else {
-                    (self.rng.random_range(self.hot_slots..self.slots), false)
-                }
-            }
+        if self.config.distribution == AddressDistribution::Uniform {
+            return (self.rng.random_range(0..self.slots), false);
         }
+        self.next_skewed_slot()
+    }
+
+    /// A random slot under the Zipf or hot/cold distribution.
+    #[inline(never)]
+    fn next_skewed_slot(&mut self) -> (u32, bool) {
+        if self.config.distribution == AddressDistribution::HotCold {
+            return if self.rng.random::<f64>() < self.config.hot_write_fraction {
+                (self.rng.random_range(0..self.hot_slots), true)
+            } else {
+                (self.rng.random_range(self.hot_slots..self.slots), false)
+            };
+        }
+        let rank = self.zipf.as_ref().map_or(1.0, |zipf| zipf.sample(&mut self.rng));
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let rank = rank as u64 - 1;
+        #[allow(clippy::cast_possible_truncation)]
+        let slot = ((rank * SCATTER_PRIME) % u64::from(self.slots)) as u32;
+        (slot, false)
     }
 }
