@@ -251,7 +251,9 @@ fn an_nbd_export_round_trips_with_qemu_img_nbdcopy_and_fio() {
     let socket = folder.path("nbd.sock");
     let address = format!("unix:{}", socket.display());
     let session = Emulator::start(&["--preset", "small", "--nbd", &address, "--pace", "none"], None);
-    let uri = format!("nbd+unix:///?socket={}", socket.display());
+    assert!(which("qemu-io"), "qemu-io comes with qemu-img (qemu-utils)");
+    // The export is named after the device (its preset); the default export "" is the same.
+    let uri = format!("nbd+unix:///small?socket={}", socket.display());
     let image = folder.path("image.raw");
     let mut bytes = contents(7, 8 << 20);
     bytes.resize(32 << 20, 0);
@@ -279,8 +281,26 @@ fn an_nbd_export_round_trips_with_qemu_img_nbdcopy_and_fio() {
             "--output-format=terse",
         ],
     );
+    // A TRIM over the largest READ/WRITE (32 MiB), as a guest's fstrim sends, is served and the
+    // connection goes on.
+    let trimmed = run(
+        "qemu-io",
+        &["-f", "raw", "-c", "discard 0 40M", "-c", "read -P 0 0 1M", "-c", "write -P 0x3c 0 64k", &uri],
+    );
+    assert!(!trimmed.contains("failed") && !trimmed.contains("error"), "{trimmed}");
     let summary = session.stop();
     assert!(summary.contains("host pages written"), "{summary}");
+}
+
+#[test]
+fn a_tcp_export_needs_the_users_consent() {
+    let output = Command::new(env!("CARGO_BIN_EXE_nandlab"))
+        .args(["emulate", "--preset", "small", "--nbd", "127.0.0.1:0", "--pace", "none"])
+        .output()
+        .expect("run nandlab");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a TCP export started without consent");
+    assert!(stderr.contains("--nbd-allow-local-users"), "{stderr}");
 }
 
 /// Median of `samples` paced 4 KiB O_DIRECT reads of DIR/disk, each on an idle device.

@@ -12,12 +12,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use nandlab_dhrd::Device;
-use nandlab_nbd::{BlockDevice, NbdAddress, NbdServer};
+use nandlab_nbd::{BlockDevice, Export, NbdAddress, NbdServer};
 
 use crate::error::FuseError;
 use crate::serve::{mount, MountOptions, MountedDisk, ServeArgs};
 
 /// How often the daemon loop checks for signals and prints progress.
+/// The DHRD's NBD export name (`nbd+unix:///dhrd?socket=PATH`).
+pub const DHRD_EXPORT_NAME: &str = "dhrd";
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// How often a pending stop retries.
 const STOP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
@@ -47,7 +49,7 @@ impl Frontends {
         device: &Arc<dyn BlockDevice>,
         mount_on: Option<&Path>,
         options: MountOptions,
-        nbd: Option<&NbdAddress>,
+        nbd: Option<(&NbdAddress, Export)>,
     ) -> Result<(Frontends, Vec<String>), FuseError> {
         let mut frontends = Frontends { fuse: None, nbd: None };
         let mut served = Vec::new();
@@ -56,9 +58,10 @@ impl Frontends {
             served.push(mounted.disk_path().display().to_string());
             frontends.fuse = Some(mounted);
         }
-        if let Some(address) = nbd {
-            let server = NbdServer::start(Arc::clone(device), address)?;
-            served.push(format!("NBD export {:?} on {}", nandlab_nbd::EXPORT_NAME, server.address()));
+        if let Some((address, export)) = nbd {
+            let name = export.name.clone();
+            let server = NbdServer::start(Arc::clone(device), address, export)?;
+            served.push(format!("NBD export {name:?} on {}", server.address()));
             frontends.nbd = Some(server);
         }
         Ok((frontends, served))
@@ -97,7 +100,8 @@ pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
     let device = Arc::new(Device::open(&args.device_config())?);
     let options = MountOptions { threads: args.threads, allow_other: args.allow_other };
     let shared: Arc<dyn BlockDevice> = device.clone();
-    let (mut frontends, served) = Frontends::start(&shared, args.mount.as_deref(), options, args.nbd.as_ref())?;
+    let nbd = args.nbd.export(DHRD_EXPORT_NAME, "nandlab DHRD (durable hybrid RAM disk)")?;
+    let (mut frontends, served) = Frontends::start(&shared, args.mount.as_deref(), options, nbd)?;
     drop(shared);
     println!(
         "dhrd: serving {} ({} bytes, chunk {} bytes, durability {}) after {} us",

@@ -6,6 +6,7 @@ mod daemon;
 mod error;
 mod fs;
 mod holders;
+mod nbd_args;
 mod serve;
 mod stop;
 
@@ -13,5 +14,6 @@ pub use daemon::{serve, serve_until_stopped, stop_signals, Ending, Frontends};
 pub use error::FuseError;
 pub use fs::{DISK_FILE_NAME, STATS_FILE_NAME};
 pub use holders::disk_holders;
+pub use nbd_args::NbdArgs;
 pub use serve::{mount, MountOptions, MountedDisk, ServeArgs, DEFAULT_THREADS};
 pub use stop::{stop, StopArgs};

@@ -11,6 +11,7 @@ use nandlab_nbd::BlockDevice;
 
 use crate::error::FuseError;
 use crate::fs::{DiskFs, DISK_FILE_NAME};
+use crate::nbd_args::NbdArgs;
 
 /// Default FUSE request threads: a queue depth of 16 is served in parallel (with 4, the old
 /// default, durable writes at queue depth 16 reached a quarter of the backing store's rate). More
@@ -32,10 +33,8 @@ pub struct ServeArgs {
     /// Existing directory to mount on; the device appears as DIR/disk and statistics as DIR/stats.
     #[arg(long, value_name = "DIR", required_unless_present = "nbd")]
     pub mount: Option<PathBuf>,
-    /// Also (or only) export the device over NBD: 127.0.0.1:PORT, [::1]:PORT or unix:PATH (a
-    /// socket created mode 0600). Loopback only: NBD has no authentication.
-    #[arg(long, value_name = "ADDR")]
-    pub nbd: Option<nandlab_nbd::NbdAddress>,
+    #[command(flatten)]
+    pub nbd: NbdArgs,
     /// Fast-initialization chunk size (power of two, 4KiB..1GiB).
     #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub chunk: u64,
@@ -66,7 +65,7 @@ pub struct ServeArgs {
     pub progress_ms: u64,
 }
 
-fn parse_size(text: &str) -> Result<u64, DhrdError> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, DhrdError> {
     parse_byte_size(text)
 }
 

@@ -42,6 +42,27 @@ impl FromStr for NbdAddress {
     }
 }
 
+/// The flag by which a user agrees to a TCP export ([`NbdAddress::require_consent`]).
+pub const TCP_CONSENT_FLAG: &str = "--nbd-allow-local-users";
+
+impl NbdAddress {
+    /// A TCP export can be reached by every user of this machine, who can then read and write the
+    /// disk (NBD has no authentication), while a Unix socket (mode 0600) admits only its owner: a
+    /// TCP address is refused unless the user said so with [`TCP_CONSENT_FLAG`].
+    pub fn require_consent(&self, allow_local_users: bool) -> Result<(), NbdError> {
+        match self {
+            NbdAddress::Tcp(_) if !allow_local_users => Err(NbdError::Address {
+                text: self.to_string(),
+                reason: format!(
+                    "every user of this machine could connect over TCP and read and write the disk; \
+                     use a Unix socket (unix:PATH, mode 0600) or add {TCP_CONSENT_FLAG}"
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl fmt::Display for NbdAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -65,5 +86,14 @@ mod tests {
         assert!(refused.is_err_and(|err| err.to_string().contains("loopback")));
         assert!("nonsense".parse::<NbdAddress>().is_err());
         assert!("unix:".parse::<NbdAddress>().is_err());
+    }
+
+    #[test]
+    fn tcp_needs_consent_and_a_unix_socket_does_not() {
+        let tcp: NbdAddress = "127.0.0.1:10809".parse().expect("loopback TCP");
+        assert!(tcp.require_consent(false).is_err_and(|err| err.to_string().contains(TCP_CONSENT_FLAG)));
+        assert!(tcp.require_consent(true).is_ok());
+        let unix: NbdAddress = "unix:/run/d.sock".parse().expect("Unix socket");
+        assert!(unix.require_consent(false).is_ok());
     }
 }

@@ -2,14 +2,18 @@
 //! client wanting parallelism opens several connections; `CAN_MULTI_CONN` is advertised because a
 //! flush makes every completed write durable, whichever connection sent it).
 
-use std::io::{BufRead, Write};
+use std::io::{self, BufRead, Write};
 
 use crate::device::{BlockDevice, BlockError};
 
 use crate::error::{io as io_error, NbdError};
+use crate::limits::ByteBudget;
 use crate::protocol::*;
+use crate::server::Export;
 
-/// Largest request served; longer ones end the connection (proto.md lets a server refuse them).
+/// Largest READ or WRITE served (the maximum block size advertised): its data is held in memory.
+/// A longer one is answered with EINVAL and the connection goes on (proto.md, "Block size
+/// constraints"). TRIM and WRITE_ZEROES carry no data and may be of any length.
 pub(crate) const MAX_REQUEST_BYTES: u32 = 32 << 20;
 /// Longest option payload accepted during the handshake.
 const MAX_OPTION_BYTES: u32 = 64 << 10;
@@ -27,20 +31,13 @@ pub(crate) struct Connection<'a, R, W> {
     pub(crate) reader: R,
     pub(crate) writer: W,
     pub(crate) device: &'a dyn BlockDevice,
-    pub(crate) export_name: &'a str,
+    pub(crate) export: &'a Export,
+    pub(crate) budget: &'a ByteBudget,
 }
 
 impl<R: BufRead, W: Write> Connection<'_, R, W> {
-    /// Serves the client until it disconnects.
-    pub(crate) fn run(mut self) -> Result<(), NbdError> {
-        if self.handshake()? {
-            self.transmit()?;
-        }
-        Ok(())
-    }
-
-    /// Returns false when the client aborted the handshake.
-    fn handshake(&mut self) -> Result<bool, NbdError> {
+    /// The handshake; returns false when the client aborted it.
+    pub(crate) fn handshake(&mut self) -> Result<bool, NbdError> {
         let mut greeting = Vec::with_capacity(18);
         greeting.extend_from_slice(&NBDMAGIC.to_be_bytes());
         greeting.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -83,7 +80,7 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
                     return Ok(false);
                 }
                 OPT_LIST => {
-                    let name = self.export_name.as_bytes();
+                    let name = self.export.name.as_bytes();
                     let mut entry = (name.len() as u32).to_be_bytes().to_vec();
                     entry.extend_from_slice(name);
                     self.reply(option, REP_SERVER, &entry)?;
@@ -100,7 +97,7 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
     }
 
     fn known_export(&self, name: &[u8]) -> bool {
-        name.is_empty() || name == self.export_name.as_bytes()
+        name.is_empty() || name == self.export.name.as_bytes()
     }
 
     /// NBD_OPT_INFO / NBD_OPT_GO: name length, name, count of info requests, the requests.
@@ -121,8 +118,8 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
         for kind in request.wanted {
             let mut info = kind.to_be_bytes().to_vec();
             match kind {
-                INFO_NAME => info.extend_from_slice(self.export_name.as_bytes()),
-                INFO_DESCRIPTION => info.extend_from_slice(b"nandlab DHRD (durable hybrid RAM disk)"),
+                INFO_NAME => info.extend_from_slice(self.export.name.as_bytes()),
+                INFO_DESCRIPTION => info.extend_from_slice(self.export.description.as_bytes()),
                 INFO_BLOCK_SIZE => {
                     // Any byte range works; 4 KiB avoids read-modify-write in the backing store.
                     for size in [1u32, 4096, MAX_REQUEST_BYTES] {
@@ -137,35 +134,21 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
         Ok(true)
     }
 
-    fn transmit(&mut self) -> Result<(), NbdError> {
-        let mut buffer = Vec::new();
+    /// Serves requests until the client disconnects.
+    pub(crate) fn transmit(&mut self) -> Result<(), NbdError> {
         while let Some(request) = read_request(&mut self.reader).map_err(io_error("read request"))? {
-            if request.length > MAX_REQUEST_BYTES {
-                return Err(NbdError::Protocol(format!("request of {} bytes", request.length)));
-            }
-            let length = request.length as usize;
             match request.command {
                 CMD_DISC => return Ok(()),
-                CMD_READ => {
-                    buffer.resize(length, 0);
-                    match self.device.read_at(request.offset, &mut buffer) {
-                        Ok(()) => self.simple_reply(0, request.cookie, &buffer)?,
-                        Err(err) => self.simple_reply(errno_of(&err, EINVAL), request.cookie, &[])?,
-                    }
-                }
-                CMD_WRITE => {
-                    buffer.resize(length, 0);
-                    self.reader.read_exact(&mut buffer).map_err(io_error("read write payload"))?;
-                    let result = self.device.write_at(request.offset, &buffer, fua(&request));
-                    self.finish_mutation(&request, result)?;
-                }
+                CMD_READ | CMD_WRITE if request.length > MAX_REQUEST_BYTES => self.refuse_oversized(&request)?,
+                CMD_READ => self.read(&request)?,
+                CMD_WRITE => self.write(&request)?,
                 CMD_TRIM => {
                     let result = self.device.discard(request.offset, u64::from(request.length), fua(&request));
                     self.finish_mutation(&request, result)?;
                 }
                 CMD_WRITE_ZEROES => {
                     let result = if request.flags & CMD_FLAG_NO_HOLE != 0 {
-                        self.write_zeros(request.offset, length, fua(&request))
+                        self.write_zeros(request.offset, request.length as usize, fua(&request))
                     } else {
                         self.device.discard(request.offset, u64::from(request.length), fua(&request))
                     };
@@ -179,6 +162,39 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
             }
         }
         Ok(())
+    }
+
+    /// A READ, its data held under a lease of the export's byte budget until it is sent.
+    fn read(&mut self, request: &Request) -> Result<(), NbdError> {
+        let _lease = self.budget.lease(u64::from(request.length));
+        let mut data = vec![0u8; request.length as usize];
+        match self.device.read_at(request.offset, &mut data) {
+            Ok(()) => self.simple_reply(0, request.cookie, &data),
+            Err(err) => self.simple_reply(errno_of(&err, EINVAL), request.cookie, &[]),
+        }
+    }
+
+    /// A WRITE, its payload held under a lease of the export's byte budget until it is stored.
+    fn write(&mut self, request: &Request) -> Result<(), NbdError> {
+        let _lease = self.budget.lease(u64::from(request.length));
+        let mut data = vec![0u8; request.length as usize];
+        self.reader.read_exact(&mut data).map_err(io_error("read write payload"))?;
+        let result = self.device.write_at(request.offset, &data, fua(request));
+        self.finish_mutation(request, result)
+    }
+
+    /// A READ or WRITE over the advertised maximum: a WRITE's payload is read past in small pieces
+    /// (never held), and both are answered EINVAL, so the connection stays usable.
+    fn refuse_oversized(&mut self, request: &Request) -> Result<(), NbdError> {
+        if request.command == CMD_WRITE {
+            let payload = u64::from(request.length);
+            let skipped = io::copy(&mut io::Read::take(&mut self.reader, payload), &mut io::sink())
+                .map_err(io_error("read past an oversized write payload"))?;
+            if skipped != payload {
+                return Err(NbdError::Protocol(format!("write payload ended after {skipped} of {payload} bytes")));
+            }
+        }
+        self.simple_reply(EINVAL, request.cookie, &[])
     }
 
     /// Allocated zeros: plain writes of zeroes, never a hole; FUA on the last piece.

@@ -13,6 +13,8 @@ pub enum NbdError {
     },
     #[error("NBD client broke the protocol: {0}")]
     Protocol(String),
+    #[error("NBD export limits: {0}")]
+    Limits(String),
 }
 
 pub(crate) fn io(action: &'static str) -> impl FnOnce(std::io::Error) -> NbdError {

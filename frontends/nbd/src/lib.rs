@@ -1,17 +1,20 @@
 //! nandlab-nbd: the DHRD exported over the NBD protocol (the newstyle fixed handshake of
 //! <https://github.com/NetworkBlockDevice/nbd/blob/master/doc/proto.md>, written from that
 //! specification), so QEMU, qemu-img, nbdcopy or a kernel NBD client can use a DHRD without FUSE.
-//! Loopback TCP or a Unix socket only: NBD has no authentication. See docs/dhrd.md.
+//! A Unix socket (mode 0600), or loopback TCP when the user agrees that every local user may
+//! connect: NBD has no authentication. See docs/dhrd.md and docs/emulate.md.
 
 mod address;
 mod connection;
 mod device;
 mod dhrd;
 mod error;
+mod limits;
 mod protocol;
 mod server;
 
-pub use address::NbdAddress;
+pub use address::{NbdAddress, TCP_CONSENT_FLAG};
 pub use device::{BlockDevice, BlockError, DaemonInfo};
 pub use error::NbdError;
-pub use server::{NbdServer, EXPORT_NAME};
+pub use limits::Limits;
+pub use server::{Export, NbdServer};

@@ -16,11 +16,39 @@ use crate::address::NbdAddress;
 use crate::connection::Connection;
 use crate::device::BlockDevice;
 use crate::error::{io as io_error, NbdError};
+use crate::limits::{ByteBudget, Limits, CONNECTION_STACK_BYTES, SOCKET_BUFFER_BYTES};
 
-/// The one export's name; clients may also ask for the default export ("").
-pub const EXPORT_NAME: &str = "dhrd";
 /// How often the accept loop checks whether it should stop.
 const ACCEPT_POLL: Duration = Duration::from_millis(50);
+
+/// What a server exports: the one export's name and description (clients may also ask for the
+/// default export, ""), and the limits its clients are held to.
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// The export's name, as clients give it (`nbd+unix:///NAME?socket=...`).
+    pub name: String,
+    /// The text NBD_INFO_DESCRIPTION returns.
+    pub description: String,
+    pub limits: Limits,
+}
+
+impl Export {
+    /// An export named `name` with the default [`Limits`].
+    #[must_use]
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Export {
+        Export { name: name.into(), description: description.into(), limits: Limits::default() }
+    }
+}
+
+/// Everything the accept thread and the client threads share.
+struct Shared {
+    device: Arc<dyn BlockDevice>,
+    export: Export,
+    budget: ByteBudget,
+    stop: AtomicBool,
+    clients: Mutex<HashMap<u64, (String, Stream)>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
 
 enum Listener {
     Tcp(TcpListener),
@@ -38,6 +66,13 @@ impl Stream {
             Stream::Tcp(stream) => Stream::Tcp(stream.try_clone()?),
             Stream::Unix(stream) => Stream::Unix(stream.try_clone()?),
         })
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(stream) => stream.set_read_timeout(timeout),
+            Stream::Unix(stream) => stream.set_read_timeout(timeout),
+        }
     }
 
     fn shutdown(&self) {
@@ -73,24 +108,21 @@ impl Write for Stream {
     }
 }
 
-/// Connected clients: a description and a handle to disconnect each.
-type Clients = Arc<Mutex<HashMap<u64, (String, Stream)>>>;
-/// Every client thread, joined at shutdown so no request is still running on the device after it.
-type ClientThreads = Arc<Mutex<Vec<JoinHandle<()>>>>;
-
 /// A running NBD export of one device.
+///
+/// Connected clients are kept with a description and a handle to disconnect each; every client
+/// thread is joined at shutdown, so no request is still running on the device after it.
 pub struct NbdServer {
     address: NbdAddress,
-    stop: Arc<AtomicBool>,
-    clients: Clients,
-    threads: ClientThreads,
+    shared: Arc<Shared>,
     acceptor: Option<JoinHandle<()>>,
 }
 
 impl NbdServer {
     /// Listens on `address` (a Unix socket is created mode 0600: whoever can connect can write the
-    /// disk) and serves `device` to every client until `shut_down`.
-    pub fn start(device: Arc<dyn BlockDevice>, address: &NbdAddress) -> Result<NbdServer, NbdError> {
+    /// disk) and serves `device` as `export` to every client until `shut_down`.
+    pub fn start(device: Arc<dyn BlockDevice>, address: &NbdAddress, export: Export) -> Result<NbdServer, NbdError> {
+        export.limits.validate().map_err(NbdError::Limits)?;
         let listener = match address {
             NbdAddress::Tcp(socket) => Listener::Tcp(TcpListener::bind(socket).map_err(io_error("bind TCP"))?),
             NbdAddress::Unix(path) => {
@@ -110,17 +142,22 @@ impl NbdServer {
                 address.clone()
             }
         };
-        let stop = Arc::new(AtomicBool::new(false));
-        let clients: Clients = Arc::default();
-        let threads: ClientThreads = Arc::default();
+        let shared = Arc::new(Shared {
+            device,
+            budget: ByteBudget::new(export.limits.max_buffered_bytes),
+            export,
+            stop: AtomicBool::new(false),
+            clients: Mutex::default(),
+            threads: Mutex::default(),
+        });
         let acceptor = {
-            let (stop, clients, threads) = (Arc::clone(&stop), Arc::clone(&clients), Arc::clone(&threads));
+            let shared = Arc::clone(&shared);
             thread::Builder::new()
-                .name("dhrd-nbd-accept".into())
-                .spawn(move || accept_loop(&listener, &device, &stop, &clients, &threads))
+                .name("nbd-accept".into())
+                .spawn(move || accept_loop(&listener, &shared))
                 .map_err(io_error("spawn the accept thread"))?
         };
-        Ok(NbdServer { address: bound, stop, clients, threads, acceptor: Some(acceptor) })
+        Ok(NbdServer { address: bound, shared, acceptor: Some(acceptor) })
     }
 
     /// Where the export listens (with the port the system chose for port 0).
@@ -132,7 +169,7 @@ impl NbdServer {
     /// One description per connected client (e.g. `NBD client 127.0.0.1:51234`).
     #[must_use]
     pub fn clients(&self) -> Vec<String> {
-        let clients = self.clients.lock().unwrap_or_else(PoisonError::into_inner);
+        let clients = self.shared.clients.lock().unwrap_or_else(PoisonError::into_inner);
         let mut names: Vec<String> = clients.values().map(|(name, _)| name.clone()).collect();
         names.sort();
         names
@@ -145,14 +182,14 @@ impl NbdServer {
     }
 
     fn stop_inner(&mut self) {
-        self.stop.store(true, Ordering::Release);
+        self.shared.stop.store(true, Ordering::Release);
         if let Some(acceptor) = self.acceptor.take() {
             let _ = acceptor.join();
         }
-        for (_, stream) in self.clients.lock().unwrap_or_else(PoisonError::into_inner).values() {
+        for (_, stream) in self.shared.clients.lock().unwrap_or_else(PoisonError::into_inner).values() {
             stream.shutdown();
         }
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        let threads = std::mem::take(&mut *self.shared.threads.lock().unwrap_or_else(PoisonError::into_inner));
         for thread in threads {
             let _ = thread.join();
         }
@@ -165,15 +202,10 @@ impl Drop for NbdServer {
     }
 }
 
-fn accept_loop(
-    listener: &Listener,
-    device: &Arc<dyn BlockDevice>,
-    stop: &AtomicBool,
-    clients: &Clients,
-    threads: &ClientThreads,
-) {
+fn accept_loop(listener: &Listener, shared: &Arc<Shared>) {
     let next_id = AtomicU64::new(0);
-    while !stop.load(Ordering::Acquire) {
+    let mut refused = 0u64;
+    while !shared.stop.load(Ordering::Acquire) {
         let accepted = match listener {
             Listener::Tcp(tcp) => {
                 tcp.accept().map(|(stream, peer)| (Stream::Tcp(stream), format!("NBD client {peer}")))
@@ -185,18 +217,30 @@ fn accept_loop(
         match accepted {
             Ok((stream, name)) => {
                 let id = next_id.fetch_add(1, Ordering::Relaxed);
-                match spawn_client(id, name, stream, device, clients) {
-                    Ok(thread) => {
-                        let mut threads = threads.lock().unwrap_or_else(PoisonError::into_inner);
-                        threads.retain(|thread| !thread.is_finished());
-                        threads.push(thread);
+                let mut threads = shared.threads.lock().unwrap_or_else(PoisonError::into_inner);
+                threads.retain(|thread| !thread.is_finished());
+                if threads.len() >= shared.export.limits.max_connections {
+                    // Closing at once costs nothing; the client sees the server end the handshake.
+                    // One line per power of two refused, so a flood does not flood the log too.
+                    refused += 1;
+                    if refused.is_power_of_two() {
+                        eprintln!(
+                            "nandlab: {name} refused, {refused} so far: {} clients are connected \
+                             (the export's limit)",
+                            threads.len()
+                        );
                     }
-                    Err(err) => eprintln!("dhrd: {err}"),
+                    stream.shutdown();
+                    continue;
+                }
+                match spawn_client(id, name, stream, shared) {
+                    Ok(thread) => threads.push(thread),
+                    Err(err) => eprintln!("nandlab: {err}"),
                 }
             }
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => thread::sleep(ACCEPT_POLL),
             Err(err) => {
-                eprintln!("dhrd: NBD accept failed: {err}");
+                eprintln!("nandlab: NBD accept failed: {err}");
                 thread::sleep(ACCEPT_POLL);
             }
         }
@@ -206,13 +250,7 @@ fn accept_loop(
     }
 }
 
-fn spawn_client(
-    id: u64,
-    name: String,
-    stream: Stream,
-    device: &Arc<dyn BlockDevice>,
-    clients: &Clients,
-) -> Result<JoinHandle<()>, NbdError> {
+fn spawn_client(id: u64, name: String, stream: Stream, shared: &Arc<Shared>) -> Result<JoinHandle<()>, NbdError> {
     // Accepted sockets may inherit non-blocking mode; a client thread blocks.
     match &stream {
         Stream::Tcp(tcp) => {
@@ -221,21 +259,35 @@ fn spawn_client(
         }
         Stream::Unix(unix) => unix.set_nonblocking(false).map_err(io_error("set the client socket blocking"))?,
     }
+    stream
+        .set_read_timeout(Some(shared.export.limits.handshake_timeout))
+        .map_err(io_error("set the handshake timeout"))?;
     let handle = stream.try_clone().map_err(io_error("clone the client socket"))?;
     let writer = stream.try_clone().map_err(io_error("clone the client socket"))?;
-    clients.lock().unwrap_or_else(PoisonError::into_inner).insert(id, (name.clone(), handle));
-    let (device, clients) = (Arc::clone(device), Arc::clone(clients));
-    let spawned = thread::Builder::new().name("dhrd-nbd-client".into()).spawn(move || {
-        let connection = Connection {
-            reader: BufReader::with_capacity(1 << 20, stream),
-            writer: BufWriter::with_capacity(1 << 20, writer),
-            device: device.as_ref(),
-            export_name: EXPORT_NAME,
-        };
-        if let Err(err) = connection.run() {
-            eprintln!("dhrd: {name}: {err}");
-        }
-        clients.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-    });
+    let control = stream.try_clone().map_err(io_error("clone the client socket"))?;
+    shared.clients.lock().unwrap_or_else(PoisonError::into_inner).insert(id, (name.clone(), handle));
+    let shared = Arc::clone(shared);
+    let spawned =
+        thread::Builder::new().name("nbd-client".into()).stack_size(CONNECTION_STACK_BYTES).spawn(move || {
+            let mut connection = Connection {
+                reader: BufReader::with_capacity(SOCKET_BUFFER_BYTES, stream),
+                writer: BufWriter::with_capacity(SOCKET_BUFFER_BYTES, writer),
+                device: shared.device.as_ref(),
+                export: &shared.export,
+                budget: &shared.budget,
+            };
+            let served = connection.handshake().and_then(|granted| {
+                if granted {
+                    // An idle client that finished the handshake is a real client: no timeout now.
+                    control.set_read_timeout(None).map_err(io_error("clear the handshake timeout"))?;
+                    connection.transmit()?;
+                }
+                Ok(())
+            });
+            if let Err(err) = served {
+                eprintln!("nandlab: {name}: {err}");
+            }
+            shared.clients.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+        });
     spawned.map_err(io_error("spawn a client thread"))
 }

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use nandlab_dhrd::{Device, DeviceConfig, Durability};
-use nandlab_nbd::{NbdAddress, NbdServer};
+use nandlab_nbd::{Export, NbdAddress, NbdServer};
 
 const SIZE: u64 = 16 << 20;
 
@@ -40,6 +40,10 @@ fn seeded_image(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
+fn export() -> Export {
+    Export::new("dhrd", "a DHRD under test")
+}
+
 fn tcp_uri(server: &NbdServer) -> String {
     match server.address() {
         NbdAddress::Tcp(address) => format!("nbd://{address}/dhrd"),
@@ -64,9 +68,9 @@ fn qemu_and_libnbd_clients_read_and_write_the_export() {
     let mut config = DeviceConfig::new(&backing, Some(SIZE));
     config.durability = Durability::WriteBack; // FUA and FLUSH must then really sync
     let device = Arc::new(Device::open(&config).expect("open device"));
-    let tcp = NbdServer::start(device.clone(), &"127.0.0.1:0".parse().expect("address")).expect("listen TCP");
+    let tcp = NbdServer::start(device.clone(), &"127.0.0.1:0".parse().expect("address"), export()).expect("listen TCP");
     let socket = dir.path().join("dhrd.sock");
-    let unix = NbdServer::start(device.clone(), &NbdAddress::Unix(socket.clone())).expect("listen Unix");
+    let unix = NbdServer::start(device.clone(), &NbdAddress::Unix(socket.clone()), export()).expect("listen Unix");
     let socket_mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).expect("stat").permissions());
     assert_eq!(socket_mode & 0o777, 0o600, "whoever can connect can write the disk");
 
@@ -120,4 +124,42 @@ fn qemu_and_libnbd_clients_read_and_write_the_export() {
     unix.shut_down();
     Arc::try_unwrap(device).ok().expect("clients released the device").close().expect("close");
     assert!(std::fs::read(&backing).expect("read backing") == expected, "backing store differs");
+}
+
+/// A TRIM longer than the largest READ/WRITE (32 MiB) is served, and the connection goes on: the
+/// guest's `fstrim` sends such TRIMs.
+#[test]
+fn a_trim_of_64_mib_is_served_and_the_connection_goes_on() {
+    if tool("qemu-io").is_none() {
+        eprintln!("SKIPPED: qemu-io is not installed (apt install qemu-utils)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let backing = dir.path().join("backing.img");
+    let mut config = DeviceConfig::new(&backing, Some(96 << 20));
+    config.sparse = true;
+    let device = Arc::new(Device::open(&config).expect("open device"));
+    let socket = dir.path().join("dhrd.sock");
+    let server = NbdServer::start(device.clone(), &NbdAddress::Unix(socket.clone()), export()).expect("listen Unix");
+    let uri = unix_uri(&socket);
+    let qemu_io = run(
+        "qemu-io",
+        &[
+            "-f",
+            "raw",
+            "-c",
+            "write -P 0x5a 0 1M",
+            "-c",
+            "write -P 0x5a 80M 1M",
+            "-c",
+            "discard 0 64M",
+            "-c",
+            "read -P 0 0 1M",
+            "-c",
+            "read -P 0x5a 80M 1M",
+            &uri,
+        ],
+    );
+    assert!(!qemu_io.contains("Pattern verification failed") && !qemu_io.contains("error"), "{qemu_io}");
+    server.shut_down();
 }

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use nandlab_emulate::{EmulateOptions, EmulatedSsd, Pace};
-use nandlab_fuse::{serve_until_stopped, stop_signals, Frontends, MountOptions};
-use nandlab_nbd::{BlockDevice, NbdAddress};
+use nandlab_fuse::{serve_until_stopped, stop_signals, Frontends, MountOptions, NbdArgs};
+use nandlab_nbd::BlockDevice;
 
 use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs};
 
@@ -43,10 +43,8 @@ struct ServeArgs {
     /// its statistics as DIR/stats (JSON).
     #[arg(long, value_name = "DIR", required_unless_present = "nbd")]
     mount: Option<PathBuf>,
-    /// Also (or only) export the device over NBD: 127.0.0.1:PORT, [::1]:PORT or unix:PATH (a socket
-    /// created mode 0600). Loopback only: NBD has no authentication.
-    #[arg(long, value_name = "ADDR")]
-    nbd: Option<NbdAddress>,
+    #[command(flatten)]
+    nbd: NbdArgs,
     /// `real`: each reply waits for the request's simulated completion (the timing engine runs,
     /// simulated time follows the wall clock). `none`: replies at once, the simulation only counts.
     #[arg(long, value_enum, default_value_t = PaceArg::Real)]
@@ -84,6 +82,8 @@ pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (config, _) = args.config.build()?;
+    // The export is named after the device: its preset, or the configuration's own name.
+    let export_name = config.name.clone().unwrap_or_else(|| "nandlab".to_owned());
     let signalled = stop_signals()?;
     let started = Instant::now();
     let pace = match args.pace {
@@ -95,7 +95,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let ssd = Arc::new(EmulatedSsd::open(&options)?);
     let device: Arc<dyn BlockDevice> = ssd.clone();
     let mount = MountOptions { threads: args.threads, allow_other: false };
-    let (mut frontends, served) = Frontends::start(&device, args.mount.as_deref(), mount, args.nbd.as_ref())?;
+    let nbd = args.nbd.export(&export_name, &format!("nandlab emulated SSD ({export_name})"))?;
+    let (mut frontends, served) = Frontends::start(&device, args.mount.as_deref(), mount, nbd)?;
     drop(device);
     println!(
         "emulate: serving {} ({}, pace {}, data in {}) after {} ms",
