@@ -1,29 +1,65 @@
 #!/usr/bin/env bash
-# Runs every test of nandlab: formatting and lints (rustfmt, clippy with
-# warnings as errors, ruff), the Rust workspace, then the Python package
-# (built into a virtual environment at .venv by maturin). Needs only the Rust
-# toolchain (with rustfmt and clippy) and python3; everything else is
+# Runs every test of nandlab: formatting and lints (rustfmt, clippy with warnings as errors, ruff),
+# the Rust workspace, then the Python package (built into a virtual environment at .venv by
+# maturin). Needs only the Rust toolchain (with rustfmt and clippy) and python3; everything else is
 # installed on the way. Any formatting or lint finding fails the run.
+#
+# One build profile, `checked` (Cargo.toml: release optimisation with debug assertions and overflow
+# checks), serves the tests, the `nandlab` binary they run and the Python package, so nothing is
+# compiled twice. Experiment-scale tests are marked `#[ignore = "slow: ..."]`; NANDLAB_SLOW_TESTS=1
+# runs them too (CI does). Each stage prints how long it took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== Rust: formatting (rustfmt.toml) and clippy, warnings as errors"
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+profile=checked
+timings=()
+stage() {
+    local name=$1 started=$SECONDS
+    shift
+    echo "== $name"
+    "$@"
+    timings+=("$(printf '%5d s  %s' $((SECONDS - started)) "$name")")
+}
 
-echo "== Rust: build the CLI (release) and run every crate's tests"
-cargo build --release -p nandlab-cli
-cargo test --workspace --exclude nandlab-py
+# cargo-nextest (where installed) runs each test in its own process, so tests that wait on a
+# daemon, a loop device or a sleep overlap on two cores; it does not run doc tests.
+rust_tests() {
+    local slow=0
+    [ "${NANDLAB_SLOW_TESTS:-0}" = 1 ] && slow=1
+    if cargo nextest --version >/dev/null 2>&1; then
+        local ignored=default
+        [ $slow = 1 ] && ignored=all
+        cargo nextest run --cargo-profile "$profile" --workspace --exclude nandlab-py \
+            --run-ignored "$ignored" --no-fail-fast --final-status-level slow
+        cargo test --profile "$profile" --workspace --exclude nandlab-py --doc
+    elif [ $slow = 1 ]; then
+        cargo test --profile "$profile" --workspace --exclude nandlab-py -- --include-ignored
+    else
+        cargo test --profile "$profile" --workspace --exclude nandlab-py
+    fi
+}
 
-echo "== Python: build the package with maturin and run pytest"
-if [ ! -x .venv/bin/python ]; then
-    python3 -m venv .venv
-fi
-# shellcheck disable=SC1091
-. .venv/bin/activate
-pip install --quiet --upgrade pip
-pip install --quiet -r frontends/python/requirements-dev.txt
-echo "== Python: ruff"
-ruff check frontends/python
-(cd frontends/python && maturin develop --release --quiet)
-NANDLAB_BIN="$PWD/target/release/nandlab" python -m pytest -q frontends/python/tests
+python_env() {
+    if [ ! -x .venv/bin/python ]; then
+        python3 -m venv .venv
+    fi
+    .venv/bin/pip install --quiet --upgrade pip
+    .venv/bin/pip install --quiet -r frontends/python/requirements-dev.txt
+}
+
+python_tests() {
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+    (cd frontends/python && maturin develop --profile "$profile" --quiet)
+    NANDLAB_BIN="$PWD/target/$profile/nandlab" python -m pytest -q frontends/python/tests
+}
+
+stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
+stage "Rust: clippy, warnings as errors" cargo clippy --workspace --all-targets --quiet -- -D warnings
+stage "Python: environment (.venv) and ruff" python_env
+stage "Python: ruff" .venv/bin/ruff check frontends/python
+stage "Rust: every crate's tests (profile $profile)" rust_tests
+stage "Python: the package (maturin, profile $profile) and pytest" python_tests
+
+echo "== stage times"
+printf '%s\n' "${timings[@]}"

@@ -112,6 +112,7 @@ fn acknowledged_writes_survive_sigkill_of_the_daemon() {
 /// A multi-GiB image: the copier, the RAM image and the backing store at a size a deployment uses,
 /// with offsets past 2^31; few rounds, since each restart copies the whole image into RAM.
 #[test]
+#[ignore = "slow: about 90 s; NANDLAB_SLOW_TESTS=1 scripts/test.sh (and CI) runs it"]
 fn acknowledged_writes_survive_sigkill_on_a_multi_gib_image() {
     if skipped(fuse_unavailable()) {
         return;
