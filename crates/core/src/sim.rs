@@ -81,12 +81,18 @@ pub struct PhaseReport {
     #[serde(flatten)]
     pub counters: Counters,
     pub waf: Option<f64>,
+    /// `ftl.discard = "dftl"`: the share of mapping uses that found their
+    /// translation page cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache_hit_ratio: Option<f64>,
 }
 
 impl PhaseReport {
     pub(crate) fn new(counters: Counters) -> Self {
         let waf = counters.waf();
-        Self { counters, waf }
+        let uses = counters.map_cache_hits + counters.map_cache_misses;
+        let map_cache_hit_ratio = crate::metrics::ratio(counters.map_cache_hits, uses);
+        Self { counters, waf, map_cache_hit_ratio }
     }
 }
 

@@ -88,7 +88,7 @@ fn default_replay_aging_leaves_the_pages_the_trace_never_wrote_invalid() {
     assert!(invalid >= never_written, "{invalid} invalid pages, but {never_written} were never written");
     // Random fill, by contrast, leaves every logical page valid before the
     // trace's own DISCARDs.
-    let filled = replayed(&trace, small(&["precondition.kind=random-fill"]), mode);
+    let filled = replayed(&trace, small(&["precondition.kind=\"random-fill\""]), mode);
     assert_eq!(filled.precondition.as_ref().expect("aged").kind, AgingKind::FillSteady);
 }
 
