@@ -375,8 +375,10 @@ mod tests {
         assert_eq!(map_cache_pages(&geometry, &config), 8);
         let mut dftl = PageFtl::new(&geometry, &config, 1).expect("valid FTL");
         let pages = geometry.logical_pages;
+        // Written twice in order, a trim every eighth page: each
+        // translation page is evicted dirty before its turn comes again.
         for step in 0..2 * pages {
-            let lpn = (step * 1_031) % pages;
+            let lpn = step % pages;
             dftl.write(Lpn(lpn), StreamId(0)).expect("write");
             if step % 8 == 0 {
                 dftl.trim(Lpn((lpn + 7) % pages), 1).expect("trim");

@@ -411,14 +411,16 @@ fn timing_multi_plane_programs_double_the_die_bound() {
 /// and the DISCARD waits for it.
 #[test]
 fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
-    // 12 translation pages of 1,024 entries; 0.16 of them: 2 cached.
+    // Translation pages of 1,024 entries, 2 of them cached.
+    let (_, geometry) = config(&[]);
+    let map_pages = geometry.logical_pages.div_ceil(1024);
     let (config, geometry) = config(&[
         "timing.queue_depth=1",
         "timing.discard_command_ns=1000",
         "ftl.discard=\"dftl\"",
-        "ftl.map_cache_fraction=0.16",
+        &format!("ftl.map_cache_fraction={}", 1.5 / f64::from(map_pages)),
     ]);
-    assert_eq!(crate::ftl::map_cache_pages(&geometry, &config.ftl), 2);
+    assert_eq!(crate::ftl::map_cache_pages(&geometry, &config.ftl), 2, "{map_pages} translation pages");
     let trims = |starts: &[u32]| starts.iter().map(|&start| at(0, Op::Trim, start, 8)).collect::<Vec<_>>();
     let run_trims = |requests: Vec<TimedRequest>| {
         let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
@@ -435,10 +437,11 @@ fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
     let sorted: Vec<u32> = (0..16).map(|i| i * 8).collect();
     let (sorted_report, sorted_counts) = run_trims(trims(&sorted));
     assert_eq!(sorted_counts.map_cache_misses, 1);
-    // One trim in each of 12 translation pages, in an order the 2-page cache cannot hold.
-    let scattered: Vec<u32> = (0..16).map(|i| (i * 5 % 12) * 1024).collect();
+    // One trim in each translation page, in an order the 2-page cache
+    // cannot hold (each trim's own pages: a trimmed page is not looked up again).
+    let scattered: Vec<u32> = (0..16).map(|i| (i * 5 % map_pages) * 1024 + i * 8).collect();
     let (scattered_report, scattered_counts) = run_trims(trims(&scattered));
-    assert_eq!(scattered_counts.map_cache_misses, 16);
+    assert_eq!(scattered_counts.map_cache_misses, 16, "{map_pages} translation pages");
     assert!(scattered_counts.translation_pages_read >= 14, "{scattered_counts:?}");
     // One request at a time: each further miss costs at least a flash read.
     let extra_s = scattered_report.simulated_s - sorted_report.simulated_s;

@@ -70,8 +70,10 @@ const DELAY_SWEEP_MS: [u64; 8] = [0, 50, 100, 250, 500, 1000, 2000, 5000];
 const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
 /// The device at the start of a replay: empty, as the paper's emulated SSD
 /// (the quick scale's K = 5 N replacements then overwrite the device only
-/// 1.6 times, so GC finds whole blocks invalid), or aged to steady state by
-/// the preset's `[precondition]`, standing in for the paper's 50 N.
+/// 1.6 times, so GC finds whole blocks invalid), or aged by workload aging
+/// (`precondition.kind = "workload"`: from the state `mkfs` leaves, the
+/// capture itself replayed until the WAF settles, so only what the file
+/// system wrote is valid), standing in for the paper's 50 N.
 const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
 /// What the device does with a DISCARD: the paper's effect depends on it.
 const DEVICE_MODES: [DiscardHandling; 3] = [DiscardHandling::Exact, DiscardHandling::Ignored, DiscardHandling::Dftl];
@@ -708,9 +710,10 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
              fitted to the file system (same 12.5 % over-provisioning, FEMU's timing), for each device DISCARD \
              mode (`ftl.discard`: exact, ignored, dftl with its default cache). The delay is the paper's 5 s \
              scaled by {size}B / 32 GB, since images arrive at the same rate whatever the device size. Each \
-             replay runs on a fresh device (empty, as the paper's) and on one aged to steady state by the \
-             preset's precondition (the quick scale's K = 5 N overwrites a fresh device only 1.6 times; GC \
-             copies compare on the aged one). Every number is the median over the {repeats} captures with \
+             replay runs on a fresh device (empty, as the paper's) and on one aged by workload aging (the \
+             capture itself replayed from the state mkfs leaves until the WAF settles, so only what ext4 wrote \
+             is valid; the aging's GC debt paid before measuring) — the quick scale's K = 5 N overwrites a \
+             fresh device only 1.6 times; GC copies compare on the aged one. Every number is the median over the {repeats} captures with \
              [min–max]; bars are medians, whiskers the range. GC copies from counting mode; run time from a \
              closed-loop timed replay (queue depth of the preset) until the flash is idle, on the fresh device \
              with device DISCARD exact only.",
@@ -768,12 +771,13 @@ const POSTMARK_ARGS: [&str; 9] =
     ["postmark", "--engine", "builtin", "--files", "1000", "--min-size", "4096", "--max-size", "262144"];
 
 /// A small device (4 dies, 64-page blocks, 12.5 % spare) fitted to the file
-/// system, empty at the start; the slides' DiskSim SSD module is not
-/// described further.
+/// system, aged by workload aging (the capture replayed from the state
+/// `mkfs` leaves until the WAF settles); the slides' DiskSim SSD module is
+/// not described further.
 const SMALL_SSD: &str = "
 preset = \"small\"
 [precondition]
-enabled = false
+kind = \"workload\"
 [device]
 channels = 2
 chips_per_channel = 2
