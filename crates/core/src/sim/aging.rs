@@ -69,7 +69,7 @@ impl Simulation {
 
     /// Pays the GC debt aging left: every unit below the timing model's low
     /// cleaning watermark (`timing.gc_low_blocks`) collects victims until it
-    /// reaches it or a step frees nothing more — what background GC does in
+    /// reaches it (or the layer declines, or a unit's worth of steps) — what background GC does in
     /// the idle time before the first request — in counting and timed mode
     /// alike, so both start the measured phase from this one device state.
     /// Its cost goes to the aging report's `debt_paid`, not to the measured
@@ -83,9 +83,10 @@ impl Simulation {
         let (units, blocks) = (self.geometry.units(), self.geometry.blocks_per_plane);
         on_layer!(&mut self.layer, ftl => {
             for unit in (0..units).map(UnitId) {
+                // A step may free nothing at once (its copies fill the GC
+                // block first); a unit's blocks bound the steps.
                 for _ in 0..blocks {
-                    let free = ftl.free_blocks(unit);
-                    if free >= low || !ftl.collect_one(unit)? || ftl.free_blocks(unit) <= free {
+                    if ftl.free_blocks(unit) >= low || !ftl.collect_one(unit)? {
                         break;
                     }
                 }
