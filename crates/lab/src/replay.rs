@@ -108,7 +108,8 @@ pub fn replay(
     if mode.age_with.is_some() && kind != AgingChoice::Workload {
         return Err(Error::Invalid(format!(
             "--age-with is workload aging (the trace replayed until the WAF settles): it needs precondition.kind = \
-             \"workload\", a replay's default, not {kind:?}"
+             \"workload\", a replay's default, not \"{}\"",
+            kind.name()
         )));
     }
     let aging_source = mode.age_with.map_or(*source, TraceSource::file);
