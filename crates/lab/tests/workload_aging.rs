@@ -128,7 +128,12 @@ fn write_lines(path: &Path, lines: &[String]) {
 
 /// The numbers of `value` (a report's counters) by key.
 fn numbers(value: &Value) -> Vec<(String, u64)> {
-    value.as_object().expect("an object").iter().filter_map(|(key, value)| Some((key.clone(), value.as_u64()?))).collect()
+    value
+        .as_object()
+        .expect("an object")
+        .iter()
+        .filter_map(|(key, value)| Some((key.clone(), value.as_u64()?)))
+        .collect()
 }
 
 #[test]
@@ -162,7 +167,9 @@ fn age_with_equals_the_concatenated_traces_with_the_aging_part_not_measured() {
         numbers(&serde_json::to_value(&aged.measured.counters).expect("json")),
         numbers(&serde_json::to_value(&once.measured.counters).expect("json")),
     );
-    for ((key, aging), ((_, measured), (_, whole))) in aging_counts.iter().zip(measured_counts.iter().zip(&whole_counts)) {
+    for ((key, aging), ((_, measured), (_, whole))) in
+        aging_counts.iter().zip(measured_counts.iter().zip(&whole_counts))
+    {
         assert_eq!(aging + measured, *whole, "{key}: aging {aging} + measured {measured}");
     }
     assert!(whole_counts.iter().any(|(key, count)| key == "gc_page_copies" && *count > 0), "GC ran");

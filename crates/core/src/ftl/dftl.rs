@@ -345,7 +345,8 @@ mod tests {
     #[test]
     fn the_keys_are_checked_by_name() {
         for fraction in [0.0, 1.5, f64::NAN, 12.5] {
-            let bad = FtlConfig { discard: DiscardHandling::Dftl, map_cache_fraction: fraction, ..FtlConfig::default() };
+            let bad =
+                FtlConfig { discard: DiscardHandling::Dftl, map_cache_fraction: fraction, ..FtlConfig::default() };
             assert_eq!(bad.validate(&geometry()).expect_err("not a fraction").key, "ftl.map_cache_fraction");
         }
         let open_channel = FtlConfig {
@@ -367,7 +368,8 @@ mod tests {
     /// and the DFTL mode writes translation pages where `exact` writes none.
     #[test]
     fn the_default_cache_on_a_512_mib_device_is_a_sixteenth_of_its_map() {
-        let device = crate::ConfigBuilder::preset("small").and_then(crate::ConfigBuilder::build).expect("small").0.device;
+        let device =
+            crate::ConfigBuilder::preset("small").and_then(crate::ConfigBuilder::build).expect("small").0.device;
         let device = device.fitted_to(512 << 20).expect("fits");
         let geometry = Geometry::from_config(&device).expect("valid geometry");
         assert_eq!(geometry.logical_pages, 131_072);

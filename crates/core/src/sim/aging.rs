@@ -8,7 +8,9 @@
 //! start from one device state and neither charges the aging's cleaning to
 //! the workload measured.
 
-use super::{drive, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError, Simulation};
+use super::{
+    drive, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError, Simulation,
+};
 use crate::ftl::TranslationLayer;
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::stages::HostStages;

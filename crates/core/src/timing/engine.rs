@@ -1111,8 +1111,7 @@ impl Engine {
                 if self.config.interface == Interface::Sata {
                     self.discard_blocking = true;
                 }
-                let cost =
-                    self.config.discard_command_ns + self.config.discard_entry_ns * u64::from(request.pages);
+                let cost = self.config.discard_command_ns + self.config.discard_entry_ns * u64::from(request.pages);
                 let done = self.controller_free_ns.max(self.now_ns) + cost;
                 self.controller_free_ns = done;
                 let job = self.new_job(JobKind::Request(slot));

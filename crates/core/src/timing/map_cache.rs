@@ -22,12 +22,7 @@ pub struct MapCache {
 impl MapCache {
     /// A cache of `capacity` mapping pages.
     pub fn new(capacity: u32) -> Self {
-        Self {
-            capacity: capacity as usize,
-            stamp_of: HashMap::new(),
-            page_at: BTreeMap::new(),
-            clock: 0,
-        }
+        Self { capacity: capacity as usize, stamp_of: HashMap::new(), page_at: BTreeMap::new(), clock: 0 }
     }
 
     /// Uses mapping page `map_page`: whether it was cached, and the page
@@ -75,7 +70,11 @@ mod tests {
         assert!(!cache.access(0).cached);
         assert!(!cache.access(1).cached);
         assert_eq!(cache.access(0), Access { cached: true, evicted: None }, "page 0 is cached and now most recent");
-        assert_eq!(cache.access(2), Access { cached: false, evicted: Some(1) }, "evicts page 1, the least recently used");
+        assert_eq!(
+            cache.access(2),
+            Access { cached: false, evicted: Some(1) },
+            "evicts page 1, the least recently used"
+        );
         assert!(cache.access(0).cached);
         assert!(!cache.contains(1), "page 1 was evicted");
         assert_eq!(cache.access(1), Access { cached: false, evicted: Some(2) });

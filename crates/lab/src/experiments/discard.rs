@@ -148,7 +148,6 @@ struct PolicyRow {
     map_cache_run_s: f64,
 }
 
-
 #[derive(Clone, Debug, Serialize)]
 struct SweepRow {
     scenario: &'static str,
