@@ -1037,7 +1037,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temporary directory");
         let trace = dir.path().join("single.nlt");
         synthetic_single_erase(&trace);
-        let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned()]).expect("config");
+        // On an empty device, as the delay-d experiment's fresh rows (the
+        // informed-cleaning device ages by its workload).
+        let fresh = "precondition.enabled=false".to_owned();
+        let short = config_from(SMALL_SSD, &["discard.delay_ms=30".to_owned(), fresh.clone()]).expect("config");
         let rows: Vec<PolicyRow> = POLICIES
             .iter()
             .map(|&policy| PolicyRow {
@@ -1056,7 +1059,7 @@ mod tests {
         assert!(enabled.sata_run_s > enabled.nvme_run_s, "unqueued DISCARDs cost time on SATA");
         assert!(rows.iter().all(|r| r.nvme_run_s > 0.0));
 
-        let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned()]).expect("config");
+        let long = config_from(SMALL_SSD, &["discard.delay_ms=10000".to_owned(), fresh]).expect("config");
         let waiting = policy_row(&Watch::default(), &trace, &long, DiscardPolicy::DelayD).expect("replays");
         assert_eq!(
             waiting.sectors_discarded,
