@@ -21,7 +21,7 @@ use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries
 use crate::timing::{Arrival, Arrivals, Engine, Interface, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
 use crate::workload::jobs::{JobReport, JobTally, JobsSource};
-use crate::workload::{EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
+use crate::workload::{AgingChoice, EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,7 +50,7 @@ pub enum SimError {
 pub enum Phase {
     Fill,
     Overwrite,
-    /// Replay of an aging trace before the measured phase.
+    /// Workload aging: passes of a trace before the measured phase.
     AgingTrace,
     Measure,
 }
@@ -60,7 +60,7 @@ impl Phase {
         match self {
             Self::Fill => "precondition: fill",
             Self::Overwrite => "precondition: overwrite to steady state",
-            Self::AgingTrace => "precondition: aging trace",
+            Self::AgingTrace => "aging: workload passes",
             Self::Measure => "measure",
         }
     }
@@ -81,12 +81,18 @@ pub struct PhaseReport {
     #[serde(flatten)]
     pub counters: Counters,
     pub waf: Option<f64>,
+    /// `ftl.discard = "dftl"`: the share of mapping uses that found their
+    /// translation page cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub map_cache_hit_ratio: Option<f64>,
 }
 
 impl PhaseReport {
     pub(crate) fn new(counters: Counters) -> Self {
         let waf = counters.waf();
-        Self { counters, waf }
+        let uses = counters.map_cache_hits + counters.map_cache_misses;
+        let map_cache_hit_ratio = crate::metrics::ratio(counters.map_cache_hits, uses);
+        Self { counters, waf, map_cache_hit_ratio }
     }
 }
 
@@ -100,8 +106,21 @@ pub enum AgingKind {
     FillSteady,
     /// Overwritten with the workload's own mix until the WAF settled (no fill).
     Steady,
-    /// An aging trace replayed first.
-    Trace,
+    /// Workload aging (`precondition.kind = "workload"`): from an empty
+    /// device, the workload itself repeated until the WAF settled.
+    Workload,
+}
+
+impl AgingKind {
+    /// The name the report gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fill => "fill",
+            Self::FillSteady => "fill-steady",
+            Self::Steady => "steady",
+            Self::Workload => "workload",
+        }
+    }
 }
 
 /// What aging did and cost, apart from the measured phase.
@@ -117,6 +136,18 @@ pub struct PreconditionReport {
     pub steady: bool,
     /// WAF of the last overwrite window.
     pub final_window_waf: Option<f64>,
+    /// Workload aging of a replay: whole passes of the aging trace run (a
+    /// pass cut short by the budget not counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
+    /// Logical pages holding data when aging ended (workload aging: only
+    /// what the workload wrote).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_pages: Option<u64>,
+    /// The GC debt aging left, paid before the measured phase
+    /// ([`Simulation::settle`]); not counted in it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debt_paid: Option<PhaseReport>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -394,32 +425,49 @@ impl Simulation {
         on_layer!(&self.layer, ftl => ftl.counters())
     }
 
-    /// Ages the device as `[precondition]` says: nothing, a sequential fill
-    /// of `fill_fraction` of the logical space, and/or overwrites with the
-    /// workload's own mix (`[workload]`, trims and reads included) until the
-    /// windowed WAF is steady or the budget is spent. Reported apart from
-    /// the measured phase.
+    /// Ages the device as `[precondition]` says (`kind`, by default random
+    /// fill): nothing; random fill — a sequential fill of `fill_fraction` of
+    /// the logical space and/or overwrites with the workload's own mix
+    /// (`[workload]`, trims and reads included) until the windowed WAF is
+    /// steady or the budget is spent; or workload aging — the same
+    /// overwrites from an empty device, windows counted once the device
+    /// has turned over. Reported apart from the measured phase.
     pub fn precondition(
         &mut self,
         observer: &mut dyn FnMut(Progress),
     ) -> Result<Option<&PreconditionReport>, SimError> {
         let settings = self.config.precondition.clone();
-        let kind = match (settings.enabled, settings.fill, settings.overwrite) {
-            (false, _, _) | (true, false, false) => return Ok(None),
-            (true, true, false) => AgingKind::Fill,
-            (true, true, true) => AgingKind::FillSteady,
-            (true, false, true) => AgingKind::Steady,
+        let kind = match (settings.kind_or(AgingChoice::RandomFill), settings.fill, settings.overwrite) {
+            (AgingChoice::None, _, _) | (AgingChoice::RandomFill, false, false) => return Ok(None),
+            (AgingChoice::Workload, _, _) => AgingKind::Workload,
+            (AgingChoice::RandomFill, true, false) => AgingKind::Fill,
+            (AgingChoice::RandomFill, true, true) => AgingKind::FillSteady,
+            (AgingChoice::RandomFill, false, true) => AgingKind::Steady,
         };
         let start = self.counters().clone();
-        let fill_fraction = if settings.fill { settings.fill_fraction } else { 0.0 };
-        if settings.fill {
+        let fills = settings.fill && kind != AgingKind::Workload;
+        let fill_fraction = if fills { settings.fill_fraction } else { 0.0 };
+        if fills {
             self.fill(fill_fraction, observer)?;
         }
-        let (steady, final_window_waf) =
-            if settings.overwrite { self.overwrite_to_steady(observer)? } else { (true, None) };
+        let (steady, final_window_waf) = match kind {
+            AgingKind::Workload => self.overwrite_to_steady(self.turnover_pages(), observer)?,
+            _ if settings.overwrite => self.overwrite_to_steady(0, observer)?,
+            _ => (true, None),
+        };
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
-        Ok(Some(self.precondition.insert(PreconditionReport { kind, fill_fraction, phase, steady, final_window_waf })))
+        let report = PreconditionReport {
+            kind,
+            fill_fraction,
+            phase,
+            steady,
+            final_window_waf,
+            passes: None,
+            valid_pages: None,
+            debt_paid: None,
+        };
+        Ok(Some(self.precondition.insert(report)))
     }
 
     /// Ages the device by running `source` (an aging trace) through fresh
@@ -448,11 +496,14 @@ impl Simulation {
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
         let report = PreconditionReport {
-            kind: AgingKind::Trace,
+            kind: AgingKind::Workload,
             fill_fraction: 0.0,
             phase,
             steady: true,
             final_window_waf: None,
+            passes: None,
+            valid_pages: None,
+            debt_paid: None,
         };
         Ok(self.precondition.insert(report))
     }
@@ -478,8 +529,13 @@ impl Simulation {
     /// Overwrites with the workload's own mix until `steady_windows` windows
     /// in a row change the WAF by at most `steady_tolerance`, or
     /// `max_device_writes` of host page writes are spent; returns whether
-    /// the WAF settled and the last window's WAF.
-    fn overwrite_to_steady(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(bool, Option<f64>), SimError> {
+    /// the WAF settled and the last window's WAF. Windows begin once
+    /// `warmup_pages` host pages are written.
+    fn overwrite_to_steady(
+        &mut self,
+        warmup_pages: u64,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<(bool, Option<f64>), SimError> {
         let settings = &self.config.precondition;
         let logical = f64::from(self.geometry.logical_pages);
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -497,16 +553,14 @@ impl Simulation {
             0
         };
         let start_written = self.counters().host_pages_written;
-        let mut series = WafSeries::new(window_pages, self.counters());
-        let mut steady = SteadyState::new(settings.steady_tolerance, settings.steady_windows);
+        let mut rule = SteadyRule::new(settings, window_pages, warmup_pages, self.counters());
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
         let observe = |_, counters: &Counters, _: &[u32]| {
-            let settled = series.observe(counters).is_some_and(|waf| steady.observe(waf));
-            settled || counters.host_pages_written - start_written >= budget_pages
+            rule.observe(counters) || counters.host_pages_written - start_written >= budget_pages
         };
         on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
-        Ok((steady.reached() || requests == 0, series.points().last().map(|point| point.waf_window)))
+        Ok((rule.reached() || requests == 0, rule.last_window_waf()))
     }
 
     /// Host stages for synthetic aging: DISCARDs pass at once, no classes.
@@ -1120,38 +1174,10 @@ impl RequestSource for PageRequests<'_, '_, '_> {
     }
 }
 
-/// Detects a steady state: `windows` consecutive windows whose WAF differs
-/// from the window before by at most `tolerance` (relative).
-#[derive(Debug, Clone)]
-struct SteadyState {
-    tolerance: f64,
-    windows: u32,
-    previous: Option<f64>,
-    streak: u32,
-}
-
-impl SteadyState {
-    fn new(tolerance: f64, windows: u32) -> Self {
-        Self { tolerance, windows, previous: None, streak: 0 }
-    }
-
-    /// Takes the next window's WAF; true once the state is steady.
-    fn observe(&mut self, waf: f64) -> bool {
-        if let Some(previous) = self.previous {
-            let change = (waf - previous).abs() / previous.max(f64::MIN_POSITIVE);
-            self.streak = if change <= self.tolerance { self.streak + 1 } else { 0 };
-        }
-        self.previous = Some(waf);
-        self.reached()
-    }
-
-    fn reached(&self) -> bool {
-        self.streak >= self.windows
-    }
-}
-
+mod aging;
 mod ahead;
 mod live;
+use aging::SteadyRule;
 use ahead::{Ahead, Queued};
 pub use live::LiveDevice;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
 use nandlab_core::sim::LiveDevice;
-use nandlab_core::workload::{EventSource, SourceError};
+use nandlab_core::workload::{AgingChoice, EventSource, SourceError};
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
@@ -88,6 +88,26 @@ struct Session {
     last_ns: u64,
 }
 
+/// Ages a new emulated device: by default not at all — a fresh drive, on
+/// which `mkfs` (discarding) and the file system's own writes make the only
+/// valid pages — or random fill when the configuration asks for it, its GC
+/// debt then paid before the session starts. Workload aging has no
+/// workload to repeat before the session, and is refused.
+fn age(simulation: &mut Simulation, config: &Config) -> Result<(), EmulateError> {
+    match config.precondition.kind_or(AgingChoice::None) {
+        AgingChoice::None => Ok(()),
+        AgingChoice::RandomFill => {
+            simulation.precondition(&mut |_| {})?;
+            Ok(simulation.settle()?)
+        }
+        AgingChoice::Workload => Err(EmulateError::Invalid(
+            "precondition.kind = \"workload\" needs a workload to repeat before the session: a live device \
+             starts fresh (\"none\", its default) or from \"random-fill\""
+                .to_owned(),
+        )),
+    }
+}
+
 /// The header of every trace the emulator writes: 512-byte sectors, the device's size.
 fn trace_header(size_bytes: u64) -> TraceHeader {
     TraceHeader {
@@ -115,7 +135,7 @@ impl EmulatedSsd {
         let header = trace_header(size_bytes);
         let mut journal = JournalTracker::new(&header);
         let mut simulation = Simulation::new(&options.config)?;
-        simulation.precondition(&mut |_| {})?;
+        age(&mut simulation, &options.config)?;
         let mut history = state
             .as_ref()
             .map(|state| nandlab_trace::create(&state.history_path(), Format::Native, &header))

@@ -79,3 +79,49 @@ fn requests_outside_the_device_are_refused_and_change_nothing() {
     assert!(ssd.discard(size, 1, false).is_err());
     assert_eq!(counts(&ssd)["host"]["writes"], 0);
 }
+
+fn preset(name: &str, assignments: &[&str]) -> Config {
+    let mut builder = ConfigBuilder::preset(name).expect("preset");
+    for assignment in assignments {
+        builder.set(assignment).expect("key");
+    }
+    builder.build().expect("valid").0
+}
+
+fn in_ram(config: Config) -> EmulateOptions {
+    EmulateOptions { config, data: None, state: None, pace: Pace::None, record: None }
+}
+
+/// Issue 26: a fresh emulated device is fresh — no random-fill aging, whose
+/// debt would land in the session — so `mkfs` (a DISCARD of the whole
+/// device) and 100 MiB of writes after it cost about one flash write each.
+#[test]
+fn a_fresh_femu_device_writes_100_mib_after_mkfs_at_a_waf_below_2() {
+    let ssd = EmulatedSsd::open(&in_ram(preset("femu-32g", &[]))).expect("open");
+    ssd.discard(0, ssd.size_bytes(), false).expect("mkfs discards the device");
+    let chunk = vec![7_u8; 1 << 20];
+    for mib in 0..100_u64 {
+        ssd.write_at(mib << 20, &chunk, false).expect("write");
+    }
+    ssd.flush().expect("flush");
+    let report = ssd.close().expect("close").expect("report");
+    assert!(report.precondition.is_none(), "a live device is not aged by default");
+    assert_eq!(report.measured.counters.host_pages_written, 25_600);
+    let waf = report.measured.waf.expect("written");
+    assert!(waf < 2.0, "WAF {waf} after mkfs on a fresh device");
+}
+
+/// Random fill stays available on request, its GC debt paid before the
+/// session; workload aging has nothing to repeat and is refused by name.
+#[test]
+fn random_fill_is_asked_for_and_workload_aging_is_refused() {
+    let aged = EmulatedSsd::open(&in_ram(preset("small", &["precondition.kind=\"random-fill\""]))).expect("open");
+    let report = aged.close().expect("close").expect("report");
+    let aging = report.precondition.expect("aged on request");
+    assert!(aging.debt_paid.is_some(), "the debt is paid before the session");
+    assert_eq!(report.measured.counters.flash_pages_programmed, 0, "the session has not begun");
+    let error = EmulatedSsd::open(&in_ram(preset("small", &["precondition.kind=\"workload\""])))
+        .err()
+        .expect("no workload to repeat");
+    assert!(error.to_string().contains("precondition.kind"), "{error}");
+}

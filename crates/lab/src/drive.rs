@@ -11,15 +11,24 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use nandlab_core::host::event::{HostEvent, HostOp, SECTOR_BYTES};
-pub use nandlab_core::workload::{EventSource, SourceError};
+pub use nandlab_core::workload::{EventSource, Passes, SourceError};
 pub use nandlab_core::Report;
 
-/// One replay: the device `config` describes, aged by `aging` (a trace) or
-/// as `[precondition]` says, then `events` in counting or timed mode.
+/// How a replay ages the device before the measured phase.
+pub(crate) enum Aging<'a> {
+    /// Workload aging: these passes (the trace itself, or an aging trace)
+    /// until the WAF settles.
+    Workload(&'a mut dyn Passes),
+    /// As `[precondition]` says (random fill, or nothing).
+    Configured,
+}
+
+/// One replay: the device `config` describes, aged as `aging` says and
+/// settled (the aging's GC debt paid), then `events` in counting or timed mode.
 pub(crate) fn replay(
     config: &Config,
     journal: &[SectorRange],
-    aging: Option<&mut dyn EventSource>,
+    aging: Aging<'_>,
     events: &mut dyn EventSource,
     timed: bool,
     progress: &mut dyn FnMut(Progress),
@@ -28,13 +37,14 @@ pub(crate) fn replay(
     let mut simulation = Simulation::with_journal(config, journal)?;
     simulation.stop_when(stop);
     match aging {
-        Some(aging) => {
-            simulation.age_with(aging, progress)?;
+        Aging::Workload(passes) => {
+            simulation.age_with_workload(passes, progress)?;
         }
-        None => {
+        Aging::Configured => {
             simulation.precondition(progress)?;
         }
     }
+    simulation.settle()?;
     if timed {
         simulation.replay_timed(events, progress)?;
     } else {

@@ -3,10 +3,11 @@
 //! one driver — host stages (DISCARD policy, classifier) and the translation
 //! layer `ftl.kind` names (page-mapped FTL or the open-channel device under
 //! the pblk-like host FTL) — in counting or timed mode, after the aging
-//! `[precondition]` or an aging trace asks for. Shared by `nandlab replay`,
+//! `[precondition]` asks for (by default workload aging: the trace looped
+//! until the WAF settles). Shared by `nandlab replay`,
 //! the experiments and `nandlab.replay`.
 
-use crate::drive::{self, EventSource, HostEvent, HostOp, Report, SourceError, SECTOR_BYTES};
+use crate::drive::{self, Aging, EventSource, HostEvent, HostOp, Passes, Report, SourceError, SECTOR_BYTES};
 use crate::error::{Error, Result};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::device::{DeviceConfig, Geometry};
@@ -15,11 +16,13 @@ use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::timing::Arrival;
 use nandlab_core::units::{SimNs, StreamId};
+use nandlab_core::workload::AgingChoice;
 use nandlab_core::Config;
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -39,7 +42,8 @@ pub struct ReplayMode<'a> {
     pub device_size: Option<FitSize>,
     /// `None`: counting mode; `Some(arrival)`: timed.
     pub timed: Option<Arrival>,
-    /// A trace to age the device with instead of `[precondition]`.
+    /// The trace workload aging replays instead of the measured one
+    /// (`--age-with`; needs `precondition.kind = "workload"`, the default).
     pub age_with: Option<&'a Path>,
 }
 
@@ -78,8 +82,11 @@ impl<'a> TraceSource<'a> {
 }
 
 /// Replays one trace on the device `config` describes, aged as its
-/// `[precondition]` (or `mode.age_with`) says. `observer` sees the requests
-/// read so far (and the synthetic aging's progress) and may stop the run.
+/// `[precondition]` says — by default workload aging: the trace itself (or
+/// `mode.age_with`) replayed pass after pass from an empty device until the
+/// WAF settles — and settled (the aging's GC debt paid, reported apart).
+/// `observer` sees the requests read so far (and the aging's progress) and
+/// may stop the run.
 pub fn replay(
     source: &TraceSource<'_>,
     mut config: Config,
@@ -97,32 +104,39 @@ pub fn replay(
     if let Some(arrival) = mode.timed {
         config.timing.arrival = arrival;
     }
-    let watched = Watched { observer: RefCell::new(observer), stopped: RefCell::new(None) };
-    let mut aging = match mode.age_with {
-        Some(path) => {
-            let aging = TraceSource::file(path);
-            let trace = aging.open()?;
-            let header = trace.header().clone();
-            let journal = aging.journal(&header);
-            Some(TraceEvents::new(trace, header, journal, Phase::AgingTrace, &watched))
-        }
-        None => None,
+    let kind = config.precondition.kind_or(AgingChoice::Workload);
+    if mode.age_with.is_some() && kind != AgingChoice::Workload {
+        return Err(Error::Invalid(format!(
+            "--age-with is workload aging (the trace replayed until the WAF settles): it needs precondition.kind = \
+             \"workload\", a replay's default, not \"{}\"",
+            kind.name()
+        )));
+    }
+    let aging_source = mode.age_with.map_or(*source, TraceSource::file);
+    let mut passes = match kind {
+        AgingChoice::Workload => Some(TracePass::new(&aging_source, 0, false, Rc::default())?),
+        AgingChoice::RandomFill | AgingChoice::None => None,
     };
+    let watched = Watched { observer: RefCell::new(observer), stopped: RefCell::new(None) };
     let tracker = source.journal(&header);
     let journal = journal_sectors(&header.journal, &header);
     let mut events = TraceEvents::new(trace, header, tracker, Phase::Measure, &watched);
-    // The trace phases report through their events; the synthetic aging
-    // through the driver, which stops once the observer has said so.
+    // The measured trace reports through its events; the aging through the
+    // driver, which stops once the observer has said so.
     let stop = Arc::new(AtomicBool::new(false));
     let mut aging_progress = |progress: Progress| {
-        if matches!(progress.phase, Phase::Fill | Phase::Overwrite) && !watched.poll(progress) {
+        if matches!(progress.phase, Phase::Fill | Phase::Overwrite | Phase::AgingTrace) && !watched.poll(progress) {
             stop.store(true, Ordering::Relaxed);
         }
+    };
+    let aging = match passes.as_mut() {
+        Some(passes) => Aging::Workload(passes),
+        None => Aging::Configured,
     };
     let report = drive::replay(
         &config,
         &journal,
-        aging.as_mut().map(|aging| aging as &mut dyn EventSource),
+        aging,
         &mut events,
         mode.timed.is_some(),
         &mut aging_progress,
@@ -289,6 +303,91 @@ impl EventSource for TraceEvents<'_, '_> {
                 Err(SourceError(message))
             }
         }
+    }
+}
+
+/// One pass over a trace from record `first`, or (`looping`) passes over
+/// and over, each from `first`, its times shifted to follow the last: the
+/// trace at its own addresses, as workload aging repeats it. Counts the
+/// journal's pages as the writes go by.
+pub(crate) struct TracePass<'a> {
+    source: TraceSource<'a>,
+    records: Box<dyn TraceRead + Send>,
+    header: TraceHeader,
+    tracker: JournalTracker,
+    first: u64,
+    looping: bool,
+    /// Added to every record's time: the end of the passes before.
+    offset: u64,
+    last_time: u64,
+    journal_pages: Rc<Cell<u64>>,
+}
+
+impl<'a> TracePass<'a> {
+    pub(crate) fn new(
+        source: &TraceSource<'a>,
+        first: u64,
+        looping: bool,
+        journal_pages: Rc<Cell<u64>>,
+    ) -> Result<Self> {
+        let records = source.open()?;
+        let header = records.header().clone();
+        let tracker = source.journal(&header);
+        let mut pass =
+            Self { source: *source, records, header, tracker, first, looping, offset: 0, last_time: 0, journal_pages };
+        pass.skip_to_first()?;
+        Ok(pass)
+    }
+
+    fn skip_to_first(&mut self) -> Result<()> {
+        for _ in 0..self.first {
+            let record = self.records.next().ok_or_else(|| {
+                Error::Invalid(format!("{}: the trace ends before record {}", self.source.path.display(), self.first))
+            })??;
+            self.tracker.observe(&record);
+        }
+        Ok(())
+    }
+
+    fn begin_again(&mut self) -> Result<()> {
+        self.records = self.source.open()?;
+        self.tracker = self.source.journal(&self.header);
+        self.offset = self.last_time.saturating_add(1);
+        self.skip_to_first()
+    }
+
+    fn event(&mut self) -> Result<Option<HostEvent>> {
+        let record = match self.records.next() {
+            Some(record) => record?,
+            None if self.looping => {
+                self.begin_again()?;
+                match self.records.next() {
+                    Some(record) => record?,
+                    None => return Ok(None),
+                }
+            }
+            None => return Ok(None),
+        };
+        let mut event = host_event(&record, &self.header, &mut self.tracker);
+        self.last_time = event.time.0.saturating_add(self.offset);
+        event.time = SimNs(self.last_time);
+        if event.op == HostOp::Write && event.journal_thread {
+            let pages = (event.sectors.end - event.sectors.start) * SECTOR_BYTES / 4096;
+            self.journal_pages.set(self.journal_pages.get() + pages);
+        }
+        Ok(Some(event))
+    }
+}
+
+impl EventSource for TracePass<'_> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        self.event().map_err(|error| SourceError(error.to_string()))
+    }
+}
+
+impl Passes for TracePass<'_> {
+    fn restart(&mut self) -> Result<(), SourceError> {
+        self.begin_again().map_err(|error| SourceError(error.to_string()))
     }
 }
 

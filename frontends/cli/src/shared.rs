@@ -185,6 +185,42 @@ impl ProgressReporter {
     }
 }
 
+/// The aging lines of a summary: which kind ran and what it cost, the GC
+/// debt paid before measuring, each apart from the measured phase.
+fn print_aging(out: &mut impl Write, report: &nandlab_core::Report) -> anyhow::Result<()> {
+    let waf = |waf: Option<f64>| waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}"));
+    let Some(aging) = &report.precondition else {
+        writeln!(out, "aging      none: the measured phase starts on an empty device")?;
+        return Ok(());
+    };
+    let passes = aging.passes.map(|passes| format!(", {passes} passes")).unwrap_or_default();
+    let valid = aging.valid_pages.map(|pages| format!(", {pages} logical pages left valid")).unwrap_or_default();
+    writeln!(
+        out,
+        "aging      {}{passes}: {} host pages written, {} GC copies, WAF {}{valid} (not counted below)",
+        aging.kind.name(),
+        aging.phase.counters.host_pages_written,
+        aging.phase.counters.gc_page_copies,
+        waf(aging.phase.waf),
+    )?;
+    if !aging.steady {
+        writeln!(
+            out,
+            "aging      WARNING: the WAF did not settle within precondition.max_device_writes = {}: the device \
+             may not be in its steady state (raise the budget)",
+            report.config.precondition.max_device_writes
+        )?;
+    }
+    if let Some(debt) = &aging.debt_paid {
+        writeln!(
+            out,
+            "settling   GC debt paid before measuring: {} GC copies, {} erases (not counted below)",
+            debt.counters.gc_page_copies, debt.counters.erases
+        )?;
+    }
+    Ok(())
+}
+
 /// The summary table of a replayed (or emulated) run; `heading` says what ran.
 pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -227,18 +263,7 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
         "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
         trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
     )?;
-    match &report.precondition {
-        Some(aging) => writeln!(
-            out,
-            "aging      {:?}: {} host pages written, {} GC copies, WAF {} (steady: {}; not counted below)",
-            aging.kind,
-            aging.phase.counters.host_pages_written,
-            aging.phase.counters.gc_page_copies,
-            aging.phase.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}")),
-            aging.steady
-        )?,
-        None => writeln!(out, "aging      none: the replay starts on an empty device")?,
-    }
+    print_aging(&mut out, report)?;
     let rows = [
         ("DISCARD received", discard.received_commands),
         ("DISCARD issued", discard.issued_commands),

@@ -50,7 +50,7 @@ impl Emulator {
         let device = run("losetup", &["--find", "--show", disk.to_str().unwrap()]);
         self.loop_device = Some(device.clone());
         if mkfs {
-            // No discard: the preconditioned flash stays full of valid pages, so the writes below need GC.
+            // No discard: every LBA ext4 writes stays valid on the (fresh) device, so the writes below need GC.
             run("mkfs.ext4", &["-q", "-F", "-E", "nodiscard", &device]);
         }
         run("mount", &[&device, ext4.to_str().unwrap()]);
@@ -228,7 +228,12 @@ fn ext4_on_an_emulated_ssd_makes_gc_work_replays_to_identical_counts_and_survive
     assert!(measured["erases"].as_u64().unwrap() > 0, "{measured}");
 
     let replayed = folder.path("replayed.json");
-    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
+    // The emulated device started fresh (no aging), so the replay does too.
+    let fresh = ["--set", "precondition.kind=none"];
+    nandlab(
+        &[&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()], &fresh[..]]
+            .concat(),
+    );
     assert_eq!(counts(&json(&replayed)), counts(&emulated), "the recorded trace replays to identical counts");
 
     let mut resumed = Emulator::start(&base, Some(&folder.path("mnt")));

@@ -235,7 +235,7 @@ try:
     aging = sys.argv[2] == "aging"
     preset = "femu-32g" if aging else "small"
     # Aging that never counts as steady runs its 10 device writes (80 M pages): seconds even at full speed.
-    never_steady = ["precondition.steady_tolerance=1e-12"] if aging else []
+    never_steady = ["precondition.kind='random-fill'", "precondition.steady_tolerance=1e-12"] if aging else []
     arrival = "closed" if timed else "trace"
     nandlab.replay(sys.argv[1], preset=preset, set=never_steady, timing=timed, arrival=arrival, progress=True)
 except KeyboardInterrupt:

@@ -45,7 +45,7 @@ pub fn estimate(config: &Config, geometry: &Geometry) -> MemoryEstimate {
         ),
         ("timing.queue_depth", REQUEST_BYTES * outstanding),
         ("timing.write_buffer_pages", BUFFER_PAGE_BYTES * u64::from(timing.write_buffer_pages)),
-        ("timing.discard_map_cache_pages", BUFFER_PAGE_BYTES * u64::from(timing.discard_map_cache_pages)),
+        ("ftl.map_cache_fraction", BUFFER_PAGE_BYTES * u64::from(crate::ftl::map_cache_pages(geometry, &config.ftl))),
         ("pblk.write_buffer_pages", BUFFER_PAGE_BYTES * u64::from(config.pblk.write_buffer_pages)),
         ("timing.series_interval_ns", 64 * SERIES_POINTS_MAX as u64),
         ("metrics.window_pages", WAF_POINT_BYTES.saturating_mul(waf_points(config, geometry))),

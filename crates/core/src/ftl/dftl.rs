@@ -5,8 +5,11 @@
 //! translation pages and caches a subset of them in the controller's SRAM.
 //!
 //! nandlab's reading (docs/configuration.md, docs/delay-d.md):
-//! * The cache holds whole translation pages (`ftl.dftl_cache_pages` of
-//!   them, least recently used out), each of `page_size / 4` entries.
+//! * The cache holds whole translation pages (`ftl.map_cache_fraction` of
+//!   the map's, at least one, least recently used out), each of
+//!   `page_size / 4` entries. It is the one mapping-cache model: in timed
+//!   mode a DISCARD waits for the translation pages it missed (read) and
+//!   the dirty ones it evicted (written back) on their dies.
 //!   DFTL's cached mapping table holds single entries; whole pages are the
 //!   granularity at which a dirty entry costs a write-back, which is what
 //!   this mode is for.
@@ -42,21 +45,39 @@ pub enum DiscardHandling {
     /// The command completes and changes nothing: stock FEMU before mid-2025.
     Ignored,
     /// DFTL-like: the map lives in flash translation pages with an LRU cache
-    /// of `ftl.dftl_cache_pages` of them; mapping updates (writes, DISCARDs,
+    /// of `ftl.map_cache_fraction` of them; mapping updates (writes, DISCARDs,
     /// GC moves) dirty pages that cost a write when evicted.
     Dftl,
 }
 
-pub(super) fn default_cache_pages() -> u32 {
-    128
+/// A sixteenth of the map: on a 4 GiB device of 4 KiB pages, 64 of its
+/// 1,024 translation pages (256 MiB mapped). An assumption, not a value
+/// from the papers; a fraction, so that a small device's cache is small too.
+pub(super) fn default_map_cache_fraction() -> f64 {
+    1.0 / 16.0
+}
+
+/// Translation pages the controller caches: `ftl.map_cache_fraction` of
+/// the map's, rounded up, at least one; none outside the DFTL mode (the
+/// whole map is in RAM).
+pub fn map_cache_pages(geometry: &Geometry, config: &FtlConfig) -> u32 {
+    if config.discard != DiscardHandling::Dftl {
+        return 0;
+    }
+    let map_pages = geometry.logical_pages.div_ceil(entries_per_page(geometry));
+    // A fraction in (0, 1] of a u32 count.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let cached = (f64::from(map_pages) * config.map_cache_fraction).ceil() as u32;
+    cached.clamp(1, map_pages.max(1))
 }
 
 /// Checks the `ftl.discard` keys.
 pub(super) fn validate(config: &FtlConfig) -> Result<(), ConfigError> {
-    if config.discard == DiscardHandling::Dftl && config.dftl_cache_pages == 0 {
+    let fraction = config.map_cache_fraction;
+    if !(fraction.is_finite() && fraction > 0.0 && fraction <= 1.0) {
         return Err(ConfigError::new(
-            "ftl.dftl_cache_pages",
-            "must be at least 1 with ftl.discard = \"dftl\" (translation pages cached in the controller)",
+            "ftl.map_cache_fraction",
+            format!("{fraction} is not a fraction in (0, 1] of the map's translation pages (e.g. 0.0625)"),
         ));
     }
     if config.discard != DiscardHandling::Exact && config.kind != super::LayerKind::Page {
@@ -94,7 +115,7 @@ pub(super) struct DemandMap {
 impl DemandMap {
     pub(super) fn new(geometry: &Geometry, config: &FtlConfig) -> Option<Self> {
         (config.discard == DiscardHandling::Dftl).then(|| Self {
-            cache: MapCache::new(config.dftl_cache_pages, 1),
+            cache: MapCache::new(map_cache_pages(geometry, config)),
             dirty: HashSet::new(),
             moved: BTreeSet::new(),
             entries_per_page: entries_per_page(geometry),
@@ -128,6 +149,11 @@ impl PageFtl {
         let Some(map) = self.demand.as_mut() else { return Ok(()) };
         let page = map.page_of(lpn);
         let access = map.cache.access(u64::from(page));
+        if access.cached {
+            self.counters.map_cache_hits += 1;
+        } else {
+            self.counters.map_cache_misses += 1;
+        }
         if dirty {
             map.dirty.insert(page);
             map.moved.remove(&page);
@@ -244,8 +270,9 @@ mod tests {
         Geometry::from_config(&config).expect("valid geometry")
     }
 
-    fn ftl(discard: DiscardHandling, cache_pages: u32) -> PageFtl {
-        let config = FtlConfig { discard, dftl_cache_pages: cache_pages, ..FtlConfig::default() };
+    /// A page FTL on [`geometry`] caching `map_cache_fraction` of its 7 translation pages.
+    fn ftl(discard: DiscardHandling, map_cache_fraction: f64) -> PageFtl {
+        let config = FtlConfig { discard, map_cache_fraction, ..FtlConfig::default() };
         PageFtl::new(&geometry(), &config, 1).expect("valid FTL")
     }
 
@@ -267,7 +294,8 @@ mod tests {
 
     #[test]
     fn dftl_pays_translation_writes_and_collects_translation_pages_like_data() {
-        let mut dftl = ftl(DiscardHandling::Dftl, 2);
+        // A quarter of 7 translation pages: 2 cached.
+        let mut dftl = ftl(DiscardHandling::Dftl, 0.25);
         age(&mut dftl);
         let counters = dftl.counters().clone();
         assert!(counters.translation_pages_written > 100, "{counters:?}");
@@ -278,10 +306,11 @@ mod tests {
             counters.host_pages_written + counters.gc_page_copies + counters.translation_pages_written,
             "every program is a host page, a GC copy or a translation write"
         );
-        let mut whole_map = ftl(DiscardHandling::Dftl, 64);
+        assert!(counters.map_cache_misses > 0 && counters.map_cache_hits > 0, "{counters:?}");
+        let mut whole_map = ftl(DiscardHandling::Dftl, 1.0);
         age(&mut whole_map);
         assert_eq!(whole_map.counters().translation_pages_written, 0, "a cache holding every page never evicts");
-        let mut exact = ftl(DiscardHandling::Exact, 2);
+        let mut exact = ftl(DiscardHandling::Exact, 0.25);
         age(&mut exact);
         assert_eq!(exact.counters().translation_pages_written, 0);
         assert!(counters.gc_page_copies > exact.counters().gc_page_copies, "translation pages cost GC copies too");
@@ -289,8 +318,8 @@ mod tests {
 
     #[test]
     fn ignored_discards_change_no_mapping() {
-        let mut ignored = ftl(DiscardHandling::Ignored, 1);
-        let mut exact = ftl(DiscardHandling::Exact, 1);
+        let mut ignored = ftl(DiscardHandling::Ignored, 0.1);
+        let mut exact = ftl(DiscardHandling::Exact, 0.1);
         for layer in [&mut ignored, &mut exact] {
             for lpn in 0..64 {
                 layer.write(Lpn(lpn), StreamId(0)).expect("write");
@@ -300,8 +329,8 @@ mod tests {
         assert!(ignored.lookup(Lpn(0)).is_some(), "ignored: still mapped");
         assert_eq!(exact.lookup(Lpn(0)), None);
         assert_eq!(ignored.counters().host_pages_trimmed, 32, "the command is still counted as received");
-        let mut no_trims = ftl(DiscardHandling::Exact, 1);
-        let mut aged_ignored = ftl(DiscardHandling::Ignored, 1);
+        let mut no_trims = ftl(DiscardHandling::Exact, 0.1);
+        let mut aged_ignored = ftl(DiscardHandling::Ignored, 0.1);
         age(&mut aged_ignored);
         let pages = no_trims.geometry().logical_pages;
         for lpn in 0..pages {
@@ -315,8 +344,11 @@ mod tests {
 
     #[test]
     fn the_keys_are_checked_by_name() {
-        let zero = FtlConfig { discard: DiscardHandling::Dftl, dftl_cache_pages: 0, ..FtlConfig::default() };
-        assert_eq!(zero.validate(&geometry()).expect_err("no cache").key, "ftl.dftl_cache_pages");
+        for fraction in [0.0, 1.5, f64::NAN, 12.5] {
+            let bad =
+                FtlConfig { discard: DiscardHandling::Dftl, map_cache_fraction: fraction, ..FtlConfig::default() };
+            assert_eq!(bad.validate(&geometry()).expect_err("not a fraction").key, "ftl.map_cache_fraction");
+        }
         let open_channel = FtlConfig {
             discard: DiscardHandling::Ignored,
             kind: super::super::LayerKind::OpenChannel,
@@ -329,5 +361,33 @@ mod tests {
             .expect_err("unknown mode");
         assert_eq!(error.key, "ftl.discard");
         assert!(error.reason.contains("dftl"), "{error}");
+    }
+
+    /// The default cache is a share of the map, so a small device's is
+    /// small too: on 512 MiB (128 translation pages) it caches 8 of them,
+    /// and the DFTL mode writes translation pages where `exact` writes none.
+    #[test]
+    fn the_default_cache_on_a_512_mib_device_is_a_sixteenth_of_its_map() {
+        let device =
+            crate::ConfigBuilder::preset("small").and_then(crate::ConfigBuilder::build).expect("small").0.device;
+        let device = device.fitted_to(512 << 20).expect("fits");
+        let geometry = Geometry::from_config(&device).expect("valid geometry");
+        assert_eq!(geometry.logical_pages, 131_072);
+        let config = FtlConfig { discard: DiscardHandling::Dftl, ..FtlConfig::default() };
+        assert_eq!(map_cache_pages(&geometry, &config), 8);
+        let mut dftl = PageFtl::new(&geometry, &config, 1).expect("valid FTL");
+        let pages = geometry.logical_pages;
+        // Written twice in order, a trim every eighth page: each
+        // translation page is evicted dirty before its turn comes again.
+        for step in 0..2 * pages {
+            let lpn = step % pages;
+            dftl.write(Lpn(lpn), StreamId(0)).expect("write");
+            if step % 8 == 0 {
+                dftl.trim(Lpn((lpn + 7) % pages), 1).expect("trim");
+            }
+        }
+        let counters = dftl.counters();
+        assert!(counters.translation_pages_written > 0, "{counters:?}");
+        assert!(counters.map_cache_misses > 0, "{counters:?}");
     }
 }

@@ -14,7 +14,7 @@ pub mod telomere;
 mod victim;
 pub mod wao_gc;
 
-pub use dftl::DiscardHandling;
+pub use dftl::{map_cache_pages, DiscardHandling};
 pub use huge::map_of;
 pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
@@ -69,9 +69,11 @@ pub struct FtlConfig {
     /// What the device does with a DISCARD: `exact`, `ignored` or `dftl`.
     #[serde(default)]
     pub discard: DiscardHandling,
-    /// `discard = "dftl"`: translation pages the controller caches.
-    #[serde(default = "dftl::default_cache_pages")]
-    pub dftl_cache_pages: u32,
+    /// The controller's mapping cache, as a fraction of the map's
+    /// translation pages (at least one page): `discard = "dftl"` keeps the
+    /// rest in flash, and every mapping update and DISCARD goes through it.
+    #[serde(default = "dftl::default_map_cache_fraction")]
+    pub map_cache_fraction: f64,
 }
 
 /// Which parallel unit a host write goes to (`ftl.allocation`). Garbage
@@ -149,7 +151,7 @@ impl Default for FtlConfig {
             unmapped_reads: UnmappedReads::default(),
             allocation: Allocation::default(),
             discard: DiscardHandling::default(),
-            dftl_cache_pages: dftl::default_cache_pages(),
+            map_cache_fraction: dftl::default_map_cache_fraction(),
         }
     }
 }

@@ -31,6 +31,18 @@ pub struct Counters {
     pub translation_pages_written: u64,
     pub translation_pages_read: u64,
     pub translation_gc_copies: u64,
+    /// `ftl.discard = "dftl"`: uses of a mapping entry whose translation
+    /// page was cached (`ftl.map_cache_fraction`), and that was not.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_cache_hits: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub map_cache_misses: u64,
+}
+
+/// Counters of a mode that does not use them are left out of the report.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's signature
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Counters {
@@ -54,6 +66,8 @@ impl Counters {
             translation_pages_written: self.translation_pages_written - earlier.translation_pages_written,
             translation_pages_read: self.translation_pages_read - earlier.translation_pages_read,
             translation_gc_copies: self.translation_gc_copies - earlier.translation_gc_copies,
+            map_cache_hits: self.map_cache_hits - earlier.map_cache_hits,
+            map_cache_misses: self.map_cache_misses - earlier.map_cache_misses,
             stream_host_pages_written: self
                 .stream_host_pages_written
                 .iter()

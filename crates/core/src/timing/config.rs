@@ -89,19 +89,6 @@ pub struct TimingConfig {
     /// ... plus this much per mapping entry (page) it touches.
     #[serde(default)]
     pub discard_entry_ns: u64,
-    /// Mapping pages a DISCARD finds cached in controller RAM (a DFTL-like
-    /// cached mapping table, least recently used out); 0 = the whole map is in
-    /// RAM, as in FEMU. Delay-D Section 3.2 issues its DISCARDs sorted by start
-    /// LBA so that they hit this cache.
-    #[serde(default)]
-    pub discard_map_cache_pages: u32,
-    /// Mapping entries (logical pages) per mapping page; default: page size / 4.
-    #[serde(default)]
-    pub discard_map_entries_per_page: Option<u32>,
-    /// Extra cost of a DISCARD for each mapping page it misses in the cache
-    /// (read it from flash, write the updated one back later); default `read_ns`.
-    #[serde(default)]
-    pub discard_map_miss_ns: Option<u64>,
     /// Data rate of one channel bus, bytes per second.
     #[serde(default = "default_channel_bytes_per_s")]
     pub channel_bytes_per_s: u64,
@@ -200,7 +187,6 @@ pub const SERIES_INTERVAL_NS_MIN: u64 = 1_000;
 pub const SERIES_INTERVAL_NS_MAX: u64 = 3_600_000_000_000;
 /// A stripe costs a read-modify-write of up to this many pages per write.
 pub const STRIPE_PAGES_MAX: u32 = 4096;
-pub const DISCARD_MAP_ENTRIES_PER_PAGE_MAX: u32 = 1 << 20;
 
 impl Default for TimingConfig {
     fn default() -> Self {
@@ -210,9 +196,6 @@ impl Default for TimingConfig {
             erase_ns: default_erase_ns(),
             discard_command_ns: 0,
             discard_entry_ns: 0,
-            discard_map_cache_pages: 0,
-            discard_map_entries_per_page: None,
-            discard_map_miss_ns: None,
             channel_bytes_per_s: default_channel_bytes_per_s(),
             interface: Interface::default(),
             queues: 1,
@@ -248,9 +231,6 @@ impl TimingConfig {
             }
         }
         self.validate_bounds(geometry)?;
-        if self.discard_map_entries_per_page == Some(0) {
-            return Err(ConfigError::new("timing.discard_map_entries_per_page", "must be at least 1"));
-        }
         if self.queues == 0 || self.queue_depth == 0 {
             let key = if self.queues == 0 { "timing.queues" } else { "timing.queue_depth" };
             return Err(ConfigError::new(key, "must be at least 1"));
@@ -319,7 +299,6 @@ impl TimingConfig {
             ("timing.erase_ns", Some(self.erase_ns)),
             ("timing.discard_command_ns", Some(self.discard_command_ns)),
             ("timing.discard_entry_ns", Some(self.discard_entry_ns)),
-            ("timing.discard_map_miss_ns", self.discard_map_miss_ns),
         ];
         for (key, value) in latencies {
             if let Some(value) = value.filter(|&value| value > LATENCY_NS_MAX) {
@@ -336,18 +315,6 @@ impl TimingConfig {
             ("timing.queues", u64::from(self.queues), 1, u64::from(QUEUES_MAX)),
             ("timing.queue_depth", u64::from(self.queue_depth), 1, u64::from(QUEUE_DEPTH_MAX)),
             ("timing.write_buffer_pages", u64::from(self.write_buffer_pages), 0, u64::from(geometry.logical_pages)),
-            (
-                "timing.discard_map_cache_pages",
-                u64::from(self.discard_map_cache_pages),
-                0,
-                u64::from(geometry.logical_pages),
-            ),
-            (
-                "timing.discard_map_entries_per_page",
-                u64::from(self.discard_map_entries_per_page.unwrap_or(1)),
-                1,
-                u64::from(DISCARD_MAP_ENTRIES_PER_PAGE_MAX),
-            ),
         ];
         for (key, value, min, max) in ranges {
             if !(min..=max).contains(&value) {
@@ -371,12 +338,6 @@ impl TimingConfig {
     }
 
     /// Bus time of one page on a channel, rounded up.
-    /// Mapping entries per mapping page: the configured value, else one
-    /// 4-byte entry per 4 bytes of a flash page.
-    pub fn discard_map_entries(&self, page_size: u32) -> u32 {
-        self.discard_map_entries_per_page.unwrap_or((page_size / 4).max(1))
-    }
-
     pub fn page_transfer_ns(&self, page_size: u32) -> u64 {
         (u64::from(page_size) * 1_000_000_000).div_ceil(self.channel_bytes_per_s)
     }

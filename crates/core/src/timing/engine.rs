@@ -32,7 +32,6 @@ use crate::host::Op;
 use crate::metrics::WafSeries;
 use crate::sim::{Phase, Progress};
 use crate::timing::config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig};
-use crate::timing::map_cache::MapCache;
 use crate::timing::queue::{Event, EventQueue};
 use crate::timing::source::{RequestSource, TimedRequest};
 use crate::timing::stats::{FlashCost, Stats, TimedReport};
@@ -395,9 +394,6 @@ pub struct Engine {
     /// Requests taken from the source ahead of time, so their mapping entries
     /// are in cache when they are dispatched.
     ahead: VecDeque<TimedRequest>,
-    /// The controller's cached mapping table, as DISCARDs use it.
-    map_cache: MapCache,
-    map_miss_ns: u64,
     /// Counts host operations handed to the FTL (writes, reads, trims; see
     /// `Die::futile_gc_epoch`).
     host_epoch: u64,
@@ -652,8 +648,6 @@ impl Engine {
             stripes_complete: Vec::new(),
             flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
-            map_cache: MapCache::new(config.discard_map_cache_pages, config.discard_map_entries(geometry.page_size)),
-            map_miss_ns: config.discard_map_miss_ns.unwrap_or(config.read_ns),
             host_epoch: 0,
             source_dry: false,
             #[cfg(test)]
@@ -1117,15 +1111,15 @@ impl Engine {
                 if self.config.interface == Interface::Sata {
                     self.discard_blocking = true;
                 }
-                let misses = self.map_cache.touch(u64::from(request.start.0), u64::from(request.pages));
-                let cost = self.config.discard_command_ns
-                    + self.config.discard_entry_ns * u64::from(request.pages)
-                    + self.map_miss_ns * misses;
-                self.stats.discard_map_misses += misses;
+                let cost = self.config.discard_command_ns + self.config.discard_entry_ns * u64::from(request.pages);
                 let done = self.controller_free_ns.max(self.now_ns) + cost;
                 self.controller_free_ns = done;
                 let job = self.new_job(JobKind::Request(slot));
                 self.jobs.get_mut(job).done_ns = done;
+                // The mapping cache's cost (`ftl.discard = "dftl"`): the
+                // translation pages the DISCARD missed are read, and dirty
+                // ones it evicted written back, on their dies; it waits for them.
+                self.enqueue_recorded(ftl, job);
                 self.release(job);
             }
         }

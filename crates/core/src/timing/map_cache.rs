@@ -1,8 +1,10 @@
-//! The controller's cached mapping table as a DISCARD sees it (DFTL-style,
-//! least recently used out): a DISCARD that touches a mapping page not in the
-//! cache pays for loading it. Delay-D (Section 3.2) issues its merged DISCARDs
-//! sorted by start LBA so that consecutive commands find their mapping pages
-//! cached; this is what makes that order measurable.
+//! The controller's cached mapping table (DFTL-style, least recently used
+//! out), the one model of it: the DFTL mode of the page FTL
+//! (`ftl.discard = "dftl"`, `ftl.map_cache_fraction`) keeps its translation
+//! pages here, and a host write, read or DISCARD whose page is not cached
+//! pays for loading it. Delay-D (Section 3.2) issues its merged DISCARDs
+//! sorted by start LBA so that consecutive commands find their mapping
+//! pages cached; this is what makes that order measurable.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -12,34 +14,15 @@ use std::collections::{BTreeMap, HashMap};
 #[derive(Debug, Clone)]
 pub struct MapCache {
     capacity: usize,
-    entries_per_page: u64,
     stamp_of: HashMap<u64, u64>,
     page_at: BTreeMap<u64, u64>,
     clock: u64,
 }
 
 impl MapCache {
-    /// `capacity` mapping pages of `entries_per_page` logical pages each;
-    /// capacity 0 models a map held wholly in RAM (nothing ever misses).
-    pub fn new(capacity: u32, entries_per_page: u32) -> Self {
-        Self {
-            capacity: capacity as usize,
-            entries_per_page: u64::from(entries_per_page.max(1)),
-            stamp_of: HashMap::new(),
-            page_at: BTreeMap::new(),
-            clock: 0,
-        }
-    }
-
-    /// Touches the mapping pages of logical pages `first..first + pages` in
-    /// order and returns how many were not cached.
-    pub fn touch(&mut self, first: u64, pages: u64) -> u64 {
-        if self.capacity == 0 || pages == 0 {
-            return 0;
-        }
-        let first_map = first / self.entries_per_page;
-        let last_map = (first + pages - 1) / self.entries_per_page;
-        (first_map..=last_map).map(|map_page| u64::from(!self.access(map_page).cached)).sum()
+    /// A cache of `capacity` mapping pages.
+    pub fn new(capacity: u32) -> Self {
+        Self { capacity: capacity as usize, stamp_of: HashMap::new(), page_at: BTreeMap::new(), clock: 0 }
     }
 
     /// Uses mapping page `map_page`: whether it was cached, and the page
@@ -82,27 +65,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sorted_ranges_hit_where_scattered_ones_miss() {
-        // 2 cached mapping pages of 1,024 entries.
-        let mut sorted = MapCache::new(2, 1024);
-        let misses: u64 = (0..8).map(|i| sorted.touch(i * 100, 100)).sum();
-        assert_eq!(misses, 1, "eight ranges inside the first mapping page");
-        let mut scattered = MapCache::new(2, 1024);
-        let misses: u64 = [0, 5, 1, 6, 2, 7, 3, 4].iter().map(|&page| scattered.touch(page * 1024, 10)).sum();
-        assert_eq!(misses, 8, "every range in a mapping page evicted since");
-    }
-
-    #[test]
-    fn least_recently_used_goes_first_and_zero_capacity_never_misses() {
-        let mut cache = MapCache::new(2, 10);
-        assert_eq!(cache.touch(0, 1), 1);
-        assert_eq!(cache.touch(10, 1), 1);
-        assert_eq!(cache.touch(0, 1), 0, "page 0 is cached and now most recent");
-        assert_eq!(cache.touch(20, 1), 1, "evicts page 1, the least recently used");
-        assert_eq!(cache.touch(0, 1), 0);
-        assert_eq!(cache.touch(10, 1), 1, "page 1 was evicted");
-        assert_eq!(cache.touch(5, 30), 2, "mapping pages 0 and 1 are cached, 2 and 3 are not");
-        let mut whole_map = MapCache::new(0, 10);
-        assert_eq!(whole_map.touch(0, 1_000_000), 0);
+    fn least_recently_used_goes_first() {
+        let mut cache = MapCache::new(2);
+        assert!(!cache.access(0).cached);
+        assert!(!cache.access(1).cached);
+        assert_eq!(cache.access(0), Access { cached: true, evicted: None }, "page 0 is cached and now most recent");
+        assert_eq!(
+            cache.access(2),
+            Access { cached: false, evicted: Some(1) },
+            "evicts page 1, the least recently used"
+        );
+        assert!(cache.access(0).cached);
+        assert!(!cache.contains(1), "page 1 was evicted");
+        assert_eq!(cache.access(1), Access { cached: false, evicted: Some(2) });
     }
 }

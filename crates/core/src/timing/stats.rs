@@ -93,9 +93,6 @@ pub struct TimedReport {
     pub rmw_pages_rewritten: u64,
     /// Stripes written whole from the merge buffer (no read-modify-write).
     pub stripes_merged: u64,
-    /// Mapping pages DISCARDs missed in the cached mapping table
-    /// (`timing.discard_map_cache_pages`; 0 when the whole map is in RAM).
-    pub discard_map_misses: u64,
     /// Pages read that held no data (never written or trimmed): answered
     /// with zeros by the controller, no flash read, and not counted in
     /// `read_mb_s` (`ftl.unmapped_reads`).
@@ -191,7 +188,6 @@ pub struct Stats {
     pub rmw_pages_read: u64,
     pub rmw_pages_rewritten: u64,
     pub stripes_merged: u64,
-    pub discard_map_misses: u64,
     pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
     /// Events processed (see [`TimedReport::events`]).
@@ -226,7 +222,6 @@ impl Stats {
             rmw_pages_read: 0,
             rmw_pages_rewritten: 0,
             stripes_merged: 0,
-            discard_map_misses: 0,
             unmapped_read_pages: 0,
             host_pages_written: 0,
             events: 0,
@@ -380,7 +375,6 @@ impl Stats {
             rmw_pages_read: self.rmw_pages_read,
             rmw_pages_rewritten: self.rmw_pages_rewritten,
             stripes_merged: self.stripes_merged,
-            discard_map_misses: self.discard_map_misses,
             unmapped_read_pages: self.unmapped_read_pages,
             deadlines,
             throughput_series: self.series.points,

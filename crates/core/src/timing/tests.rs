@@ -350,7 +350,7 @@ fn timing_config_errors_name_the_key() {
     assert_eq!(error(&["timing.program_ns=0"]).key, "timing.program_ns");
     assert_eq!(error(&["timing.gc_low_blocks=1"]).key, "timing.gc_low_blocks");
     assert_eq!(error(&["timing.flush=\"stripe-merge\"", "timing.stripe_pages=16"]).key, "timing.write_buffer_pages");
-    assert_eq!(error(&["timing.discard_map_entries_per_page=0"]).key, "timing.discard_map_entries_per_page");
+    assert_eq!(error(&["ftl.map_cache_fraction=0"]).key, "ftl.map_cache_fraction");
     assert!(error(&["timing.read_us=40"]).reason.contains("read_us"), "unknown keys are refused");
 }
 
@@ -406,39 +406,55 @@ fn timing_multi_plane_programs_double_the_die_bound() {
 
 /// Delay-D Section 3.2: DISCARDs issued in order of start LBA find their
 /// mapping pages cached; the same DISCARDs in scattered order load one per
-/// command, and each load costs `discard_map_miss_ns`.
+/// command. The one mapping-cache model (`ftl.discard = "dftl"`,
+/// `ftl.map_cache_fraction`): a miss reads the translation page on its die,
+/// and the DISCARD waits for it.
 #[test]
 fn timing_sorted_discards_hit_the_mapping_cache_scattered_ones_miss() {
+    // Translation pages of 1,024 entries, 2 of them cached.
+    let (_, geometry) = config(&[]);
+    let map_pages = geometry.logical_pages.div_ceil(1024);
     let (config, geometry) = config(&[
         "timing.queue_depth=1",
         "timing.discard_command_ns=1000",
-        "timing.discard_map_cache_pages=2",
-        "timing.discard_map_entries_per_page=64",
-        "timing.discard_map_miss_ns=100000",
+        "ftl.discard=\"dftl\"",
+        &format!("ftl.map_cache_fraction={}", 1.5 / f64::from(map_pages)),
     ]);
+    assert_eq!(crate::ftl::map_cache_pages(&geometry, &config.ftl), 2, "{map_pages} translation pages");
     let trims = |starts: &[u32]| starts.iter().map(|&start| at(0, Op::Trim, start, 8)).collect::<Vec<_>>();
     let run_trims = |requests: Vec<TimedRequest>| {
         let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+        // Every page written once, so the translation pages are on flash.
+        for lpn in 0..geometry.logical_pages {
+            ftl.write(Lpn(lpn), StreamId(0)).expect("fill");
+        }
+        let before = ftl.counters().clone();
         let count = requests.len() as u64;
-        run(&config, &geometry, &mut ftl, &mut script(requests), count)
+        let report = run(&config, &geometry, &mut ftl, &mut script(requests), count);
+        (report, ftl.counters().since(&before))
     };
-    // 16 trims of 8 pages: in order they cover mapping pages 0 and 1 only.
+    // 16 trims of 8 pages: in order they stay within translation page 0.
     let sorted: Vec<u32> = (0..16).map(|i| i * 8).collect();
-    let sorted_report = run_trims(trims(&sorted));
-    assert_eq!(sorted_report.discard_map_misses, 2);
-    // One trim in each of 16 mapping pages, revisited in an order the 2-page cache cannot hold.
-    let scattered: Vec<u32> = (0..16).map(|i| (i * 5 % 16) * 64).collect();
-    let scattered_report = run_trims(trims(&scattered));
-    assert_eq!(scattered_report.discard_map_misses, 16);
-    // Each miss costs 100 us at the controller, which serves DISCARDs one at a time.
+    let (sorted_report, sorted_counts) = run_trims(trims(&sorted));
+    assert_eq!(sorted_counts.map_cache_misses, 1);
+    // One trim in each translation page, in an order the 2-page cache
+    // cannot hold (each trim's own pages: a trimmed page is not looked up again).
+    let scattered: Vec<u32> = (0..16).map(|i| (i * 5 % map_pages) * 1024 + i * 8).collect();
+    let (scattered_report, scattered_counts) = run_trims(trims(&scattered));
+    assert_eq!(scattered_counts.map_cache_misses, 16, "{map_pages} translation pages");
+    assert!(scattered_counts.translation_pages_read >= 14, "{scattered_counts:?}");
+    // One request at a time: each further miss costs at least a flash read.
     let extra_s = scattered_report.simulated_s - sorted_report.simulated_s;
-    assert!((extra_s - 14.0 * 100e-6).abs() < 1e-6, "14 more misses cost 1.4 ms, got {extra_s} s");
-    let (whole_map, _) = self::config(&["timing.queue_depth=1"]);
-    let mut ftl = PageFtl::new(&geometry, &whole_map.ftl, 1).expect("ftl");
-    let report = Engine::new(&geometry, &whole_map.timing, &whole_map.ftl)
+    let reads_s = (scattered_counts.translation_pages_read - sorted_counts.translation_pages_read) as f64
+        * config.timing.read_ns as f64
+        / 1e9;
+    assert!(extra_s >= reads_s, "the scattered DISCARDs wait {extra_s} s more, their reads take {reads_s} s");
+    let (exact, _) = self::config(&["timing.queue_depth=1"]);
+    let mut ftl = PageFtl::new(&geometry, &exact.ftl, 1).expect("ftl");
+    Engine::new(&geometry, &exact.timing, &exact.ftl)
         .run(&mut ftl, &mut script(trims(&scattered)), 16, &mut |_| {})
         .expect("timed run");
-    assert_eq!(report.discard_map_misses, 0, "no cache configured: the map is in RAM");
+    assert_eq!(ftl.counters().map_cache_misses, 0, "exact: the map is in RAM");
 }
 
 /// Closed-loop jobs: each job's requests from its own list, and the order in

@@ -6,5 +6,5 @@ pub mod periodic;
 mod source;
 mod synthetic;
 
-pub use source::{EventSource, IterEvents, SourceError, SyntheticEvents};
-pub use synthetic::{AddressDistribution, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};
+pub use source::{EventSource, IterEvents, Passes, SourceError, SyntheticEvents};
+pub use synthetic::{AddressDistribution, AgingChoice, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};

@@ -40,6 +40,17 @@ pub trait EventSource {
     }
 }
 
+/// A workload that repeats, for workload aging: one pass of it (a trace
+/// looped at its own addresses) after another.
+///
+/// Contract: [`EventSource::next_event`] yields the events of the current
+/// pass and `Ok(None)` at its end; [`Passes::restart`] then begins the next
+/// pass, the same events at the same addresses, their times shifted to
+/// follow the last. A pass is deterministic and the same every time.
+pub trait Passes: EventSource {
+    fn restart(&mut self) -> Result<(), SourceError>;
+}
+
 /// The synthetic workload as host events: `requests` requests of the
 /// configured mix (or writes only, for aging), arriving as `arrivals` says.
 #[derive(Debug)]

@@ -193,13 +193,35 @@ impl WorkloadConfig {
     }
 }
 
-/// The `[precondition]` section: fill sequentially, then overwrite with the
-/// workload's write pattern until the windowed WAF is steady.
+/// Which aging runs before the measured phase (`precondition.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgingChoice {
+    /// The workload itself from the state a discarding `mkfs` leaves (no
+    /// page valid), repeated until the WAF settles: a replay loops its trace
+    /// (or `--age-with`'s) at its own addresses; a synthetic run overwrites
+    /// with its own mix, with no fill first. Only what the workload wrote is valid.
+    Workload,
+    /// Today's synthetic aging: a sequential fill of `fill_fraction` of the
+    /// logical space (`fill`), then random overwrites with the workload's
+    /// mix until the WAF settles (`overwrite`). Every filled page stays valid.
+    RandomFill,
+    /// Nothing: the measured phase starts on an empty device.
+    None,
+}
+
+/// The `[precondition]` section: which aging (`kind`), and the rule that
+/// says when it has settled. Random fill fills sequentially, then
+/// overwrites with the workload's write pattern until the windowed WAF is steady.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PreconditionConfig {
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// Unset: the run's own default — `workload` for replays, `random-fill`
+    /// for synthetic runs, `none` for live emulation (a fresh device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AgingChoice>,
     /// Write the first `fill_fraction` of the logical space once, in order, first.
     #[serde(default = "yes")]
     pub fill: bool,
@@ -246,6 +268,7 @@ impl Default for PreconditionConfig {
     fn default() -> Self {
         Self {
             enabled: true,
+            kind: None,
             fill: true,
             fill_fraction: default_fill_fraction(),
             overwrite: true,
@@ -257,7 +280,28 @@ impl Default for PreconditionConfig {
     }
 }
 
+impl AgingChoice {
+    /// The name the configuration gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Workload => "workload",
+            Self::RandomFill => "random-fill",
+            Self::None => "none",
+        }
+    }
+}
+
 impl PreconditionConfig {
+    /// The aging that runs: `none` when disabled, else `kind`, else the
+    /// run's own `default`.
+    pub fn kind_or(&self, default: AgingChoice) -> AgingChoice {
+        if self.enabled {
+            self.kind.unwrap_or(default)
+        } else {
+            AgingChoice::None
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
             ("precondition.steady_tolerance", self.steady_tolerance),

@@ -200,7 +200,9 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
     if let Some(pre) = &report.precondition {
         writeln!(
             out,
-            "precondition  {} host pages, WAF {}, last window {}, steady: {}",
+            "aging      {} ({}): {} host pages, WAF {}, last window {}, steady: {}",
+            report.config.precondition.kind_or(nandlab_core::workload::AgingChoice::RandomFill).name(),
+            pre.kind.name(),
             pre.phase.counters.host_pages_written,
             fixed(pre.phase.waf),
             fixed(pre.final_window_waf),

@@ -49,9 +49,12 @@ def replay(
     picks one device of a multi-device trace, ``open_channel=True`` replays on
     the open-channel device under the pblk-like host FTL
     (``--device-mode open-channel``, i.e. ``ftl.kind = "open-channel"``).
-    The device is aged first as the configuration's ``[precondition]`` says,
-    or by replaying the trace ``age_with`` (``--age-with``); the report's
-    ``precondition`` section says which aging ran and what it cost.
+    The device is aged first as the configuration's ``[precondition]`` says
+    — by default workload aging: the trace itself, or ``age_with``
+    (``--age-with``), replayed from an empty device until the WAF settles —
+    and the aging's GC debt paid before measuring; the report's
+    ``precondition`` section says which aging ran, what it cost and the
+    debt paid (``debt_paid``).
 
     The replay runs without the GIL. ``progress=True`` shows a tqdm bar of
     requests read when tqdm is installed. Ctrl-C stops the replay within a

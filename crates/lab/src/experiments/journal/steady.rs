@@ -10,15 +10,12 @@
 //! fill's marker: one `O_DIRECT` read of the block device by `dd` after
 //! the fill's `sync` ([`FILL_END_PROCESS`]).
 
-use crate::drive::{EventSource, HostEvent, HostOp, SourceError, SECTOR_BYTES};
-use crate::error::{Context as _, Error, Result};
-use crate::replay::{fit_error, fit_size, fitted_device, host_event, journal_sectors, ReplayMode, TraceSource};
+use crate::error::{Error, Result};
+use crate::replay::{fit_error, fit_size, fitted_device, journal_sectors, ReplayMode, TracePass, TraceSource};
 use crate::{Observer, Progress, Report};
 use nandlab_core::metrics::{Counters, WafSeries};
-use nandlab_core::units::SimNs;
 use nandlab_core::{Config, Simulation};
-use nandlab_trace::journal::JournalTracker;
-use nandlab_trace::{Op, TraceHeader, TraceRead};
+use nandlab_trace::Op;
 use serde::Serialize;
 use std::cell::Cell;
 use std::path::Path;
@@ -109,7 +106,7 @@ pub(super) fn replay_steady(
     #[allow(clippy::cast_precision_loss)]
     let capacities = |pages: u64| pages as f64 / logical;
     let journal_written = Rc::new(Cell::new(0_u64));
-    let mut whole = Pass::new(&source, 0, false, Rc::clone(&journal_written))?;
+    let mut whole = TracePass::new(&source, 0, false, Rc::clone(&journal_written))?;
     simulation.age_with(&mut whole, &mut progress)?;
     let start = simulation.counters().clone();
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -122,7 +119,7 @@ pub(super) fn replay_steady(
     };
     #[allow(clippy::cast_precision_loss)]
     let wraps = |journal: &Cell<u64>| journal.get() as f64 / journal_pages.max(1) as f64;
-    let mut looped = Pass::new(&source, workload_start, true, Rc::clone(&journal_written))?;
+    let mut looped = TracePass::new(&source, workload_start, true, Rc::clone(&journal_written))?;
     let mut settled = |counters: &Counters| {
         steadiness.observe(counters);
         let written = capacities(counters.host_pages_written);
@@ -140,7 +137,8 @@ pub(super) fn replay_steady(
             && wraps(&journal_written) >= rule.min_journal_wraps,
         last_windows: last_windows(&steadiness.series, rule.steady_windows as usize + 1),
     };
-    let mut measured = Pass::new(&source, workload_start, false, journal_written)?;
+    simulation.settle()?;
+    let mut measured = TracePass::new(&source, workload_start, false, journal_written)?;
     simulation.replay_timed(&mut measured, &mut progress)?;
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Failed("stopped by its observer".to_owned()));
@@ -169,75 +167,4 @@ pub(super) fn fill_end(source: &TraceSource<'_>) -> Result<u64> {
          added): delete it so that the experiment captures it again",
         source.path.display()
     )))
-}
-
-/// One pass over a trace from record `first`, or (`looping`) passes over
-/// and over, each from `first`, its times shifted to follow the last.
-/// Counts the journal's pages as the writes go by.
-struct Pass<'a> {
-    source: TraceSource<'a>,
-    records: Box<dyn TraceRead + Send>,
-    header: TraceHeader,
-    tracker: JournalTracker,
-    first: u64,
-    looping: bool,
-    /// Added to every record's time: the end of the passes before.
-    offset: u64,
-    last_time: u64,
-    journal_pages: Rc<Cell<u64>>,
-}
-
-impl<'a> Pass<'a> {
-    fn new(source: &TraceSource<'a>, first: u64, looping: bool, journal_pages: Rc<Cell<u64>>) -> Result<Self> {
-        let records = source.open()?;
-        let header = records.header().clone();
-        let tracker = source.journal(&header);
-        let mut pass =
-            Self { source: *source, records, header, tracker, first, looping, offset: 0, last_time: 0, journal_pages };
-        pass.skip_to_first()?;
-        Ok(pass)
-    }
-
-    fn skip_to_first(&mut self) -> Result<()> {
-        for _ in 0..self.first {
-            let record = self.records.next().context("the trace ends before the fill's marker")??;
-            self.tracker.observe(&record);
-        }
-        Ok(())
-    }
-
-    fn restart(&mut self) -> Result<()> {
-        self.records = self.source.open()?;
-        self.tracker = self.source.journal(&self.header);
-        self.offset = self.last_time.saturating_add(1);
-        self.skip_to_first()
-    }
-
-    fn event(&mut self) -> Result<Option<HostEvent>> {
-        let record = match self.records.next() {
-            Some(record) => record?,
-            None if self.looping => {
-                self.restart()?;
-                match self.records.next() {
-                    Some(record) => record?,
-                    None => return Ok(None),
-                }
-            }
-            None => return Ok(None),
-        };
-        let mut event = host_event(&record, &self.header, &mut self.tracker);
-        self.last_time = event.time.0.saturating_add(self.offset);
-        event.time = SimNs(self.last_time);
-        if event.op == HostOp::Write && event.journal_thread {
-            let pages = (event.sectors.end - event.sectors.start) * SECTOR_BYTES / 4096;
-            self.journal_pages.set(self.journal_pages.get() + pages);
-        }
-        Ok(Some(event))
-    }
-}
-
-impl EventSource for Pass<'_> {
-    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        self.event().map_err(|error| SourceError(error.to_string()))
-    }
 }

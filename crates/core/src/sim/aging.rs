@@ -1,0 +1,200 @@
+//! Workload aging and a settled start: the driver's ages that are not a
+//! synthetic fill. Workload aging (`precondition.kind = "workload"`) starts
+//! from the state a discarding `mkfs` leaves — no page valid, which is the
+//! fresh device — and repeats the workload (a trace, pass after pass at its
+//! own addresses) until the windowed WAF settles by the `[precondition]`
+//! rule, so only what the workload wrote is valid. Settling pays the GC debt
+//! aging leaves before the measured phase, so that counting and timed runs
+//! start from one device state and neither charges the aging's cleaning to
+//! the workload measured.
+
+use super::{
+    drive, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError, Simulation,
+};
+use crate::ftl::TranslationLayer;
+use crate::host::event::{HostEvent, HostOp};
+use crate::host::stages::HostStages;
+use crate::metrics::{Counters, WafSeries};
+use crate::units::{Lpn, UnitId};
+use crate::workload::{EventSource, Passes, PreconditionConfig, SourceError};
+use std::cell::Cell;
+
+impl Simulation {
+    /// Workload aging of a replay: `passes` (the measured trace, or an
+    /// aging trace) replayed through fresh host stages pass after pass
+    /// until the `[precondition]` steady-state rule holds at the end of a
+    /// pass — windows of `window_device_fraction` of the logical space,
+    /// counted once the aging has written the device's physical pages
+    /// (before that no block was collected, and a WAF of 1 says nothing) —
+    /// or a pass writes nothing, or `max_device_writes` of host pages are
+    /// spent (then mid-pass, `steady = false`). Reported apart from the
+    /// measured phase, with the passes run and the pages left valid.
+    pub fn age_with_workload(
+        &mut self,
+        passes: &mut dyn Passes,
+        observer: &mut dyn FnMut(Progress),
+    ) -> Result<&PreconditionReport, SimError> {
+        let settings = self.config.precondition.clone();
+        let logical = f64::from(self.geometry.logical_pages);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let (window_pages, budget_pages) = (
+            ((settings.window_device_fraction * logical) as u64).max(1),
+            (settings.max_device_writes * logical) as u64,
+        );
+        let start = self.counters().clone();
+        let mut rule = SteadyRule::new(&settings, window_pages, self.turnover_pages(), &start);
+        let settled = Cell::new(false);
+        let mut looped = Looped { passes, settled: &settled, passes_done: 0, events_in_pass: 0, wrote_in_pass: false };
+        let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
+        let observe = |_, counters: &Counters, _: &[u32]| {
+            if rule.observe(counters) {
+                settled.set(true);
+            }
+            counters.host_pages_written - start.host_pages_written >= budget_pages
+        };
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut looped), Phase::AgingTrace, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
+        let passes_done = looped.passes_done;
+        let report = PreconditionReport {
+            kind: AgingKind::Workload,
+            fill_fraction: 0.0,
+            phase: PhaseReport::new(self.counters().since(&start)),
+            steady: rule.reached(),
+            final_window_waf: rule.last_window_waf(),
+            passes: Some(passes_done),
+            valid_pages: Some(self.valid_pages()),
+            debt_paid: None,
+        };
+        self.start_measuring();
+        Ok(self.precondition.insert(report))
+    }
+
+    /// Pays the GC debt aging left: every unit below the timing model's low
+    /// cleaning watermark (`timing.gc_low_blocks`) collects victims until it
+    /// reaches it (or the layer declines, or a unit's worth of steps) — what background GC does in
+    /// the idle time before the first request — in counting and timed mode
+    /// alike, so both start the measured phase from this one device state.
+    /// Its cost goes to the aging report's `debt_paid`, not to the measured
+    /// phase. Nothing to do without aging.
+    pub fn settle(&mut self) -> Result<(), SimError> {
+        if self.precondition.is_none() {
+            return Ok(());
+        }
+        let low = self.config.timing.gc_low_blocks(&self.config.ftl);
+        let start = self.counters().clone();
+        let (units, blocks) = (self.geometry.units(), self.geometry.blocks_per_plane);
+        on_layer!(&mut self.layer, ftl => {
+            for unit in (0..units).map(UnitId) {
+                // A step may free nothing at once (its copies fill the GC
+                // block first); a unit's blocks bound the steps.
+                for _ in 0..blocks {
+                    if ftl.free_blocks(unit) >= low || !ftl.collect_one(unit)? {
+                        break;
+                    }
+                }
+            }
+        });
+        let debt = PhaseReport::new(self.counters().since(&start));
+        self.start_measuring();
+        if let Some(report) = self.precondition.as_mut() {
+            report.debt_paid = Some(debt);
+        }
+        Ok(())
+    }
+
+    /// Logical pages that hold data.
+    pub fn valid_pages(&self) -> u64 {
+        let pages = self.geometry.logical_pages;
+        on_layer!(&self.layer, ftl => (0..pages).filter(|&lpn| ftl.is_mapped(Lpn(lpn))).map(|_| 1_u64).sum())
+    }
+
+    /// Host pages that write every physical page once: after them, GC has
+    /// had to collect, and the WAF of a window describes the workload.
+    pub(super) fn turnover_pages(&self) -> u64 {
+        u64::from(self.geometry.physical_pages())
+    }
+}
+
+/// The passes of a workload as one event source for the counting loop:
+/// at the end of a pass it begins the next one unless the aging has
+/// settled, or the pass wrote nothing (repeating it would change nothing).
+struct Looped<'p, 's> {
+    passes: &'p mut dyn Passes,
+    settled: &'s Cell<bool>,
+    /// Whole passes replayed.
+    passes_done: u64,
+    events_in_pass: u64,
+    wrote_in_pass: bool,
+}
+
+impl EventSource for Looped<'_, '_> {
+    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
+        loop {
+            if let Some(event) = self.passes.next_event()? {
+                self.events_in_pass += 1;
+                self.wrote_in_pass |= event.op == HostOp::Write;
+                return Ok(Some(event));
+            }
+            self.passes_done += 1;
+            if self.settled.get() || !self.wrote_in_pass || self.events_in_pass == 0 {
+                return Ok(None);
+            }
+            self.passes.restart()?;
+            self.events_in_pass = 0;
+            self.wrote_in_pass = false;
+        }
+    }
+}
+
+/// The `[precondition]` steady-state rule: `steady_windows` windows in a
+/// row whose WAF differs from the window before by at most
+/// `steady_tolerance` (relative), windows beginning once `warmup_pages`
+/// host pages are written.
+#[derive(Debug, Clone)]
+pub(super) struct SteadyRule {
+    series: Option<WafSeries>,
+    window_pages: u64,
+    warmup_end: u64,
+    tolerance: f64,
+    windows: u32,
+    previous: Option<f64>,
+    streak: u32,
+}
+
+impl SteadyRule {
+    pub(super) fn new(settings: &PreconditionConfig, window_pages: u64, warmup_pages: u64, start: &Counters) -> Self {
+        Self {
+            series: (warmup_pages == 0).then(|| WafSeries::new(window_pages, start)),
+            window_pages,
+            warmup_end: start.host_pages_written.saturating_add(warmup_pages),
+            tolerance: settings.steady_tolerance,
+            windows: settings.steady_windows,
+            previous: None,
+            streak: 0,
+        }
+    }
+
+    /// Takes the counters after a request; true once the state is steady.
+    pub(super) fn observe(&mut self, counters: &Counters) -> bool {
+        let series = match &mut self.series {
+            Some(series) => series,
+            None if counters.host_pages_written < self.warmup_end => return false,
+            None => self.series.insert(WafSeries::new(self.window_pages, counters)),
+        };
+        let Some(waf) = series.observe(counters) else { return self.reached() };
+        if let Some(previous) = self.previous {
+            let change = (waf - previous).abs() / previous.max(f64::MIN_POSITIVE);
+            self.streak = if change <= self.tolerance { self.streak + 1 } else { 0 };
+        }
+        self.previous = Some(waf);
+        self.reached()
+    }
+
+    pub(super) fn reached(&self) -> bool {
+        self.streak >= self.windows
+    }
+
+    pub(super) fn last_window_waf(&self) -> Option<f64> {
+        self.series.as_ref()?.points().last().map(|point| point.waf_window)
+    }
+}
