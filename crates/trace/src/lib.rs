@@ -18,7 +18,7 @@ mod fio;
 mod header;
 pub mod journal;
 mod native;
-mod pending;
+mod output;
 mod record;
 mod simulator;
 mod summary;
@@ -30,7 +30,7 @@ pub use crate::error::TraceError;
 pub use crate::fio::{FioVersion, FioWriter};
 pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
-pub use crate::pending::{PendingFile, PendingPath};
+pub use crate::output::{write_output, OutputFile, OutputPath};
 pub use crate::record::{
     Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX,
 };
@@ -249,7 +249,7 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
         path: path_buf.clone(),
         message: format!("header: {message}"),
     })?;
-    let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
+    let (placement, file) = OutputPath::create(path).map_err(|source| TraceError::io(path, source))?;
     let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let sector_bytes = header.sector_size_bytes;
     let inner: Box<dyn TraceWrite + Send> = match format {
@@ -263,25 +263,25 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
             return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() })
         }
     };
-    Ok(Box::new(RenameOnFinish { inner, pending }))
+    Ok(Box::new(PlaceOnFinish { inner, placement }))
 }
 
-/// A trace writer whose file is renamed into place once it is finished.
-struct RenameOnFinish {
+/// A trace writer whose file is put in place ([`OutputPath::commit`]) once it is finished.
+struct PlaceOnFinish {
     inner: Box<dyn TraceWrite + Send>,
-    pending: PendingPath,
+    placement: OutputPath,
 }
 
-impl TraceWrite for RenameOnFinish {
+impl TraceWrite for PlaceOnFinish {
     fn write(&mut self, record: &Record) -> Result<(), TraceError> {
         self.inner.write(record)
     }
 
     fn finish(self: Box<Self>) -> Result<WriteSummary, TraceError> {
-        let RenameOnFinish { inner, pending } = *self;
+        let PlaceOnFinish { inner, placement } = *self;
         let summary = inner.finish()?;
-        let target = pending.target().to_path_buf();
-        pending.commit().map_err(|source| TraceError::io(target, source))?;
+        let target = placement.target().to_path_buf();
+        placement.commit().map_err(|source| TraceError::io(target, source))?;
         Ok(summary)
     }
 }
