@@ -30,7 +30,7 @@ pub use crate::error::TraceError;
 pub use crate::fio::{FioVersion, FioWriter};
 pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
-pub use crate::output::{write_output, OutputFile, OutputPath};
+pub use crate::output::{write_output, write_output_with, Access, OutputFile, OutputPath};
 pub use crate::record::{
     Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX,
 };
@@ -243,13 +243,24 @@ pub fn read_from<R: BufRead + Send + 'static>(
 /// Creates a trace file; `header` is kept by formats that have one. The
 /// file appears under `path` only when [`TraceWrite::finish`] succeeds; until
 /// then (and for good if writing fails) an existing file there is untouched.
+/// A device or FIFO is written in place ([`OutputPath`]).
 pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite + Send>, TraceError> {
+    create_with(path, format, header, Access::Usual)
+}
+
+/// [`create`] with the final mode `access` says.
+pub fn create_with(
+    path: &Path,
+    format: Format,
+    header: &TraceHeader,
+    access: Access,
+) -> Result<Box<dyn TraceWrite + Send>, TraceError> {
     let path_buf = path.to_path_buf();
     header.validate().map_err(|message| TraceError::Unrepresentable {
         path: path_buf.clone(),
         message: format!("header: {message}"),
     })?;
-    let (placement, file) = OutputPath::create(path).map_err(|source| TraceError::io(path, source))?;
+    let (placement, file) = OutputPath::create_with(path, access).map_err(|source| TraceError::io(path, source))?;
     let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let sector_bytes = header.sector_size_bytes;
     let inner: Box<dyn TraceWrite + Send> = match format {

@@ -32,6 +32,16 @@ const TEMPORARY_MODE: u32 = 0o600;
 /// Mode a new output file is created with before the umask, as `open(2)` callers such as the shell use.
 const NEW_FILE_MODE: u32 = 0o666;
 
+/// Who may read an output once it is in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A replaced file keeps its mode; a new file gets 0666 less the umask.
+    Usual,
+    /// Mode 0600 whatever was there: the emulated device's state and history,
+    /// which record what its user wrote.
+    Private,
+}
+
 /// An output being written: [`OutputPath::commit`] puts it in place; dropped
 /// uncommitted, a temporary file is removed and the target left as it was.
 #[derive(Debug)]
@@ -60,10 +70,16 @@ impl OutputPath {
     /// Opens `target` for writing as the module header says and returns the
     /// file to write into.
     pub fn create(target: &Path) -> std::io::Result<(OutputPath, File)> {
+        Self::create_with(target, Access::Usual)
+    }
+
+    /// [`Self::create`] with the final mode `access` says.
+    pub fn create_with(target: &Path, access: Access) -> std::io::Result<(OutputPath, File)> {
+        let private = (access == Access::Private).then_some(TEMPORARY_MODE);
         let (how, file) = match existing(target)? {
             Existing::Special => (Placement::InPlace, open_in_place(target)?),
-            Existing::Regular { path, mode } => replace(path, mode)?,
-            Existing::Nothing => replace(target.to_path_buf(), NEW_FILE_MODE & !umask())?,
+            Existing::Regular { path, mode } => replace(path, private.unwrap_or(mode))?,
+            Existing::Nothing => replace(target.to_path_buf(), private.unwrap_or(NEW_FILE_MODE & !umask()))?,
         };
         Ok((OutputPath { target: target.to_path_buf(), how }, file))
     }
@@ -77,8 +93,7 @@ impl OutputPath {
     /// file; a temporary file is fsynced, given its mode, renamed over the
     /// target, and its folder fsynced.
     pub fn commit(mut self) -> std::io::Result<()> {
-        let Placement::Replace { path, temporary, file, mode } =
-            std::mem::replace(&mut self.how, Placement::InPlace)
+        let Placement::Replace { path, temporary, file, mode } = std::mem::replace(&mut self.how, Placement::InPlace)
         else {
             return Ok(());
         };
@@ -111,7 +126,10 @@ impl Drop for OutputPath {
 enum Existing {
     Nothing,
     /// A regular file at `path` (a symbolic link resolved), with its permission bits.
-    Regular { path: PathBuf, mode: u32 },
+    Regular {
+        path: PathBuf,
+        mode: u32,
+    },
     /// Anything written in place.
     Special,
 }
@@ -172,8 +190,7 @@ fn open_in_place(target: &Path) -> std::io::Result<File> {
 /// A temporary file next to `path` that will replace it.
 fn replace(path: PathBuf, mode: u32) -> std::io::Result<(Placement, File)> {
     let folder = folder_of(&path);
-    let anonymous =
-        OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE).mode(TEMPORARY_MODE).open(&folder);
+    let anonymous = OpenOptions::new().write(true).custom_flags(libc::O_TMPFILE).mode(TEMPORARY_MODE).open(&folder);
     let (temporary, file) = match anonymous {
         Ok(file) => (Temporary::Anonymous, file),
         // File systems without O_TMPFILE (FUSE, NFS, old kernels): a named temporary file.
@@ -249,7 +266,11 @@ pub struct OutputFile {
 
 impl OutputFile {
     pub fn create(target: &Path) -> std::io::Result<OutputFile> {
-        let (path, file) = OutputPath::create(target)?;
+        Self::create_with(target, Access::Usual)
+    }
+
+    pub fn create_with(target: &Path, access: Access) -> std::io::Result<OutputFile> {
+        let (path, file) = OutputPath::create_with(target, access)?;
         Ok(OutputFile { output: BufWriter::with_capacity(1 << 20, file), path })
     }
 
@@ -271,7 +292,12 @@ impl Write for OutputFile {
 
 /// Writes `bytes` to `target` as an [`OutputFile`].
 pub fn write_output(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OutputFile::create(target)?;
+    write_output_with(target, bytes, Access::Usual)
+}
+
+/// [`write_output`] with the final mode `access` says.
+pub fn write_output_with(target: &Path, bytes: &[u8], access: Access) -> std::io::Result<()> {
+    let mut file = OutputFile::create_with(target, access)?;
     file.write_all(bytes)?;
     file.commit()
 }

@@ -117,8 +117,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        crate::output::write_json(crate::output::Output::open(path)?, &report)?;
     }
     Ok(())
 }
