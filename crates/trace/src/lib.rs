@@ -367,7 +367,7 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
             return Ok(format);
         }
     }
-    let shown: String = String::from_utf8_lossy(first).chars().take(60).collect();
+    let shown = nandlab_quote::quote_bytes(first);
     Err(format!("{examined} lines looked at, the first being `{shown}`"))
 }
 

@@ -91,7 +91,7 @@ fn preset_toml(name: &str) -> PyResult<&'static str> {
         .iter()
         .find(|(preset, _)| *preset == name)
         .map(|(_, text)| *text)
-        .ok_or_else(|| errors::config_error(&format!("unknown preset `{name}`")))
+        .ok_or_else(|| errors::config_error(&format!("unknown preset `{}`", nandlab_quote::quote(name))))
 }
 
 /// Writes `data` to `path` the way every nandlab output is written
