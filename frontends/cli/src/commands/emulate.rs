@@ -92,6 +92,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let options =
         EmulateOptions { config, data: args.data.clone(), state: args.state, pace, record: args.record.clone() };
+    // Before the device: a restart refused there still detaches the mount a killed session left.
+    args.mount.as_deref().map(nandlab_fuse::clear_stale_mount).transpose()?;
     let ssd = Arc::new(EmulatedSsd::open(&options)?);
     let device: Arc<dyn BlockDevice> = ssd.clone();
     let mount = MountOptions { threads: args.threads, allow_other: false };
