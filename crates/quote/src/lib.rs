@@ -88,10 +88,10 @@ pub fn error_message(error: &dyn std::error::Error) -> String {
 }
 
 /// Appends `input`'s characters, control ones escaped, until `shown` holds
-/// `chars_max` characters; returns the bytes of `input` used.
+/// `chars_max` of them (an escape counts as one); returns the bytes of
+/// `input` used.
 fn escape_into(shown: &mut String, input: &str, chars_max: usize) -> usize {
-    let mut count = shown.chars().count();
-    for (offset, character) in input.char_indices() {
+    for (count, (offset, character)) in (shown.chars().count()..).zip(input.char_indices()) {
         if count >= chars_max {
             return offset;
         }
@@ -100,7 +100,6 @@ fn escape_into(shown: &mut String, input: &str, chars_max: usize) -> usize {
         } else {
             shown.push(character);
         }
-        count += 1;
     }
     input.len()
 }
