@@ -25,6 +25,14 @@ fn names(folder: &Path) -> Vec<String> {
     names
 }
 
+/// `folder/name` holding "old", with permission bits `mode`.
+fn file_with_mode(folder: &Path, name: &str, mode: u32) -> std::path::PathBuf {
+    let path = folder.join(name);
+    std::fs::write(&path, "old").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
@@ -66,9 +74,7 @@ fn a_fifo_reader_gets_the_bytes_and_the_fifo_stays() {
 #[test]
 fn a_symlink_stays_a_link_and_its_target_gets_the_bytes_atomically() {
     let dir = scratch();
-    let target = dir.path().join("real.json");
-    std::fs::write(&target, "old").unwrap();
-    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let target = file_with_mode(dir.path(), "real.json", 0o640);
     let inode_before = std::fs::metadata(&target).unwrap().ino();
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink("real.json", &link).unwrap();
@@ -84,9 +90,7 @@ fn a_symlink_stays_a_link_and_its_target_gets_the_bytes_atomically() {
 #[test]
 fn a_replaced_0600_file_stays_0600() {
     let dir = scratch();
-    let path = dir.path().join("secret.json");
-    std::fs::write(&path, "old").unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let path = file_with_mode(dir.path(), "secret.json", 0o600);
     write_output(&path, b"new").unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     assert_eq!(mode(&path), 0o600);

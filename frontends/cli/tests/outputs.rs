@@ -28,14 +28,20 @@ fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
+/// A copy of /dev/null's node (1, 3) in `dir`; `None` (and a note) where `mknod` needs root.
+fn null_node(dir: &Path) -> Option<std::path::PathBuf> {
+    let node = dir.join("null");
+    let made = Command::new("mknod").arg(&node).args(["c", "1", "3"]).status().unwrap().success();
+    made.then_some(node).or_else(|| {
+        eprintln!("skipped: mknod needs root");
+        None
+    })
+}
+
 #[test]
 fn json_onto_a_device_node_leaves_the_node() {
     let dir = tempfile::tempdir().unwrap();
-    let node = dir.path().join("null");
-    if !Command::new("mknod").arg(&node).args(["c", "1", "3"]).status().unwrap().success() {
-        eprintln!("skipped: mknod needs root");
-        return;
-    }
+    let Some(node) = null_node(dir.path()) else { return };
     nandlab(&[&node, &node], &["--json", "--csv"]);
     assert!(std::fs::symlink_metadata(&node).unwrap().file_type().is_char_device());
 }
@@ -77,11 +83,7 @@ fn json_onto_a_symlink_fills_its_target_and_keeps_the_link_and_the_mode() {
 #[test]
 fn trace_convert_onto_a_device_node_leaves_the_node() {
     let dir = tempfile::tempdir().unwrap();
-    let node = dir.path().join("full");
-    if !Command::new("mknod").arg(&node).args(["c", "1", "3"]).status().unwrap().success() {
-        eprintln!("skipped: mknod needs root");
-        return;
-    }
+    let Some(node) = null_node(dir.path()) else { return };
     let trace = dir.path().join("t.blk");
     std::fs::write(&trace, "  8,0    3        1     0.000000000   697  D   W 100 + 8 [dd]\n").unwrap();
     let output =
