@@ -90,27 +90,36 @@ impl OutputPath {
     }
 
     /// Puts the output in place. The caller has flushed its buffers into the
-    /// file; a temporary file is fsynced, given its mode, renamed over the
-    /// target, and its folder fsynced.
+    /// file; a temporary file is fsynced, given its mode, named, renamed over
+    /// the target, and its folder fsynced.
     pub fn commit(mut self) -> std::io::Result<()> {
         let Placement::Replace { path, temporary, file, mode } = std::mem::replace(&mut self.how, Placement::InPlace)
         else {
             return Ok(());
         };
-        let named = match temporary {
-            Temporary::Named(name) => name,
-            Temporary::Anonymous => link_anonymous(&file, &path)?,
+        let mut named = match temporary {
+            Temporary::Named(name) => Some(name),
+            Temporary::Anonymous => None,
         };
-        let placed = file
-            .sync_all()
-            .and_then(|()| file.set_permissions(std::fs::Permissions::from_mode(mode)))
-            .and_then(|()| std::fs::rename(&named, &path));
-        if let Err(error) = placed {
-            let _ = std::fs::remove_file(&named);
-            return Err(error);
+        let placed = place(&file, mode, &path, &mut named);
+        if let (Err(_), Some(name)) = (&placed, &named) {
+            let _ = std::fs::remove_file(name);
         }
+        placed?;
         File::open(folder_of(&path))?.sync_all()
     }
+}
+
+/// Fsyncs `file`, gives it `mode`, names it (an anonymous file gets its name
+/// into `named`) and renames it over `path`.
+fn place(file: &File, mode: u32, path: &Path, named: &mut Option<PathBuf>) -> std::io::Result<()> {
+    file.sync_all()?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    let name = match named {
+        Some(name) => name.clone(),
+        None => named.insert(link_anonymous(file, path)?).clone(),
+    };
+    std::fs::rename(&name, path)
 }
 
 impl Drop for OutputPath {
