@@ -201,7 +201,8 @@ impl RawDevice {
     fn into_device(self, default_name: String) -> Result<DeviceParams, KeyError> {
         let base = match &self.preset {
             Some(name) => Some(DeviceParams::preset(name).ok_or_else(|| {
-                ("preset", format!("unknown preset {name:?} (expected `telomere-1tb`, `1tb` or `cosmos`)"))
+                let name = nandlab_quote::quote(name);
+                ("preset", format!("unknown preset `{name}` (expected `telomere-1tb`, `1tb` or `cosmos`)"))
             })?),
             None => None,
         };

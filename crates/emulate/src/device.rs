@@ -16,7 +16,8 @@ use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
-    Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader, TraceWrite,
+    Access, Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader,
+    TraceWrite,
 };
 use serde::Serialize;
 
@@ -67,7 +68,6 @@ pub struct EmulatedSsd {
     size_bytes: u64,
     pace: Pace,
     data: Option<PathBuf>,
-    record: Option<PathBuf>,
     /// Session times are `base_ns` plus the wall time since `origin`.
     origin: Instant,
     base_ns: u64,
@@ -138,7 +138,7 @@ impl EmulatedSsd {
         age(&mut simulation, &options.config)?;
         let mut history = state
             .as_ref()
-            .map(|state| nandlab_trace::create(&state.history_path(), Format::Native, &header))
+            .map(|state| nandlab_trace::create_with(&state.history_path(), Format::Native, &header, Access::Private))
             .transpose()?;
         let mut history_requests = 0;
         if let (Some(state), Some(writer)) = (&state, history.as_mut()) {
@@ -146,8 +146,11 @@ impl EmulatedSsd {
                 history_requests = resume(&mut simulation, previous, &header, &mut journal, writer.as_mut())?;
             }
         }
-        let record =
-            options.record.as_ref().map(|path| nandlab_trace::create(path, Format::Native, &header)).transpose()?;
+        let record = options
+            .record
+            .as_ref()
+            .map(|path| nandlab_trace::create_with(path, Format::Native, &header, Access::Private))
+            .transpose()?;
         let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns.saturating_add(1_000_000_000));
         let live = LiveDevice::new(simulation, options.pace == Pace::Real)?;
         let session = Session {
@@ -166,7 +169,6 @@ impl EmulatedSsd {
             size_bytes,
             pace: options.pace,
             data: options.data.clone(),
-            record: options.record.clone(),
             origin: Instant::now(),
             base_ns,
             inner: Mutex::new(Some(session)),
@@ -204,13 +206,11 @@ impl EmulatedSsd {
         let (_, report) = live.finish()?;
         let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
         contents.sync().map_err(EmulateError::file(data, "sync the data file"))?;
-        if let (Some(record), Some(path)) = (record, &self.record) {
+        if let Some(record) = record {
             record.finish()?;
-            private(path)?;
         }
         if let (Some(history), Some(state)) = (history, state) {
             history.finish()?;
-            private(&state.history_path())?;
             state.save(history_requests + requests, last_ns)?;
         }
         Ok(Some(report))
@@ -249,12 +249,6 @@ impl EmulatedSsd {
 }
 
 /// Mode 0600 for a trace of the device's requests: its access pattern is the user's business.
-fn private(path: &Path) -> Result<(), EmulateError> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(EmulateError::file(path, "make the trace private (0600)"))
-}
-
 fn closed() -> BlockError {
     BlockError::Io(std::io::Error::other("the emulated device is stopping"))
 }

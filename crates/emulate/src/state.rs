@@ -6,11 +6,10 @@
 //! a second, without a serialization format for every layer's internals.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use nandlab_core::Config;
+use nandlab_trace::Access;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EmulateError;
@@ -100,24 +99,13 @@ impl State {
         self.write(true, requests, last_timestamp_ns)
     }
 
-    /// Replaces the JSON file atomically (a crash leaves the old one or the new one), mode 0600.
+    /// Replaces the JSON file atomically (a crash leaves the old one or the new one), mode 0600,
+    /// its temporary file 0600 and gone on every exit path ([`nandlab_trace::OutputPath`]).
     fn write(&self, clean: bool, requests: u64, last_timestamp_ns: u64) -> Result<(), EmulateError> {
         let file =
             StateFile { version: STATE_VERSION, config: self.config.clone(), clean, requests, last_timestamp_ns };
         let text = serde_json::to_vec_pretty(&file).map_err(|error| EmulateError::Invalid(error.to_string()))?;
-        let mut temporary = self.path.as_os_str().to_owned();
-        temporary.push(".tmp");
-        let temporary = PathBuf::from(temporary);
-        let mut out = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&temporary)
-            .map_err(EmulateError::file(&temporary, "create the state file"))?;
-        out.write_all(&text)
-            .and_then(|()| out.sync_all())
-            .map_err(EmulateError::file(&temporary, "write the state"))?;
-        fs::rename(&temporary, &self.path).map_err(EmulateError::file(&self.path, "replace the state file"))
+        nandlab_trace::write_output_with(&self.path, &text, Access::Private)
+            .map_err(EmulateError::file(&self.path, "write the state"))
     }
 }

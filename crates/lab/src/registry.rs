@@ -235,7 +235,7 @@ fn run_all(args: &ExperimentArgs) -> Result<Reproduced> {
         outcomes.push(Outcome { name: experiment.name, seconds: experiment_started.elapsed().as_secs_f64(), error });
     }
     let report = args.out.join("report.md");
-    std::fs::write(&report, combined_report(&args.out, &outcomes, args.seed))
+    nandlab_trace::write_output(&report, combined_report(&args.out, &outcomes, args.seed).as_bytes())
         .with_context(|| format!("writing {}", report.display()))?;
     let html = finish_report(&args.out, "report.md", "nandlab: every paper experiment", started)?;
     let failed: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();

@@ -15,7 +15,7 @@ pub struct OutputDir {
 
 impl OutputDir {
     /// Creates the folder (and its parents) if missing. Existing files with the
-    /// same names are overwritten by later writes.
+    /// same names are replaced by later writes, whole and keeping their mode.
     pub fn create(root: impl Into<PathBuf>) -> Result<Self, ReportError> {
         let root = root.into();
         std::fs::create_dir_all(&root).map_err(|cause| ReportError::CreateDir { path: root.clone(), cause })?;
@@ -32,12 +32,12 @@ impl OutputDir {
     pub fn write_csv<R: Serialize>(&self, name: &str, rows: &[R]) -> Result<PathBuf, ReportError> {
         let path = self.file(name)?;
         let csv_error = |cause| ReportError::Csv { path: path.clone(), cause };
-        let mut writer = csv::Writer::from_path(&path).map_err(csv_error)?;
+        let mut writer = csv::Writer::from_writer(Vec::new());
         for row in rows {
             writer.serialize(row).map_err(csv_error)?;
         }
-        writer.flush().map_err(|cause| ReportError::Write { path: path.clone(), cause })?;
-        Ok(path)
+        let bytes = writer.into_inner().map_err(|error| csv_error(error.into_error().into()))?;
+        Self::write_bytes(path, &bytes)
     }
 
     /// Writes `value` as pretty-printed JSON.
@@ -74,8 +74,13 @@ impl OutputDir {
 
     /// Writes any text file (markdown, TOML, …).
     pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf, ReportError> {
-        let path = self.file(name)?;
-        std::fs::write(&path, text).map_err(|cause| ReportError::Write { path: path.clone(), cause })?;
+        Self::write_bytes(self.file(name)?, text.as_bytes())
+    }
+
+    /// Writes through the one output path ([`nandlab_trace::write_output`]):
+    /// a file is replaced whole, a device or FIFO written in place.
+    fn write_bytes(path: PathBuf, bytes: &[u8]) -> Result<PathBuf, ReportError> {
+        nandlab_trace::write_output(&path, bytes).map_err(|cause| ReportError::Write { path: path.clone(), cause })?;
         Ok(path)
     }
 

@@ -18,7 +18,7 @@ mod fio;
 mod header;
 pub mod journal;
 mod native;
-mod pending;
+mod output;
 mod record;
 mod simulator;
 mod summary;
@@ -30,7 +30,7 @@ pub use crate::error::TraceError;
 pub use crate::fio::{FioVersion, FioWriter};
 pub use crate::header::{CaptureInfo, SectorRange, TraceHeader, SECTOR_BYTES_MAX, SECTOR_BYTES_MIN};
 pub use crate::native::{NativeReader, NativeWriter};
-pub use crate::pending::{PendingFile, PendingPath};
+pub use crate::output::{write_output, write_output_with, Access, OutputFile, OutputPath};
 pub use crate::record::{
     Flags, Op, ProcessName, Record, Sector, SectorCount, StreamTag, TimestampNs, TIMESTAMP_NS_MAX,
 };
@@ -243,13 +243,24 @@ pub fn read_from<R: BufRead + Send + 'static>(
 /// Creates a trace file; `header` is kept by formats that have one. The
 /// file appears under `path` only when [`TraceWrite::finish`] succeeds; until
 /// then (and for good if writing fails) an existing file there is untouched.
+/// A device or FIFO is written in place ([`OutputPath`]).
 pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<dyn TraceWrite + Send>, TraceError> {
+    create_with(path, format, header, Access::Usual)
+}
+
+/// [`create`] with the final mode `access` says.
+pub fn create_with(
+    path: &Path,
+    format: Format,
+    header: &TraceHeader,
+    access: Access,
+) -> Result<Box<dyn TraceWrite + Send>, TraceError> {
     let path_buf = path.to_path_buf();
     header.validate().map_err(|message| TraceError::Unrepresentable {
         path: path_buf.clone(),
         message: format!("header: {message}"),
     })?;
-    let (pending, file) = PendingPath::create(path).map_err(|source| TraceError::io(path, source))?;
+    let (placement, file) = OutputPath::create_with(path, access).map_err(|source| TraceError::io(path, source))?;
     let output = BufWriter::with_capacity(IO_BUFFER_BYTES, file);
     let sector_bytes = header.sector_size_bytes;
     let inner: Box<dyn TraceWrite + Send> = match format {
@@ -263,25 +274,25 @@ pub fn create(path: &Path, format: Format, header: &TraceHeader) -> Result<Box<d
             return Err(TraceError::NotWritable { path: path.to_path_buf(), format: format.name() })
         }
     };
-    Ok(Box::new(RenameOnFinish { inner, pending }))
+    Ok(Box::new(PlaceOnFinish { inner, placement }))
 }
 
-/// A trace writer whose file is renamed into place once it is finished.
-struct RenameOnFinish {
+/// A trace writer whose file is put in place ([`OutputPath::commit`]) once it is finished.
+struct PlaceOnFinish {
     inner: Box<dyn TraceWrite + Send>,
-    pending: PendingPath,
+    placement: OutputPath,
 }
 
-impl TraceWrite for RenameOnFinish {
+impl TraceWrite for PlaceOnFinish {
     fn write(&mut self, record: &Record) -> Result<(), TraceError> {
         self.inner.write(record)
     }
 
     fn finish(self: Box<Self>) -> Result<WriteSummary, TraceError> {
-        let RenameOnFinish { inner, pending } = *self;
+        let PlaceOnFinish { inner, placement } = *self;
         let summary = inner.finish()?;
-        let target = pending.target().to_path_buf();
-        pending.commit().map_err(|source| TraceError::io(target, source))?;
+        let target = placement.target().to_path_buf();
+        placement.commit().map_err(|source| TraceError::io(target, source))?;
         Ok(summary)
     }
 }
@@ -356,7 +367,7 @@ fn detect_bytes(head: &[u8]) -> Result<Format, String> {
             return Ok(format);
         }
     }
-    let shown: String = String::from_utf8_lossy(first).chars().take(60).collect();
+    let shown = nandlab_quote::quote_bytes(first);
     Err(format!("{examined} lines looked at, the first being `{shown}`"))
 }
 

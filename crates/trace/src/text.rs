@@ -14,8 +14,6 @@ use std::path::PathBuf;
 /// bytes; the cap keeps a file without line breaks (or a decompressed run of
 /// zeros) from being read into memory whole.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
-/// How much of a field or line an error message quotes.
-const QUOTE_CHARS: usize = 48;
 
 /// One text format's line grammar.
 pub(crate) trait LineParser {
@@ -162,15 +160,9 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     &line[..end]
 }
 
-/// A field or line as an error message quotes it: at most a few dozen
-/// characters, cut with `…`.
+/// A field or line as an error message quotes it ([`nandlab_quote::quote_bytes`]).
 pub(crate) fn show(field: &[u8]) -> String {
-    let text = String::from_utf8_lossy(&field[..field.len().min(QUOTE_CHARS * 4)]);
-    let mut shown: String = text.chars().take(QUOTE_CHARS).collect();
-    if shown.len() < field.len() {
-        shown.push('…');
-    }
-    shown
+    nandlab_quote::quote_bytes(field)
 }
 
 pub(crate) fn parse_u64(field: &[u8], what: &str) -> Result<u64, String> {

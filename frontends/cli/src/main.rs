@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) if output::is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", nandlab_quote::error_message(error.as_ref()));
             std::process::ExitCode::FAILURE
         }
     }

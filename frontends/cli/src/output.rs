@@ -1,18 +1,19 @@
-//! Where a command's files go. `-` is standard output; any other path is
-//! written under a temporary name and renamed into place once complete, so a
-//! failed run never leaves a truncated file nor destroys the file it would
-//! have replaced. Outputs are opened after the configuration was checked and
-//! before the work starts, so an unwritable path fails at once.
+//! Where a command's files go. `-` is standard output; any other path is an
+//! [`OutputFile`]: a file is replaced whole once complete (a failed run never
+//! leaves a truncated file nor destroys the file it would have replaced), a
+//! device, FIFO or `/dev/stdout` is written in place. Outputs are opened
+//! after the configuration was checked and before the work starts, so an
+//! unwritable path fails at once.
 
 use anyhow::Context;
-use nandlab_trace::PendingFile;
+use nandlab_trace::OutputFile;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// One output: standard output or a file being written.
 pub enum Output {
     Stdout(std::io::Stdout),
-    File { file: PendingFile, path: PathBuf },
+    File { file: OutputFile, path: PathBuf },
 }
 
 impl Output {
@@ -20,7 +21,7 @@ impl Output {
         if is_stdout(path) {
             return Ok(Output::Stdout(std::io::stdout()));
         }
-        let file = PendingFile::create(path).with_context(|| format!("creating {}", path.display()))?;
+        let file = OutputFile::create(path).with_context(|| format!("creating {}", path.display()))?;
         Ok(Output::File { file, path: path.to_path_buf() })
     }
 

@@ -412,3 +412,41 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     assert_eq!(counts(&replayed), counts(&emulated));
     assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
 }
+
+/// Is `path` a mount point now (`/proc/self/mountinfo`, field 5)?
+fn mounted(path: &Path) -> bool {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let path = path.display().to_string();
+    mountinfo.lines().any(|line| line.split(' ').nth(4) == Some(path.as_str()))
+}
+
+/// Issue 28: a SIGKILLed session left its dead FUSE mount and a 0644 temporary history file; the
+/// restart, refused because the state is not clean, kept the mount.
+#[test]
+fn a_killed_session_leaves_no_temporary_file_and_its_refused_restart_no_mount() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("killed");
+    let (mnt, data) = (folder.arg("mnt"), folder.arg("data"));
+    let args = ["--preset", "small", "--mount", &mnt, "--pace", "none", "--data", &data];
+    let mut session = Emulator::start(&args, Some(&folder.path("mnt")));
+    let mut child = session.child.take().unwrap();
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    assert!(mounted(&folder.path("mnt")), "the killed session's mount is there to be cleared");
+    for entry in std::fs::read_dir(&folder.0).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.contains("tmp"), "temporary file {name} left behind");
+        if name != "mnt" && name != "ext4" {
+            let metadata = std::fs::metadata(folder.path(&name)).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(metadata.permissions().mode() & 0o777, 0o600, "{name}");
+        }
+    }
+    let restart = Command::new(env!("CARGO_BIN_EXE_nandlab")).arg("emulate").args(args).output().expect("restart");
+    let stderr = String::from_utf8_lossy(&restart.stderr);
+    assert_eq!(restart.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not stop cleanly"), "{stderr}");
+    assert!(!mounted(&folder.path("mnt")), "the refused restart left the mount behind: {stderr}");
+}

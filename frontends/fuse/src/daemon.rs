@@ -15,7 +15,7 @@ use nandlab_dhrd::Device;
 use nandlab_nbd::{BlockDevice, Export, NbdAddress, NbdServer};
 
 use crate::error::FuseError;
-use crate::serve::{mount, MountOptions, MountedDisk, ServeArgs};
+use crate::serve::{clear_stale_mount, mount, MountOptions, MountedDisk, ServeArgs};
 
 /// How often the daemon loop checks for signals and prints progress.
 /// The DHRD's NBD export name (`nbd+unix:///dhrd?socket=PATH`).
@@ -97,6 +97,7 @@ pub fn stop_signals() -> Result<Arc<AtomicBool>, FuseError> {
 pub fn serve(args: &ServeArgs) -> Result<(), FuseError> {
     let signalled = stop_signals()?;
     let started = Instant::now();
+    args.mount.as_deref().map(clear_stale_mount).transpose()?;
     let device = Arc::new(Device::open(&args.device_config())?);
     let options = MountOptions { threads: args.threads, allow_other: args.allow_other };
     let shared: Arc<dyn BlockDevice> = device.clone();

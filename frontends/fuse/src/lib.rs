@@ -15,5 +15,5 @@ pub use error::FuseError;
 pub use fs::{DISK_FILE_NAME, STATS_FILE_NAME};
 pub use holders::disk_holders;
 pub use nbd_args::NbdArgs;
-pub use serve::{mount, MountOptions, MountedDisk, ServeArgs, DEFAULT_THREADS};
+pub use serve::{clear_stale_mount, mount, MountOptions, MountedDisk, ServeArgs, DEFAULT_THREADS};
 pub use stop::{stop, StopArgs};

@@ -226,8 +226,10 @@ fn is_mount_point(path: &Path) -> bool {
     }
 }
 
-/// A daemon killed with SIGKILL leaves its mount behind, answering ENOTCONN; detach it.
-fn clear_stale_mount(mountpoint: &Path) -> Result<(), FuseError> {
+/// A daemon killed with SIGKILL leaves its mount behind, answering ENOTCONN; detach it. The
+/// daemons call it before opening their device too, so a start refused there (an emulated
+/// device whose killed session left no clean state) does not leave the dead mount behind.
+pub fn clear_stale_mount(mountpoint: &Path) -> Result<(), FuseError> {
     let not_connected =
         |result: io::Result<_>| matches!(result, Err(err) if err.raw_os_error() == Some(libc::ENOTCONN));
     // stat may be answered from attributes the kernel cached before the daemon died; opening the
@@ -237,7 +239,7 @@ fn clear_stale_mount(mountpoint: &Path) -> Result<(), FuseError> {
     if !stale {
         return Ok(());
     }
-    eprintln!("dhrd: {} is a stale FUSE mount (daemon died); detaching it", mountpoint.display());
+    eprintln!("nandlab: {} is a stale FUSE mount (daemon died); detaching it", mountpoint.display());
     if nix::mount::umount2(mountpoint, nix::mount::MntFlags::MNT_DETACH).is_ok() {
         return Ok(());
     }

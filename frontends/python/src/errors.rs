@@ -50,18 +50,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `error: cause: cause …`, each cause once (some errors repeat theirs).
+/// `error: cause: cause …`, each cause once, bounded ([`nandlab_quote::error_message`]).
 fn chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !message.contains(&cause_text) {
-            message = format!("{message}: {cause_text}");
-        }
-        source = cause.source();
-    }
-    message
+    nandlab_quote::error_message(error)
 }
 
 fn os_error(source: &std::io::Error, message: String) -> PyErr {

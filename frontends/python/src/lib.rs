@@ -91,7 +91,16 @@ fn preset_toml(name: &str) -> PyResult<&'static str> {
         .iter()
         .find(|(preset, _)| *preset == name)
         .map(|(_, text)| *text)
-        .ok_or_else(|| errors::config_error(&format!("unknown preset `{name}`")))
+        .ok_or_else(|| errors::config_error(&format!("unknown preset `{}`", nandlab_quote::quote(name))))
+}
+
+/// Writes `data` to `path` the way every nandlab output is written
+/// (`nandlab_trace::OutputPath`): a file is replaced whole, keeping its mode;
+/// a device, FIFO or `/dev/stdout` is written in place. Raises `OSError`.
+#[pyfunction]
+fn write_output(py: Python<'_>, path: std::path::PathBuf, data: Vec<u8>) -> PyResult<()> {
+    py.detach(|| nandlab_trace::write_output(&path, &data))
+        .map_err(|source| errors::from_trace(nandlab_trace::TraceError::Io { path, source }))
 }
 
 #[pymodule]
@@ -101,6 +110,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(write_output, m)?)?;
     m.add_function(wrap_pyfunction!(lab::replay_json, m)?)?;
     m.add_function(wrap_pyfunction!(lab::read_trace_columns, m)?)?;
     m.add_function(wrap_pyfunction!(lab::experiments, m)?)?;

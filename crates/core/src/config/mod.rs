@@ -32,10 +32,13 @@ impl ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Keys and reasons may hold what the user gave (a --set key, a parser's message
+        // quoting a TOML line): shown bounded and escaped.
+        let reason = nandlab_quote::bound_message(&self.reason);
         if self.key.is_empty() {
-            write!(f, "configuration: {}", self.reason)
+            write!(f, "configuration: {reason}")
         } else {
-            write!(f, "configuration key `{}`: {}", self.key, self.reason)
+            write!(f, "configuration key `{}`: {reason}", nandlab_quote::quote(&self.key))
         }
     }
 }
@@ -346,6 +349,7 @@ impl ConfigBuilder {
 
 fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {
     let text = presets::preset_text(name).ok_or_else(|| {
+        let name = nandlab_quote::quote(name);
         ConfigError::new("preset", format!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))
     })?;
     parse_toml(text, &format!("preset {name}"))

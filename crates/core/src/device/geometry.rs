@@ -58,11 +58,13 @@ impl DeviceConfig {
             Some(rho) => rho,
             None => Geometry::from_config(self)?.over_provisioning(),
         };
-        let logical_pages = logical_bytes.div_ceil(u64::from(self.page_size));
-        let units = u64::from(self.channels * self.chips_per_channel * self.dies_per_chip * self.planes_per_die);
+        let page_size = std::num::NonZeroU64::new(u64::from(self.page_size))
+            .ok_or_else(|| ConfigError::new("device.page_size", "must be at least 1"))?;
+        let logical_pages = logical_bytes.div_ceil(page_size.get());
+        let units = self.units()?;
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
-        let blocks = physical_pages.div_ceil(units * u64::from(self.pages_per_block)).max(4);
+        let blocks = physical_pages.div_ceil(units.saturating_mul(u64::from(self.pages_per_block))).max(4);
         let blocks_per_plane = u32::try_from(blocks).map_err(|_| {
             ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks"))
         })?;
@@ -70,6 +72,61 @@ impl DeviceConfig {
             Self { blocks_per_plane, over_provisioning: None, logical_pages: Some(logical_pages), ..self.clone() };
         Geometry::from_config(&fitted)?;
         Ok(fitted)
+    }
+
+    /// Parallel units (planes): channels × chips × dies × planes, checked.
+    fn units(&self) -> Result<u64, ConfigError> {
+        let units = GeometryProduct::new(&self.factors()[..4]);
+        units.at_most(u64::MAX, "parallel units")
+    }
+
+    /// Physical pages: the product of all six geometry keys, checked and at
+    /// most [`PHYSICAL_PAGES_MAX`]. Each key has its own bound, but six keys
+    /// within theirs can multiply to 2^72; the error then names the product.
+    fn physical_pages(&self) -> Result<u64, ConfigError> {
+        GeometryProduct::new(&self.factors()).at_most(PHYSICAL_PAGES_MAX, "physical pages")
+    }
+
+    /// The geometry keys in the order they multiply.
+    fn factors(&self) -> [(&'static str, u32); 6] {
+        [
+            ("channels", self.channels),
+            ("chips_per_channel", self.chips_per_channel),
+            ("dies_per_chip", self.dies_per_chip),
+            ("planes_per_die", self.planes_per_die),
+            ("blocks_per_plane", self.blocks_per_plane),
+            ("pages_per_block", self.pages_per_block),
+        ]
+    }
+}
+
+/// A product of `[device]` keys computed without wrapping, with the formula
+/// that names it in errors.
+struct GeometryProduct {
+    /// `None`: beyond even `u128` (the keys' own bounds not yet checked).
+    value: Option<u128>,
+    formula: String,
+}
+
+impl GeometryProduct {
+    fn new(factors: &[(&'static str, u32)]) -> GeometryProduct {
+        let value = factors.iter().try_fold(1u128, |product, &(_, factor)| product.checked_mul(u128::from(factor)));
+        let names: Vec<&str> = factors.iter().map(|&(name, _)| name).collect();
+        let values: Vec<String> = factors.iter().map(|&(_, factor)| factor.to_string()).collect();
+        let formula = format!("the geometry {} = {}", names.join(" × "), values.join(" × "));
+        GeometryProduct { value, formula }
+    }
+
+    /// The product if it is at most `limit`, else an error naming the product.
+    fn at_most(&self, limit: u64, what: &str) -> Result<u64, ConfigError> {
+        match self.value.map(u64::try_from) {
+            Some(Ok(value)) if value <= limit => Ok(value),
+            Some(_) => Err(ConfigError::new(
+                "device",
+                format!("{} = {} {what} exceeds the supported {limit}", self.formula, self.value.unwrap_or_default()),
+            )),
+            None => Err(ConfigError::new("device", format!("{} overflows 128 bits", self.formula))),
+        }
     }
 }
 
@@ -145,17 +202,7 @@ impl Geometry {
                 format!("{} bytes is not a multiple of the 512-byte sector", config.page_size),
             ));
         }
-        let units = u64::from(config.channels)
-            * u64::from(config.chips_per_channel)
-            * u64::from(config.dies_per_chip)
-            * u64::from(config.planes_per_die);
-        let physical_pages = units * u64::from(config.blocks_per_plane) * u64::from(config.pages_per_block);
-        if physical_pages > PHYSICAL_PAGES_MAX {
-            return Err(ConfigError::new(
-                "device",
-                format!("{physical_pages} physical pages exceed the supported {PHYSICAL_PAGES_MAX}"),
-            ));
-        }
+        let physical_pages = config.physical_pages()?;
         if config.blocks_per_plane < 4 {
             return Err(ConfigError::new(
                 "device.blocks_per_plane",
@@ -287,7 +334,7 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
     if logical_pages == 0 {
         return Err(ConfigError::new("device.logical_pages", "must be at least 1"));
     }
-    if logical_pages + pages_per_block > physical_pages {
+    if logical_pages.saturating_add(pages_per_block) > physical_pages {
         return Err(ConfigError::new(
             "device.logical_pages",
             format!(
@@ -330,5 +377,42 @@ mod tests {
                 assert_eq!(geometry.unit_of_block(block).0, block.0 / blocks_per_plane);
             }
         }
+    }
+
+    /// Issue 28: six keys, each at its bound, multiply to 2^72; the product
+    /// wrapped in u64 and the error blamed `device.logical_pages`.
+    #[test]
+    fn the_2_72_geometry_is_refused_naming_the_product() {
+        let config = DeviceConfig {
+            channels: 1024,
+            chips_per_channel: 1024,
+            dies_per_chip: 64,
+            planes_per_die: 64,
+            blocks_per_plane: 1 << 24,
+            pages_per_block: 1 << 16,
+            page_size: 4096,
+            over_provisioning: Some(0.25),
+            logical_pages: None,
+            pe_cycles: 3000,
+        };
+        let error = Geometry::from_config(&config).expect_err("refused");
+        assert_eq!(error.key, "device");
+        let product = (1u128 << 72).to_string();
+        assert!(error.reason.contains("channels × chips_per_channel × dies_per_chip"), "{error}");
+        assert!(error.reason.contains(&format!("= {product} physical pages exceeds")), "{error}");
+        let error = config.fitted_to(1 << 40).expect_err("refused when fitted too");
+        assert_eq!(error.key, "device", "{error}");
+        let huge_logical = DeviceConfig {
+            channels: 1,
+            chips_per_channel: 1,
+            dies_per_chip: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 64,
+            pages_per_block: 64,
+            logical_pages: Some(u64::MAX),
+            ..config
+        };
+        let error = Geometry::from_config(&huge_logical).expect_err("refused");
+        assert_eq!(error.key, "device.logical_pages", "{error}");
     }
 }

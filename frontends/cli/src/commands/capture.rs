@@ -77,10 +77,15 @@ pub fn run(args: CaptureArgs) -> anyhow::Result<()> {
 
 /// Fails before the workload runs if the trace could not be written.
 fn check_output(path: &Path) -> anyhow::Result<()> {
-    if path.is_dir() {
+    let metadata = std::fs::metadata(path).ok();
+    if metadata.as_ref().is_some_and(std::fs::Metadata::is_dir) {
         anyhow::bail!("--out {}: is a directory", path.display());
     }
-    let probe = nandlab_trace::PendingFile::create(path)
+    if metadata.is_some_and(|metadata| !metadata.is_file()) {
+        // A device or FIFO, written in place: opening a FIFO now would end its reader's read.
+        return Ok(());
+    }
+    let probe = nandlab_trace::OutputFile::create(path)
         .with_context(|| format!("--out {}: cannot write there", path.display()))?;
     drop(probe);
     Ok(())

@@ -92,6 +92,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let options =
         EmulateOptions { config, data: args.data.clone(), state: args.state, pace, record: args.record.clone() };
+    // Before the device: a restart refused there still detaches the mount a killed session left.
+    args.mount.as_deref().map(nandlab_fuse::clear_stale_mount).transpose()?;
     let ssd = Arc::new(EmulatedSsd::open(&options)?);
     let device: Arc<dyn BlockDevice> = ssd.clone();
     let mount = MountOptions { threads: args.threads, allow_other: false };
@@ -118,8 +120,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        crate::output::write_json(crate::output::Output::open(path)?, &report)?;
     }
     Ok(())
 }

@@ -49,7 +49,7 @@ pub fn run(args: LifetimeArgs) -> anyhow::Result<()> {
     );
     print_lifetime(&report.lifetime)?;
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")?;
+        crate::output::write_json(crate::output::Output::open(path)?, &report)?;
     }
     Ok(())
 }

@@ -12,10 +12,10 @@ pub struct PresetsArgs {
 
 pub fn run(args: PresetsArgs) -> anyhow::Result<()> {
     if let Some(name) = args.name {
-        let (_, text) = PRESETS
-            .iter()
-            .find(|(preset, _)| *preset == name)
-            .ok_or_else(|| anyhow::anyhow!("unknown preset `{name}`; presets: {}", preset_names().join(", ")))?;
+        let (_, text) = PRESETS.iter().find(|(preset, _)| *preset == name).ok_or_else(|| {
+            let name = nandlab_quote::quote(&name);
+            anyhow::anyhow!("unknown preset `{name}`; presets: {}", preset_names().join(", "))
+        })?;
         write!(std::io::stdout(), "{text}")?;
         return Ok(());
     }

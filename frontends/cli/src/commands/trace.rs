@@ -225,10 +225,7 @@ fn synthetic_records(count: u64, seed: u64) -> impl Iterator<Item = Record> {
 /// Bench input for the read-only text formats, in the line layout each
 /// reader expects (the writable formats are written by their own writers).
 fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = Record>) -> anyhow::Result<()> {
-    let mut output = std::io::BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
-    );
+    let mut output = nandlab_trace::OutputFile::create(path).with_context(|| format!("creating {}", path.display()))?;
     if format == Format::Tracefs {
         writeln!(output, "# tracer: nop")?;
     }
@@ -261,8 +258,7 @@ fn write_bench_text(path: &Path, format: Format, records: impl Iterator<Item = R
             _ => {}
         }
     }
-    output.flush()?;
-    Ok(())
+    output.commit().with_context(|| format!("writing {}", path.display()))
 }
 
 fn run_bench(args: &BenchArgs) -> anyhow::Result<()> {

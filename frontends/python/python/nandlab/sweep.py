@@ -22,13 +22,14 @@ needs the same nandlab installed. The same from the shell::
 from __future__ import annotations
 
 import argparse
+import io
 import itertools
 import os
 import sys
 import time
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import ConfigError, validate
+from . import ConfigError, _native, validate
 from . import run as run_simulation
 
 __all__ = ["sweep", "points", "row", "main", "SweepError"]
@@ -257,22 +258,18 @@ _OUT_SUFFIXES = (".csv", ".parquet", ".json")
 
 
 def _write(table, path: str) -> None:
-    """Writes under a temporary name, then renames: a failed write never
-    leaves a truncated table nor destroys the file it would replace."""
-    folder, name = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    try:
-        if path.endswith(".parquet"):
-            table.to_parquet(temporary, index=False)
-        elif path.endswith(".csv"):
-            table.to_csv(temporary, index=False)
-        else:
-            table.to_json(temporary, orient="records", indent=1)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
+    """Writes through nandlab's one output path: a file is replaced whole
+    (a failed write never leaves a truncated table nor destroys the file it
+    would replace, and its mode is kept), a device or FIFO written in place."""
+    if path.endswith(".parquet"):
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False)
+        data = buffer.getvalue()
+    elif path.endswith(".csv"):
+        data = table.to_csv(index=False).encode()
+    else:
+        data = table.to_json(orient="records", indent=1).encode()
+    _native.write_output(path, data)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -526,7 +526,8 @@ fn workload_argv(load: Load, scale: &Scale, traces: &Path, name: &str, seed: u64
                 total_bytes / u64::from(jobs),
             );
             let file = traces.join(format!("{name}.fio"));
-            std::fs::write(&file, job).with_context(|| format!("writing {}", file.display()))?;
+            nandlab_trace::write_output(&file, job.as_bytes())
+                .with_context(|| format!("writing {}", file.display()))?;
             vec!["fio".to_owned(), file.display().to_string(), "--output=/dev/null".to_owned()]
         }
         Load::Varmail => {
