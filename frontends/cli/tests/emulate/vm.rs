@@ -1,4 +1,5 @@
-//! Issue 29 item 4: a virtual machine on the emulated SSD. A Linux guest (Debian's kernel, an
+//! Issue 29 item 4: a virtual machine on the emulated SSD (a module of `emulate.rs`, whose
+//! emulator, scratch folder and report comparison it uses). A Linux guest (Debian's kernel, an
 //! initramfs built here from busybox-static and the kernel's own NVMe and ext4 modules) boots in
 //! `qemu-system-x86_64` (TCG) with the `nandlab emulate` NBD export as its NVMe disk, makes an ext2
 //! file system, writes, syncs, trims and powers off. The emulator's report must show the guest's
@@ -6,15 +7,14 @@
 //! Outside CI a machine without QEMU or a kernel prints `SKIPPED: reason`; in CI (`CI=true`) it
 //! fails. QEMU and the daemon are killed by PID when the test fails.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use std::io::{BufRead, BufReader, Read};
+use super::{counts, json, nandlab, which, Emulator, Folder};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How long the guest may take from QEMU's start to its last marker (a TCG boot takes ~20 s).
+/// How long the guest may take from QEMU's start to its last marker (a TCG boot took about 25 s here).
 const GUEST_DEADLINE: Duration = Duration::from_secs(240);
 /// What the guest prints when every step succeeded, and before a failed step's command.
 const DONE_MARKER: &str = "NANDLAB-GUEST-DONE";
@@ -67,17 +67,6 @@ impl Running {
         }
         false
     }
-
-    /// SIGINT, then the daemon's stdout once it exits successfully.
-    fn interrupt_and_read(mut self) -> String {
-        let mut child = self.0.take().unwrap();
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("signal");
-        let mut output = String::new();
-        child.stdout.take().unwrap().read_to_string(&mut output).expect("report");
-        assert!(child.wait().expect("exit").success(), "emulate failed: {output}");
-        output
-    }
 }
 
 impl Drop for Running {
@@ -86,28 +75,6 @@ impl Drop for Running {
             let _ = child.kill();
             let _ = child.wait();
         }
-    }
-}
-
-/// A scratch directory removed when dropped.
-struct Folder(PathBuf);
-
-impl Folder {
-    fn new() -> Folder {
-        let path = std::env::temp_dir().join(format!("nandlab-vm-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Folder(path)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Folder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -134,14 +101,9 @@ fn debian_kernel() -> Option<Kernel> {
     kernels.pop()
 }
 
-fn on_path(tool: &str) -> bool {
-    let paths = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&paths).chain(["/sbin".into(), "/usr/sbin".into()]).any(|dir| dir.join(tool).is_file())
-}
-
 /// Why the guest cannot boot here, if it cannot.
 fn unavailable() -> Option<String> {
-    if !on_path("qemu-system-x86_64") {
+    if !which("qemu-system-x86_64") {
         return Some("qemu-system-x86_64 is not installed (qemu-system-x86, see .ci/apt-packages)".into());
     }
     if debian_kernel().is_none() {
@@ -241,22 +203,6 @@ fn build_initramfs(kernel: &Kernel) -> Vec<u8> {
     cpio.finish()
 }
 
-/// Starts `nandlab emulate ARGS` and waits for its `emulate: serving` line.
-fn start_emulator(args: &[&str]) -> Running {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nandlab"))
-        .arg("emulate")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn nandlab emulate");
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).expect("ready line");
-    let running = Running(Some(child));
-    assert!(line.starts_with("emulate: serving"), "emulate did not come up: {line:?}");
-    running
-}
-
 /// The guest's serial console up to its last marker, or a panic with what it printed so far.
 fn boot_guest(kernel: &Kernel, initramfs: &Path, socket: &Path) -> (String, Duration) {
     let drive = format!(
@@ -313,21 +259,6 @@ fn boot_guest(kernel: &Kernel, initramfs: &Path, socket: &Path) -> (String, Dura
     (output, started.elapsed())
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).expect("read json")).expect("json")
-}
-
-/// The counts a replay and an emulation must agree on.
-fn counts(report: &serde_json::Value) -> serde_json::Value {
-    serde_json::json!({
-        "host": report["host"],
-        "discard": report["discard"],
-        "measured": report["measured"],
-        "erase_counts": report["erase_counts"],
-        "precondition": report["precondition"],
-    })
-}
-
 #[test]
 fn a_linux_guest_boots_on_the_nbd_export_and_its_session_replays_to_identical_counts() {
     if let Some(reason) = unavailable() {
@@ -336,27 +267,30 @@ fn a_linux_guest_boots_on_the_nbd_export_and_its_session_replays_to_identical_co
         return;
     }
     let kernel = debian_kernel().unwrap();
-    let folder = Folder::new();
+    let folder = Folder::new("vm");
     let initramfs = folder.path("initramfs.cpio");
     std::fs::write(&initramfs, build_initramfs(&kernel)).unwrap();
     let (socket, record, report) = (folder.path("nbd.sock"), folder.path("rec.nlt"), folder.path("report.json"));
     let address = format!("unix:{}", socket.display());
-    let emulator = start_emulator(&[
-        "--preset",
-        "small",
-        "--nbd",
-        &address,
-        "--pace",
-        "none",
-        "--record",
-        record.to_str().unwrap(),
-        "--json",
-        report.to_str().unwrap(),
-    ]);
+    let emulator = Emulator::start(
+        &[
+            "--preset",
+            "small",
+            "--nbd",
+            &address,
+            "--pace",
+            "none",
+            "--record",
+            record.to_str().unwrap(),
+            "--json",
+            report.to_str().unwrap(),
+        ],
+        None,
+    );
     let (console, took) = boot_guest(&kernel, &initramfs, &socket);
     eprintln!("guest booted, wrote, trimmed and powered off in {:.1} s", took.as_secs_f64());
     assert!(console.contains("NANDLAB-GUEST-STEP fstrim"), "{console}");
-    emulator.interrupt_and_read();
+    emulator.stop();
 
     let emulated = json(&report);
     let host = &emulated["host"];
@@ -376,11 +310,14 @@ fn a_linux_guest_boots_on_the_nbd_export_and_its_session_replays_to_identical_co
     assert!(count("flushes") > 0, "sync's flushes: {host}");
 
     let replayed = folder.path("replayed.json");
-    let replay = Command::new(env!("CARGO_BIN_EXE_nandlab"))
-        .args(["replay", record.to_str().unwrap(), "--preset", "small", "--quiet", "--json"])
-        .arg(&replayed)
-        .output()
-        .expect("run nandlab replay");
-    assert!(replay.status.success(), "replay: {}", String::from_utf8_lossy(&replay.stderr));
+    nandlab(&[
+        "replay",
+        record.to_str().unwrap(),
+        "--preset",
+        "small",
+        "--quiet",
+        "--json",
+        replayed.to_str().unwrap(),
+    ]);
     assert_eq!(counts(&json(&replayed)), counts(&emulated), "the recorded session replays to identical counts");
 }
