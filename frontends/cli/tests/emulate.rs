@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Issue 29: a Linux guest in QEMU on the NBD export, checked with this file's emulator and counts.
+#[path = "emulate/vm.rs"]
+mod vm;
+
 /// A running `nandlab emulate`, and what a failing test must undo: a file system mounted on a loop
 /// device over its disk. Dropping it unmounts, detaches, and kills the daemon by its PID.
 struct Emulator {
