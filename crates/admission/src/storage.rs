@@ -562,9 +562,12 @@ impl SharpIndex {
         let mut ahead = merge_one(self.writers.range(from_key..).copied(), key);
         let (mut first, mut second) = (ahead.next(), ahead.next());
         let mut states = Vec::new();
+        // The runs can meet only once this one has closed a partition past
+        // the candidate: until then its partition holds the candidate.
+        let mut closed_past_candidate = false;
         let meet = loop {
             let at = first.map_or(SharpAt::End, SharpAt::Task);
-            if at > SharpAt::Task(key) && self.states.get(&at).is_some_and(|old| same_load(&old.current, &current)) {
+            if closed_past_candidate && self.states.get(&at).is_some_and(|old| same_load(&old.current, &current)) {
                 break Some(at);
             }
             let Some(first_key) = first else {
@@ -578,6 +581,7 @@ impl SharpIndex {
             };
             let step = SharpStep::choose(model, &current, &tasks[first_key.1], &tasks[second_key.1]);
             states.push((at, SharpState { current, closed_blocks: step.closed_blocks }));
+            closed_past_candidate |= step.choice != SharpChoice::Join && first_key >= key;
             current = step.current;
             (first, second) = if step.advance == 1 { (second, ahead.next()) } else { (ahead.next(), ahead.next()) };
         };
