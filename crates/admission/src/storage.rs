@@ -14,7 +14,7 @@
 
 use crate::{AdmissionError, DeviceParams, Task};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Block allocation algorithm of Section 4.
@@ -277,8 +277,15 @@ impl PartitionLoad {
         }
     }
 
-    fn with(mut self, model: &StorageModel, task: &Task) -> Self {
-        self.add(model, task);
+    /// This load with one task's own load (`PartitionLoad::of` the task)
+    /// added: the same numbers as [`Self::add`] of the task.
+    fn joined(mut self, single: &Self) -> Self {
+        self.full_stripe_blocks = self.full_stripe_blocks.saturating_add(single.full_stripe_blocks);
+        if single.has_partial {
+            self.has_partial = true;
+            self.partial_rate += single.partial_rate;
+            self.longest_residence_seconds = self.longest_residence_seconds.max(single.longest_residence_seconds);
+        }
         self
     }
 
@@ -385,7 +392,8 @@ fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>)
     let (mut start, mut next) = (0, 0);
     let mut current = PartitionLoad::default();
     while next + 1 < count {
-        let step = SharpStep::choose(model, &current, &tasks[order[next]], &tasks[order[next + 1]]);
+        let single = |position: usize| PartitionLoad::of(model, &[&tasks[order[position]]]);
+        let step = SharpStep::choose(model, &current, &single(next), &single(next + 1));
         match step.choice {
             SharpChoice::Join => {}
             SharpChoice::Pair => {
@@ -401,7 +409,8 @@ fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>)
         (current, next) = (step.current, next + step.advance);
     }
     if count > 0 {
-        if sharp_last_joins(model, &current, next < count, &tasks[order[count - 1]]).is_some() {
+        let last = PartitionLoad::of(model, &[&tasks[order[count - 1]]]);
+        if sharp_last_joins(model, &current, next < count, &last).is_some() {
             push(start..count);
         } else {
             push(start..count - 1);
@@ -439,45 +448,43 @@ struct SharpStep {
 }
 
 impl SharpStep {
-    fn choose(model: &StorageModel, current: &PartitionLoad, first: &Task, second: &Task) -> Self {
-        let single = |task: &Task| PartitionLoad::of(model, &[task]).blocks(model);
+    /// The step for τ1, τ2 given as their own loads (`PartitionLoad::of` each).
+    fn choose(model: &StorageModel, current: &PartitionLoad, first: &PartitionLoad, second: &PartitionLoad) -> Self {
         let current_blocks = current.blocks(model);
-        let pair = PartitionLoad::of(model, &[first, second]).blocks(model);
-        let opt1 = current.with(model, first).blocks(model).saturating_add(single(second));
+        let (first_blocks, second_blocks) = (first.blocks(model), second.blocks(model));
+        let pair = first.joined(second).blocks(model);
+        let opt1 = current.joined(first).blocks(model).saturating_add(second_blocks);
         let opt2 = current_blocks.saturating_add(pair);
-        let opt3 = current_blocks.saturating_add(single(first)).saturating_add(single(second));
+        let opt3 = current_blocks.saturating_add(first_blocks).saturating_add(second_blocks);
         let best = opt1.min(opt2).min(opt3);
         if opt1 == best {
-            Self { choice: SharpChoice::Join, current: current.with(model, first), advance: 1, closed_blocks: 0 }
+            Self { choice: SharpChoice::Join, current: current.joined(first), advance: 1, closed_blocks: 0 }
         } else if opt2 == best {
-            let current = PartitionLoad::of(model, &[first]);
-            Self { choice: SharpChoice::Pair, current, advance: 1, closed_blocks: u128::from(current_blocks) }
+            Self { choice: SharpChoice::Pair, current: *first, advance: 1, closed_blocks: u128::from(current_blocks) }
         } else {
-            let current = PartitionLoad::of(model, &[second]);
-            let closed_blocks = u128::from(current_blocks) + u128::from(single(first));
-            Self { choice: SharpChoice::Apart, current, advance: 2, closed_blocks }
+            let closed_blocks = u128::from(current_blocks) + u128::from(first_blocks);
+            Self { choice: SharpChoice::Apart, current: *second, advance: 2, closed_blocks }
         }
     }
 }
 
-/// Lines 27-33: whether the last task joins the remaining partition. The
-/// remaining tasks before it are `current` when `last_outside` (the loop
-/// stopped before the last task), none otherwise (opt3 made it a partition
-/// of its own). Returns the blocks of the joined partition when it joins.
-fn sharp_last_joins(model: &StorageModel, current: &PartitionLoad, last_outside: bool, last: &Task) -> Option<u64> {
+/// Lines 27-33: whether the last task (given as its own load) joins the
+/// remaining partition. The remaining tasks before it are `current` when
+/// `last_outside` (the loop stopped before the last task), none otherwise
+/// (opt3 made it a partition of its own). Returns the blocks of the joined
+/// partition when it joins.
+fn sharp_last_joins(model: &StorageModel, current: &PartitionLoad, last_outside: bool, last: &PartitionLoad) -> Option<u64> {
     let without_last = if last_outside { *current } else { PartitionLoad::default() };
-    let together = without_last.with(model, last).blocks(model);
-    let apart = without_last.blocks(model).saturating_add(PartitionLoad::of(model, &[last]).blocks(model));
+    let together = without_last.joined(last).blocks(model);
+    let apart = without_last.blocks(model).saturating_add(last.blocks(model));
     (together < apart).then_some(together)
 }
 
 /// Blocks of the partitions Algorithm 1's end (lines 27-33) closes when
 /// the loop stopped before the last task.
-fn sharp_finish_blocks(model: &StorageModel, current: &PartitionLoad, last: &Task) -> u128 {
-    sharp_last_joins(model, current, true, last).map_or_else(
-        || u128::from(current.blocks(model)) + u128::from(PartitionLoad::of(model, &[last]).blocks(model)),
-        u128::from,
-    )
+fn sharp_finish_blocks(model: &StorageModel, current: &PartitionLoad, last: &PartitionLoad) -> u128 {
+    sharp_last_joins(model, current, true, last)
+        .map_or_else(|| u128::from(current.blocks(model)) + u128::from(last.blocks(model)), u128::from)
 }
 
 /// Algorithm 1 over admitted tasks that grow one at a time, for incremental
@@ -498,8 +505,8 @@ fn sharp_finish_blocks(model: &StorageModel, current: &PartitionLoad, last: &Tas
 /// [`plan`] gives (tests/incremental_admission.rs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SharpIndex {
-    /// The admitted writers, by [`sharp_key`].
-    writers: BTreeSet<SharpKey>,
+    /// The admitted writers, by [`sharp_key`], with their own loads.
+    writers: BTreeMap<SharpKey, PartitionLoad>,
     /// The run over `writers`: the state before each step, by the task the
     /// step starts at, and the state the end (lines 27-33) starts from.
     states: BTreeMap<SharpAt, SharpState>,
@@ -530,6 +537,7 @@ struct SharpState {
 #[derive(Debug, Clone)]
 pub(crate) struct SharpCandidate {
     key: SharpKey,
+    load: PartitionLoad,
     /// The admitted set's states this run replaces: from `from` up to (not
     /// including) `meet`, or to the end when the runs never meet.
     from: SharpAt,
@@ -554,32 +562,33 @@ impl SharpIndex {
     /// than every admitted one's.
     pub(crate) fn with(&self, model: &StorageModel, tasks: &[Task], candidate: usize) -> SharpCandidate {
         let key = sharp_key(tasks, candidate);
+        let load = PartitionLoad::of(model, &[&tasks[candidate]]);
         let resume = self.states.range(..SharpAt::Task(key)).next_back();
         let (from, mut current) = resume.map_or((SharpAt::Task(key), PartitionLoad::default()), |(&at, state)| {
             (at, state.current)
         });
         let SharpAt::Task(from_key) = from else { unreachable!("the end sorts after every task") };
-        let mut ahead = merge_one(self.writers.range(from_key..).copied(), key);
+        let mut ahead = merge_one(self.writers.range(from_key..).map(|(&key, load)| (key, *load)), (key, load));
         let (mut first, mut second) = (ahead.next(), ahead.next());
         let mut states = Vec::new();
         // The runs can meet only once this one has closed a partition past
         // the candidate: until then its partition holds the candidate.
         let mut closed_past_candidate = false;
         let meet = loop {
-            let at = first.map_or(SharpAt::End, SharpAt::Task);
+            let at = first.map_or(SharpAt::End, |(key, _)| SharpAt::Task(key));
             if closed_past_candidate && self.states.get(&at).is_some_and(|old| same_load(&old.current, &current)) {
                 break Some(at);
             }
-            let Some(first_key) = first else {
+            let Some((first_key, first_load)) = first else {
                 states.push((at, SharpState { current, closed_blocks: u128::from(current.blocks(model)) }));
                 break None;
             };
-            let Some(second_key) = second else {
-                let closed = sharp_finish_blocks(model, &current, &tasks[first_key.1]);
+            let Some((_, second_load)) = second else {
+                let closed = sharp_finish_blocks(model, &current, &first_load);
                 states.push((at, SharpState { current, closed_blocks: closed }));
                 break None;
             };
-            let step = SharpStep::choose(model, &current, &tasks[first_key.1], &tasks[second_key.1]);
+            let step = SharpStep::choose(model, &current, &first_load, &second_load);
             states.push((at, SharpState { current, closed_blocks: step.closed_blocks }));
             closed_past_candidate |= step.choice != SharpChoice::Join && first_key >= key;
             current = step.current;
@@ -587,7 +596,7 @@ impl SharpIndex {
         };
         let replaced: u128 = self.replaced(from, meet).map(|(_, state)| state.closed_blocks).sum();
         let added: u128 = states.iter().map(|(_, state)| state.closed_blocks).sum();
-        SharpCandidate { key, from, meet, states, blocks: self.blocks - replaced + added }
+        SharpCandidate { key, load, from, meet, states, blocks: self.blocks - replaced + added }
     }
 
     /// Admits the candidate `with` was asked about (nothing admitted since).
@@ -597,7 +606,7 @@ impl SharpIndex {
             self.states.remove(&at);
         }
         self.states.extend(candidate.states);
-        self.writers.insert(candidate.key);
+        self.writers.insert(candidate.key, candidate.load);
         self.blocks = candidate.blocks;
     }
 
@@ -606,13 +615,16 @@ impl SharpIndex {
     }
 }
 
-/// `sorted` with `extra` (not in it) in its place.
-fn merge_one(sorted: impl Iterator<Item = SharpKey>, extra: SharpKey) -> impl Iterator<Item = SharpKey> {
+/// `sorted` with `extra` (whose key is not in it) in its place.
+fn merge_one(
+    sorted: impl Iterator<Item = (SharpKey, PartitionLoad)>,
+    extra: (SharpKey, PartitionLoad),
+) -> impl Iterator<Item = (SharpKey, PartitionLoad)> {
     let mut sorted = sorted.peekable();
     let mut extra = Some(extra);
     std::iter::from_fn(move || match (sorted.peek(), extra) {
-        (Some(&next), Some(pending)) if next < pending => sorted.next(),
-        (_, Some(pending)) => extra.take().map(|_| pending),
+        (Some(next), Some(pending)) if next.0 < pending.0 => sorted.next(),
+        (_, Some(_)) => extra.take(),
         (_, None) => sorted.next(),
     })
 }
