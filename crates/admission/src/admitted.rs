@@ -89,9 +89,9 @@ impl<'a> Admitted<'a> {
         let model = &self.context.storage;
         let writes = task.write_pages() > 0;
         let storage_sums = match &self.storage {
-            StorageSums::Sip { blocks } => {
-                StorageStep::Sip { blocks: blocks + u128::from(if writes { model.partition_blocks(&[task]) } else { 0 }) }
-            }
+            StorageSums::Sip { blocks } => StorageStep::Sip {
+                blocks: blocks + u128::from(if writes { model.partition_blocks(&[task]) } else { 0 }),
+            },
             StorageSums::Sharp(index) => {
                 let with = writes.then(|| index.with(model, self.tasks, candidate));
                 let blocks = with.as_ref().map_or_else(|| index.blocks(), SharpCandidate::blocks);
@@ -103,7 +103,9 @@ impl<'a> Admitted<'a> {
         let storage = match &storage_sums {
             StorageStep::Sip { blocks: sum } => blocks(u64::try_from(*sum).unwrap_or(u64::MAX)),
             StorageStep::Sharp { blocks: sum, .. } => blocks(*sum),
-            StorageStep::Pages { pages } => StorageTotals::Pages { pages_needed: *pages, pages_available: self.available },
+            StorageStep::Pages { pages } => {
+                StorageTotals::Pages { pages_needed: *pages, pages_available: self.available }
+            }
         };
         let (throughput_sums, throughput) = match self.throughput {
             ThroughputSums::Edf { model, mut sums } => {

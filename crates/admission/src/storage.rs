@@ -473,7 +473,12 @@ impl SharpStep {
 /// `last_outside` (the loop stopped before the last task), none otherwise
 /// (opt3 made it a partition of its own). Returns the blocks of the joined
 /// partition when it joins.
-fn sharp_last_joins(model: &StorageModel, current: &PartitionLoad, last_outside: bool, last: &PartitionLoad) -> Option<u64> {
+fn sharp_last_joins(
+    model: &StorageModel,
+    current: &PartitionLoad,
+    last_outside: bool,
+    last: &PartitionLoad,
+) -> Option<u64> {
     let without_last = if last_outside { *current } else { PartitionLoad::default() };
     let together = without_last.joined(last).blocks(model);
     let apart = without_last.blocks(model).saturating_add(last.blocks(model));
@@ -564,9 +569,8 @@ impl SharpIndex {
         let key = sharp_key(tasks, candidate);
         let load = PartitionLoad::of(model, &[&tasks[candidate]]);
         let resume = self.states.range(..SharpAt::Task(key)).next_back();
-        let (from, mut current) = resume.map_or((SharpAt::Task(key), PartitionLoad::default()), |(&at, state)| {
-            (at, state.current)
-        });
+        let (from, mut current) =
+            resume.map_or((SharpAt::Task(key), PartitionLoad::default()), |(&at, state)| (at, state.current));
         let SharpAt::Task(from_key) = from else { unreachable!("the end sorts after every task") };
         let mut ahead = merge_one(self.writers.range(from_key..).map(|(&key, load)| (key, *load)), (key, load));
         let (mut first, mut second) = (ahead.next(), ahead.next());

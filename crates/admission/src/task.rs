@@ -264,7 +264,10 @@ mod tests {
         let at_limit = task.repeat(TASKS_MAX);
         assert_eq!(TaskSet::parse(&at_limit, Path::new("t.toml")).expect("at the limit").tasks.len(), TASKS_MAX);
         let error = TaskSet::parse(&(at_limit + task), Path::new("t.toml")).expect_err("beyond the limit");
-        assert_eq!(error.to_string(), format!("t.toml:{}: more than {TASKS_MAX} tasks (the most a task file may hold)", 3 * TASKS_MAX + 1));
+        assert_eq!(
+            error.to_string(),
+            format!("t.toml:{}: more than {TASKS_MAX} tasks (the most a task file may hold)", 3 * TASKS_MAX + 1)
+        );
     }
 
     const TABLE_3: &str = include_str!("../tasksets/table3.toml");

@@ -219,7 +219,8 @@ impl EdfSums {
     }
 
     pub(crate) fn utilization(&self, model: &ThroughputModel) -> EdfUtilization {
-        let blocking = if self.shortest_period == Duration::MAX { 0.0 } else { ratio(model.erase, self.shortest_period) };
+        let blocking =
+            if self.shortest_period == Duration::MAX { 0.0 } else { ratio(model.erase, self.shortest_period) };
         EdfUtilization { blocking, read: self.read, write: self.write, gc: self.gc }
     }
 }

@@ -13,7 +13,12 @@ use std::time::Duration;
 
 /// The admission as it was before issue 28: a whole-set check per task,
 /// quadratic in the number of tasks.
-fn admit_from_scratch(policy: &Policy, context: &AdmissionContext, tasks: &[Task], tests: Tests) -> Vec<(Option<Rejection>, CandidateVerdict)> {
+fn admit_from_scratch(
+    policy: &Policy,
+    context: &AdmissionContext,
+    tasks: &[Task],
+    tests: Tests,
+) -> Vec<(Option<Rejection>, CandidateVerdict)> {
     let mut admitted: Vec<Task> = Vec::new();
     let mut decisions = Vec::new();
     for task in tasks {
@@ -29,7 +34,8 @@ fn admit_from_scratch(policy: &Policy, context: &AdmissionContext, tasks: &[Task
             admitted.push(task.clone());
             None
         };
-        decisions.push((rejection, CandidateVerdict { storage: verdict.storage.totals(), throughput: verdict.throughput }));
+        decisions
+            .push((rejection, CandidateVerdict { storage: verdict.storage.totals(), throughput: verdict.throughput }));
     }
     decisions
 }
@@ -38,10 +44,15 @@ fn admit_from_scratch(policy: &Policy, context: &AdmissionContext, tasks: &[Task
 /// tie and partitions form; some only read, some write whole stripes.
 fn task() -> impl Strategy<Value = Task> {
     let periodic = |pages: Vec<u64>| {
-        (prop::sample::select(pages), prop::sample::select(vec![1_u64, 2, 5, 10, 40, 400]))
-            .prop_map(|(pages, period_ms)| (pages > 0).then(|| Periodic { pages, period: Duration::from_millis(period_ms) }))
+        (prop::sample::select(pages), prop::sample::select(vec![1_u64, 2, 5, 10, 40, 400])).prop_map(
+            |(pages, period_ms)| (pages > 0).then(|| Periodic { pages, period: Duration::from_millis(period_ms) }),
+        )
     };
-    (periodic(vec![0, 1, 8, 64]), periodic(vec![0, 1, 3, 16, 128, 256, 1000]), prop::sample::select(vec![1_u64, 2, 9, 50, 400]))
+    (
+        periodic(vec![0, 1, 8, 64]),
+        periodic(vec![0, 1, 3, 16, 128, 256, 1000]),
+        prop::sample::select(vec![1_u64, 2, 9, 50, 400]),
+    )
         .prop_map(|(read, write, lifetime_periods)| Task { name: "t".to_owned(), read, write, lifetime_periods })
 }
 
@@ -56,15 +67,14 @@ fn policy() -> impl Strategy<Value = Policy> {
 }
 
 fn context() -> impl Strategy<Value = AdmissionContext> {
-    (prop::bool::ANY, prop::sample::select(vec![1_u64, 2, 8, 64]), 0.0005_f64..1.0, prop::bool::ANY, prop::bool::ANY).prop_map(
-        |(cosmos, granularity, utilization, general, prorated)| {
+    (prop::bool::ANY, prop::sample::select(vec![1_u64, 2, 8, 64]), 0.0005_f64..1.0, prop::bool::ANY, prop::bool::ANY)
+        .prop_map(|(cosmos, granularity, utilization, general, prorated)| {
             let device = if cosmos { DeviceParams::cosmos() } else { DeviceParams::telomere_1tb() };
             let mut context = AdmissionContext::new(device, granularity, utilization).expect("valid context");
             context.storage.write_size = if general { WriteSizeModel::General } else { WriteSizeModel::SmallWrites };
             context.storage.erase_allowance = if prorated { EraseAllowance::Prorated } else { EraseAllowance::Printed };
             context
-        },
-    )
+        })
 }
 
 proptest! {

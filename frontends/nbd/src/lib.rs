@@ -15,3 +15,13 @@ pub use address::NbdAddress;
 pub use device::{BlockDevice, BlockError, DaemonInfo};
 pub use error::NbdError;
 pub use server::{NbdServer, EXPORT_NAME};
+
+/// Serves one client over any byte stream: the handshake, then requests until the client
+/// disconnects. The server runs it per socket; the fuzz target (fuzz/src/lib.rs) over bytes.
+pub fn serve(
+    device: &dyn BlockDevice,
+    reader: impl std::io::BufRead,
+    writer: impl std::io::Write,
+) -> Result<(), NbdError> {
+    connection::Connection { reader, writer, device, export_name: EXPORT_NAME }.run()
+}

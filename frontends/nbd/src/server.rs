@@ -13,7 +13,6 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crate::address::NbdAddress;
-use crate::connection::Connection;
 use crate::device::BlockDevice;
 use crate::error::{io as io_error, NbdError};
 
@@ -226,13 +225,12 @@ fn spawn_client(
     clients.lock().unwrap_or_else(PoisonError::into_inner).insert(id, (name.clone(), handle));
     let (device, clients) = (Arc::clone(device), Arc::clone(clients));
     let spawned = thread::Builder::new().name("dhrd-nbd-client".into()).spawn(move || {
-        let connection = Connection {
-            reader: BufReader::with_capacity(1 << 20, stream),
-            writer: BufWriter::with_capacity(1 << 20, writer),
-            device: device.as_ref(),
-            export_name: EXPORT_NAME,
-        };
-        if let Err(err) = connection.run() {
+        let served = crate::serve(
+            device.as_ref(),
+            BufReader::with_capacity(1 << 20, stream),
+            BufWriter::with_capacity(1 << 20, writer),
+        );
+        if let Err(err) = served {
             eprintln!("dhrd: {name}: {err}");
         }
         clients.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);

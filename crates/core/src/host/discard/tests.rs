@@ -438,8 +438,7 @@ struct TickByTick {
 
 impl TickByTick {
     fn new(period_ms: u64) -> Self {
-        let config =
-            DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 0, at_journal_commit: false, period_ms };
+        let config = DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 0, at_journal_commit: false, period_ms };
         let period_ns = period_ms * 1_000_000;
         Self { everything: DiscardScheduler::new(&config), period_ns, next_tick_ns: period_ns, ticks_stepped: 0 }
     }
