@@ -604,12 +604,30 @@ impl SharpIndex {
     }
 
     /// Admits the candidate `with` was asked about (nothing admitted since).
+    /// The replaced states are overwritten where the candidate's run was at
+    /// the same task (most of them), so that only the others cost a tree
+    /// insertion or removal.
     pub(crate) fn admit(&mut self, candidate: SharpCandidate) {
-        let stale: Vec<SharpAt> = self.replaced(candidate.from, candidate.meet).map(|(&at, _)| at).collect();
-        for at in stale {
-            self.states.remove(&at);
+        let mut new_states = candidate.states.into_iter().peekable();
+        // States to insert (`Some`) or remove (`None`) once the walk is done.
+        let mut changes = Vec::new();
+        let meet = candidate.meet;
+        let replaced = self.states.range_mut(candidate.from..).take_while(|(&at, _)| meet.is_none_or(|meet| at < meet));
+        for (&at, state) in replaced {
+            while let Some((added_at, added)) = new_states.next_if(|(new_at, _)| *new_at < at) {
+                changes.push((added_at, Some(added)));
+            }
+            match new_states.next_if(|(new_at, _)| *new_at == at) {
+                Some((_, new_state)) => *state = new_state,
+                None => changes.push((at, None)),
+            }
         }
-        self.states.extend(candidate.states);
+        for (at, added) in changes.into_iter().chain(new_states.map(|(at, state)| (at, Some(state)))) {
+            match added {
+                Some(state) => self.states.insert(at, state),
+                None => self.states.remove(&at),
+            };
+        }
         self.writers.insert(candidate.key, candidate.load);
         self.blocks = candidate.blocks;
     }
