@@ -1,6 +1,8 @@
 //! The admitted tasks of an incremental admission as running totals, so that
-//! checking one more task costs O(log n) rather than a check of the whole set
-//! (issue 28: `nandlab admit` took 57.7 s and 2.7 GB for 10,000 tasks). Every
+//! checking one more task costs O(1) (SharP: O(log n) plus the steps of
+//! Algorithm 1 it redoes, see [`SharpIndex`]) rather than a check of the
+//! whole set (issue 28: `nandlab admit` took 57.7 s and 2.7 GB for 10,000
+//! tasks). Every
 //! total is summed in the order a whole-set check sums it, so a candidate's
 //! numbers are the ones [`crate::policy::check`] gives for the admitted tasks
 //! plus it, to the bit (tests/incremental_admission.rs).

@@ -104,9 +104,9 @@ pub const PAGES_PER_JOB_MAX: u64 = 1 << 32;
 pub const PERIOD_MS_MIN: f64 = 0.001;
 /// Longest period a task file may give: 10^10 ms, about 116 days.
 pub const PERIOD_MS_MAX: f64 = 1e10;
-/// Most tasks a task file may hold (docs/telomere.md): admission takes about
-/// n·log n steps (`nandlab admit` of 100,000 tasks within seconds), the
-/// per-task report is linear.
+/// Most tasks a task file may hold (docs/telomere.md, "Cost and limit"):
+/// parsing and the report are linear, admission O(n log n) but for SharP
+/// sets whose partition boundaries shift at every admission (quadratic).
 pub const TASKS_MAX: usize = 100_000;
 /// Largest l_i^w a task file may give. With the limits above, w_i·(l_i^w + 1)
 /// and T_i^w·(l_i^w + 1) stay far inside u64 pages and nanoseconds·10^9.
