@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of nandlab: formatting and lints (rustfmt, clippy with warnings as errors, ruff),
-# the Rust workspace, then the Python package (built into a virtual environment at .venv by
-# maturin). Needs only the Rust toolchain (with rustfmt and clippy) and python3; everything else is
-# installed on the way. Any formatting or lint finding fails the run.
+# the Rust workspace, a short coverage-guided fuzzing campaign, then the Python package (built into a
+# virtual environment at .venv by maturin). Needs only the Rust toolchain (with rustfmt and clippy),
+# a C++ compiler (g++, for libFuzzer) and python3; everything else is installed on the way. Any
+# formatting or lint finding fails the run.
 #
 # One build profile, `checked` (Cargo.toml: release optimisation with debug assertions and overflow
 # checks), serves the tests, the `nandlab` binary they run and the Python package, so nothing is
@@ -59,6 +60,7 @@ stage "Rust: clippy, warnings as errors" cargo clippy --workspace --all-targets 
 stage "Python: environment (.venv) and ruff" python_env
 stage "Python: ruff" .venv/bin/ruff check frontends/python
 stage "Rust: every crate's tests (profile $profile)" rust_tests
+stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
 stage "Python: the package (maturin, profile $profile) and pytest" python_tests
 
 echo "== stage times"

@@ -14,6 +14,8 @@ pub enum AdmissionError {
     Toml { path: PathBuf, cause: Box<toml::de::Error> },
     #[error("{path}:{line}: task {task:?}: key `{key}`: {reason}")]
     InvalidTask { path: PathBuf, line: usize, task: String, key: &'static str, reason: String },
+    #[error("{path}:{line}: more than {limit} tasks (the most a task file may hold)")]
+    TooManyTasks { path: PathBuf, line: usize, limit: usize },
     #[error("{path}: key `{key}`: {reason}")]
     InvalidDevice { path: PathBuf, key: &'static str, reason: String },
     #[error("unknown device {spec:?}: not a preset (`telomere-1tb`, `1tb`, `cosmos`) nor an existing TOML file")]

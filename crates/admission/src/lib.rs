@@ -14,6 +14,7 @@
 //! - [`generator`]: UUniFast task sets (eq. 21-23);
 //! - [`sweep`]: the schedulability sweeps behind Figures 7-9.
 
+mod admitted;
 pub mod device;
 mod error;
 pub mod generator;

@@ -2,6 +2,7 @@
 //! WAO-GC, MultiLog-Oracle with bank reservation), whole-set checks and
 //! incremental per-task admission in `open()` order.
 
+use crate::admitted::Admitted;
 use crate::storage::{self, Placement, StorageModel, StoragePlan};
 use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, ThroughputOptions, WriteCost};
 use crate::{AdmissionError, DeviceParams, Task};
@@ -132,8 +133,39 @@ pub enum StorageCheck {
 impl StorageCheck {
     #[must_use]
     pub fn fits(&self) -> bool {
+        self.totals().fits()
+    }
+
+    /// The two sides of eq. (11) or (24), without the plan.
+    #[must_use]
+    pub fn totals(&self) -> StorageTotals {
         match self {
-            Self::Blocks(plan) => plan.fits(),
+            Self::Blocks(plan) => {
+                StorageTotals::Blocks { blocks_needed: plan.blocks_needed, blocks_available: plan.blocks_available }
+            }
+            Self::Pages { pages_needed, pages_available } => {
+                StorageTotals::Pages { pages_needed: *pages_needed, pages_available: *pages_available }
+            }
+        }
+    }
+}
+
+/// The two sides of a storage test: what a per-task decision reports (the
+/// plan, with its partitions, is given for the final admitted set only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum StorageTotals {
+    /// Eq. (11), Telomere.
+    Blocks { blocks_needed: u64, blocks_available: u64 },
+    /// Eq. (24), page-mapped FTLs.
+    Pages { pages_needed: u64, pages_available: u64 },
+}
+
+impl StorageTotals {
+    #[must_use]
+    pub fn fits(&self) -> bool {
+        match self {
+            Self::Blocks { blocks_needed, blocks_available } => blocks_needed <= blocks_available,
             Self::Pages { pages_needed, pages_available } => pages_needed <= pages_available,
         }
     }
@@ -216,13 +248,20 @@ pub fn check_throughput(policy: &Policy, context: &AdmissionContext, tasks: &[Ta
 
 /// Eq. (24).
 fn page_mapped_storage(context: &AdmissionContext, tasks: &[Task], utilization: f64) -> StorageCheck {
-    let pages_needed = tasks
-        .iter()
-        .map(|task| task.write_pages().saturating_mul(task.lifetime_periods.saturating_add(1)))
-        .fold(0, u64::saturating_add);
+    let pages_needed = tasks.iter().map(pages_needed).fold(0, u64::saturating_add);
+    StorageCheck::Pages { pages_needed, pages_available: pages_available(context, utilization) }
+}
+
+/// A task's term of eq. (24): w_i·(l_i^w + 1).
+pub(crate) fn pages_needed(task: &Task) -> u64 {
+    task.write_pages().saturating_mul(task.lifetime_periods.saturating_add(1))
+}
+
+/// The right-hand side of eq. (24): ⌊λ·S_pages⌋.
+pub(crate) fn pages_available(context: &AdmissionContext, utilization: f64) -> u64 {
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let pages_available = (context.device.pages() as f64 * utilization + 1e-9).floor() as u64;
-    StorageCheck::Pages { pages_needed, pages_available }
+    let pages = (context.device.pages() as f64 * utilization + 1e-9).floor() as u64;
+    pages
 }
 
 /// Why a task was turned away.
@@ -239,8 +278,17 @@ pub struct TaskDecision {
     pub task: String,
     /// `None`: admitted. Storage is reported when both tests fail.
     pub rejection: Option<Rejection>,
-    /// The verdict for the admitted tasks plus this one.
-    pub verdict: Verdict,
+    /// Both tests for the admitted tasks plus this one.
+    pub verdict: CandidateVerdict,
+}
+
+/// A per-task decision's tests: both sides of the storage test and the
+/// throughput test, the same numbers [`check`] gives for the admitted tasks
+/// plus the task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateVerdict {
+    pub storage: StorageTotals,
+    pub throughput: ThroughputCheck,
 }
 
 /// The outcome of admitting a task file task by task.
@@ -267,7 +315,7 @@ pub enum Tests {
 }
 
 impl Tests {
-    fn rejection(self, verdict: &Verdict) -> Option<Rejection> {
+    fn rejection(self, verdict: &CandidateVerdict) -> Option<Rejection> {
         let storage = self != Self::Throughput && !verdict.storage.fits();
         let throughput = self != Self::Storage && !verdict.throughput.fits();
         if storage {
@@ -288,17 +336,23 @@ pub fn admit_in_order(policy: &Policy, context: &AdmissionContext, tasks: &[Task
     admit_in_order_by(policy, context, tasks, Tests::Both)
 }
 
-/// [`admit_in_order`] with only the `tests` deciding.
+/// [`admit_in_order`] with only the `tests` deciding. Each task is checked
+/// against running totals of the admitted ones ([`crate::admitted`]), in
+/// O(log n) per task (SharP: plus the tasks its partition run revisits), and
+/// memory for the decisions grows linearly: a decision keeps the totals, the
+/// final verdict the plan.
 #[must_use]
 pub fn admit_in_order_by(policy: &Policy, context: &AdmissionContext, tasks: &[Task], tests: Tests) -> AdmissionReport {
+    let mut running = Admitted::new(policy, context, tasks);
     let mut admitted: Vec<usize> = Vec::new();
     let mut decisions = Vec::with_capacity(tasks.len());
     for (index, task) in tasks.iter().enumerate() {
-        let candidate: Vec<Task> = admitted.iter().chain([&index]).map(|&member| tasks[member].clone()).collect();
-        let verdict = check(policy, context, &candidate);
+        let with = running.with(index);
+        let verdict = CandidateVerdict { storage: with.storage, throughput: with.throughput };
         let rejection = tests.rejection(&verdict);
         if rejection.is_none() {
             admitted.push(index);
+            running.admit(with);
         }
         decisions.push(TaskDecision { task: task.name.clone(), rejection, verdict });
     }

@@ -14,6 +14,7 @@
 
 use crate::{AdmissionError, DeviceParams, Task};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Block allocation algorithm of Section 4.
@@ -170,7 +171,7 @@ impl StorageModel {
             return full;
         }
         let pages = self.valid_pages(task).saturating_add(self.erase_pages(task));
-        self.stripe_width() * (pages.div_ceil(self.stripe_pages()) + 1) + full
+        self.stripe_width().saturating_mul(pages.div_ceil(self.stripe_pages()) + 1).saturating_add(full)
     }
 
     /// Q(τ_i, set), eq. (12) / (15): the task's share of the set's write rate
@@ -197,7 +198,7 @@ impl StorageModel {
         let pages = self.valid_pages(task).saturating_add(self.erase_pages(task));
         #[allow(clippy::cast_precision_loss)]
         let stripes = ceil_tolerant(pages as f64 / (self.stripe_pages() as f64 * share));
-        self.stripe_width() * (stripes + 1) + self.full_stripe_blocks(task)
+        self.stripe_width().saturating_mul(stripes.saturating_add(1)).saturating_add(self.full_stripe_blocks(task))
     }
 
     /// H_g(set), eq. (14): max_j J(τ_j, set) for the partially filled blocks,
@@ -276,8 +277,15 @@ impl PartitionLoad {
         }
     }
 
-    fn with(mut self, model: &StorageModel, task: &Task) -> Self {
-        self.add(model, task);
+    /// This load with one task's own load (`PartitionLoad::of` the task)
+    /// added: the same numbers as [`Self::add`] of the task.
+    fn joined(mut self, single: &Self) -> Self {
+        self.full_stripe_blocks = self.full_stripe_blocks.saturating_add(single.full_stripe_blocks);
+        if single.has_partial {
+            self.has_partial = true;
+            self.partial_rate += single.partial_rate;
+            self.longest_residence_seconds = self.longest_residence_seconds.max(single.longest_residence_seconds);
+        }
         self
     }
 
@@ -287,7 +295,7 @@ impl PartitionLoad {
         }
         #[allow(clippy::cast_precision_loss)]
         let stripes = ceil_tolerant(self.partial_rate * self.longest_residence_seconds / model.stripe_pages() as f64);
-        model.stripe_width() * (stripes + 1) + self.full_stripe_blocks
+        model.stripe_width().saturating_mul(stripes.saturating_add(1)).saturating_add(self.full_stripe_blocks)
     }
 }
 
@@ -350,7 +358,7 @@ pub fn plan(model: &StorageModel, tasks: &[Task], placement: Placement, blocks_a
         Placement::Sharp => sharp_partitions(model, tasks, writers),
     };
     let partitions: Vec<Partition> = groups.into_iter().map(|group| partition(model, tasks, group)).collect();
-    let blocks_needed = partitions.iter().map(|partition| partition.blocks).sum();
+    let blocks_needed = saturate(partitions.iter().map(|partition| u128::from(partition.blocks)).sum());
     StoragePlan { placement, partitions, blocks_needed, blocks_available }
 }
 
@@ -373,9 +381,8 @@ fn partition(model: &StorageModel, tasks: &[Task], members: Vec<usize>) -> Parti
 /// task out of the comparison; we compare the remaining partition with and
 /// without the last task, as line 28 and lines 29-33 intend.
 fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>) -> Vec<Vec<usize>> {
-    order.sort_by_key(|&index| tasks[index].data_lifetime());
+    order.sort_by_key(|&index| sharp_key(tasks, index));
     let count = order.len();
-    let single = |position: usize| model.partition_blocks(&[&tasks[order[position]]]);
     let mut partitions = Vec::new();
     let mut push = |range: std::ops::Range<usize>| {
         if !range.is_empty() {
@@ -385,35 +392,25 @@ fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>)
     let (mut start, mut next) = (0, 0);
     let mut current = PartitionLoad::default();
     while next + 1 < count {
-        let (first, second) = (&tasks[order[next]], &tasks[order[next + 1]]);
-        let current_blocks = current.blocks(model);
-        let pair = PartitionLoad::of(model, &[first, second]).blocks(model);
-        let opt1 = current.with(model, first).blocks(model) + single(next + 1);
-        let opt2 = current_blocks + pair;
-        let opt3 = current_blocks + single(next) + single(next + 1);
-        let best = opt1.min(opt2).min(opt3);
-        if opt1 == best {
-            current.add(model, first);
-            next += 1;
-        } else if opt2 == best {
-            push(start..next);
-            start = next;
-            current = PartitionLoad::of(model, &[first]);
-            next += 1;
-        } else {
-            push(start..next);
-            push(next..next + 1);
-            start = next + 1;
-            current = PartitionLoad::of(model, &[second]);
-            next += 2;
+        let single = |position: usize| PartitionLoad::of(model, &[&tasks[order[position]]]);
+        let step = SharpStep::choose(model, &current, &single(next), &single(next + 1));
+        match step.choice {
+            SharpChoice::Join => {}
+            SharpChoice::Pair => {
+                push(start..next);
+                start = next;
+            }
+            SharpChoice::Apart => {
+                push(start..next);
+                push(next..next + 1);
+                start = next + 1;
+            }
         }
+        (current, next) = (step.current, next + step.advance);
     }
     if count > 0 {
-        let rest: Vec<&Task> = order[start..].iter().map(|&index| &tasks[index]).collect();
-        let (without_last, last) = rest.split_at(rest.len() - 1);
-        let together = model.partition_blocks(&rest);
-        let apart = model.partition_blocks(without_last) + model.partition_blocks(last);
-        if together < apart {
+        let last = PartitionLoad::of(model, &[&tasks[order[count - 1]]]);
+        if sharp_last_joins(model, &current, next < count, &last).is_some() {
             push(start..count);
         } else {
             push(start..count - 1);
@@ -421,4 +418,248 @@ fn sharp_partitions(model: &StorageModel, tasks: &[Task], mut order: Vec<usize>)
         }
     }
     partitions
+}
+
+/// Algorithm 1's order: data lifetime, ties in task order (the stable sort's).
+pub(crate) fn sharp_key(tasks: &[Task], index: usize) -> (Duration, usize) {
+    (tasks[index].data_lifetime(), index)
+}
+
+/// Which of Algorithm 1's options a step takes for τ1, τ2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SharpChoice {
+    /// opt1: τ1 joins the current partition.
+    Join,
+    /// opt2: the current partition closes; τ1 starts the next one.
+    Pair,
+    /// opt3: the current partition and τ1 alone close; τ2 starts the next.
+    Apart,
+}
+
+/// One iteration of Algorithm 1's loop: the choice, the partition being
+/// built after it, how many tasks it moves past, and the blocks of the
+/// partitions it closes.
+#[derive(Debug, Clone, Copy)]
+struct SharpStep {
+    choice: SharpChoice,
+    current: PartitionLoad,
+    advance: usize,
+    closed_blocks: u128,
+}
+
+impl SharpStep {
+    /// The step for τ1, τ2 given as their own loads (`PartitionLoad::of` each).
+    fn choose(model: &StorageModel, current: &PartitionLoad, first: &PartitionLoad, second: &PartitionLoad) -> Self {
+        let current_blocks = current.blocks(model);
+        let (first_blocks, second_blocks) = (first.blocks(model), second.blocks(model));
+        let pair = first.joined(second).blocks(model);
+        let opt1 = current.joined(first).blocks(model).saturating_add(second_blocks);
+        let opt2 = current_blocks.saturating_add(pair);
+        let opt3 = current_blocks.saturating_add(first_blocks).saturating_add(second_blocks);
+        let best = opt1.min(opt2).min(opt3);
+        if opt1 == best {
+            Self { choice: SharpChoice::Join, current: current.joined(first), advance: 1, closed_blocks: 0 }
+        } else if opt2 == best {
+            Self { choice: SharpChoice::Pair, current: *first, advance: 1, closed_blocks: u128::from(current_blocks) }
+        } else {
+            let closed_blocks = u128::from(current_blocks) + u128::from(first_blocks);
+            Self { choice: SharpChoice::Apart, current: *second, advance: 2, closed_blocks }
+        }
+    }
+}
+
+/// Lines 27-33: whether the last task (given as its own load) joins the
+/// remaining partition. The remaining tasks before it are `current` when
+/// `last_outside` (the loop stopped before the last task), none otherwise
+/// (opt3 made it a partition of its own). Returns the blocks of the joined
+/// partition when it joins.
+fn sharp_last_joins(
+    model: &StorageModel,
+    current: &PartitionLoad,
+    last_outside: bool,
+    last: &PartitionLoad,
+) -> Option<u64> {
+    let without_last = if last_outside { *current } else { PartitionLoad::default() };
+    let together = without_last.joined(last).blocks(model);
+    let apart = without_last.blocks(model).saturating_add(last.blocks(model));
+    (together < apart).then_some(together)
+}
+
+/// Blocks of the partitions Algorithm 1's end (lines 27-33) closes when
+/// the loop stopped before the last task.
+fn sharp_finish_blocks(model: &StorageModel, current: &PartitionLoad, last: &PartitionLoad) -> u128 {
+    sharp_last_joins(model, current, true, last)
+        .map_or_else(|| u128::from(current.blocks(model)) + u128::from(last.blocks(model)), u128::from)
+}
+
+/// Algorithm 1 over admitted tasks that grow one at a time, for incremental
+/// admission: the blocks SharP needs with one more task, without running
+/// Algorithm 1 over every admitted task again (issue 28: `nandlab admit` was
+/// quadratic, 57.7 s and 2.7 GB for 10,000 tasks).
+///
+/// It keeps the state Algorithm 1 was in before each step it took over the
+/// admitted writers (sorted as [`sharp_key`]), and the blocks that step
+/// closed. A candidate changes nothing before its place in the order, so
+/// its check resumes from the last state before that place and steps on
+/// until it reaches a state the admitted set's run was in at the same task
+/// with the same partition load (to the bit): from there on both runs take
+/// the same steps. The cost per candidate is a logarithm plus the steps
+/// until the runs meet again, at the latest at the first partition
+/// boundary both share; only a set that is one long partition makes every
+/// check walk to its end. The blocks are the same number, bit for bit, as
+/// [`plan`] gives (tests/incremental_admission.rs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SharpIndex {
+    /// The admitted writers, by [`sharp_key`], with their own loads.
+    writers: BTreeMap<SharpKey, PartitionLoad>,
+    /// The run over `writers`: the state before each step, by the task the
+    /// step starts at, and the state the end (lines 27-33) starts from.
+    states: BTreeMap<SharpAt, SharpState>,
+    /// The blocks all steps closed, D of eq. (11).
+    blocks: u128,
+}
+
+type SharpKey = (Duration, usize);
+
+/// Where Algorithm 1 is: at a task (the next τ1), or past the last one
+/// (opt3 took the last two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum SharpAt {
+    Task(SharpKey),
+    End,
+}
+
+/// Algorithm 1 before a step: the partition being built, and the blocks the
+/// step (or the end, for the last state) closes.
+#[derive(Debug, Clone, Copy)]
+struct SharpState {
+    current: PartitionLoad,
+    closed_blocks: u128,
+}
+
+/// A candidate's check: the blocks needed with it, and the states of its run
+/// that differ from the admitted set's, to keep if it is admitted.
+#[derive(Debug, Clone)]
+pub(crate) struct SharpCandidate {
+    key: SharpKey,
+    load: PartitionLoad,
+    /// The admitted set's states this run replaces: from `from` up to (not
+    /// including) `meet`, or to the end when the runs never meet.
+    from: SharpAt,
+    meet: Option<SharpAt>,
+    states: Vec<(SharpAt, SharpState)>,
+    blocks: u128,
+}
+
+impl SharpCandidate {
+    pub(crate) fn blocks(&self) -> u64 {
+        saturate(self.blocks)
+    }
+}
+
+impl SharpIndex {
+    /// Blocks the admitted writers need (D of eq. 11 under SharP).
+    pub(crate) fn blocks(&self) -> u64 {
+        saturate(self.blocks)
+    }
+
+    /// The admitted writers plus writer `candidate`, whose index is higher
+    /// than every admitted one's.
+    pub(crate) fn with(&self, model: &StorageModel, tasks: &[Task], candidate: usize) -> SharpCandidate {
+        let key = sharp_key(tasks, candidate);
+        let load = PartitionLoad::of(model, &[&tasks[candidate]]);
+        let resume = self.states.range(..SharpAt::Task(key)).next_back();
+        let (from, mut current) =
+            resume.map_or((SharpAt::Task(key), PartitionLoad::default()), |(&at, state)| (at, state.current));
+        let SharpAt::Task(from_key) = from else { unreachable!("the end sorts after every task") };
+        let mut ahead = merge_one(self.writers.range(from_key..).map(|(&key, load)| (key, *load)), (key, load));
+        let (mut first, mut second) = (ahead.next(), ahead.next());
+        let mut states = Vec::new();
+        // The runs can meet only once this one has closed a partition past
+        // the candidate: until then its partition holds the candidate.
+        let mut closed_past_candidate = false;
+        let meet = loop {
+            let at = first.map_or(SharpAt::End, |(key, _)| SharpAt::Task(key));
+            if closed_past_candidate && self.states.get(&at).is_some_and(|old| same_load(&old.current, &current)) {
+                break Some(at);
+            }
+            let Some((first_key, first_load)) = first else {
+                states.push((at, SharpState { current, closed_blocks: u128::from(current.blocks(model)) }));
+                break None;
+            };
+            let Some((_, second_load)) = second else {
+                let closed = sharp_finish_blocks(model, &current, &first_load);
+                states.push((at, SharpState { current, closed_blocks: closed }));
+                break None;
+            };
+            let step = SharpStep::choose(model, &current, &first_load, &second_load);
+            states.push((at, SharpState { current, closed_blocks: step.closed_blocks }));
+            closed_past_candidate |= step.choice != SharpChoice::Join && first_key >= key;
+            current = step.current;
+            (first, second) = if step.advance == 1 { (second, ahead.next()) } else { (ahead.next(), ahead.next()) };
+        };
+        let replaced: u128 = self.replaced(from, meet).map(|(_, state)| state.closed_blocks).sum();
+        let added: u128 = states.iter().map(|(_, state)| state.closed_blocks).sum();
+        SharpCandidate { key, load, from, meet, states, blocks: self.blocks - replaced + added }
+    }
+
+    /// Admits the candidate `with` was asked about (nothing admitted since).
+    /// The replaced states are overwritten where the candidate's run was at
+    /// the same task (most of them), so that only the others cost a tree
+    /// insertion or removal.
+    pub(crate) fn admit(&mut self, candidate: SharpCandidate) {
+        let mut new_states = candidate.states.into_iter().peekable();
+        // States to insert (`Some`) or remove (`None`) once the walk is done.
+        let mut changes = Vec::new();
+        let meet = candidate.meet;
+        let replaced = self.states.range_mut(candidate.from..).take_while(|(&at, _)| meet.is_none_or(|meet| at < meet));
+        for (&at, state) in replaced {
+            while let Some((added_at, added)) = new_states.next_if(|(new_at, _)| *new_at < at) {
+                changes.push((added_at, Some(added)));
+            }
+            match new_states.next_if(|(new_at, _)| *new_at == at) {
+                Some((_, new_state)) => *state = new_state,
+                None => changes.push((at, None)),
+            }
+        }
+        for (at, added) in changes.into_iter().chain(new_states.map(|(at, state)| (at, Some(state)))) {
+            match added {
+                Some(state) => self.states.insert(at, state),
+                None => self.states.remove(&at),
+            };
+        }
+        self.writers.insert(candidate.key, candidate.load);
+        self.blocks = candidate.blocks;
+    }
+
+    fn replaced(&self, from: SharpAt, meet: Option<SharpAt>) -> impl Iterator<Item = (&SharpAt, &SharpState)> {
+        self.states.range(from..).take_while(move |(&at, _)| meet.is_none_or(|meet| at < meet))
+    }
+}
+
+/// `sorted` with `extra` (whose key is not in it) in its place.
+fn merge_one(
+    sorted: impl Iterator<Item = (SharpKey, PartitionLoad)>,
+    extra: (SharpKey, PartitionLoad),
+) -> impl Iterator<Item = (SharpKey, PartitionLoad)> {
+    let mut sorted = sorted.peekable();
+    let mut extra = Some(extra);
+    std::iter::from_fn(move || match (sorted.peek(), extra) {
+        (Some(next), Some(pending)) if next.0 < pending.0 => sorted.next(),
+        (_, Some(_)) => extra.take(),
+        (_, None) => sorted.next(),
+    })
+}
+
+/// Whether two partition loads are the same to the bit (Algorithm 1 then
+/// takes the same steps from both).
+fn same_load(a: &PartitionLoad, b: &PartitionLoad) -> bool {
+    a.partial_rate.to_bits() == b.partial_rate.to_bits()
+        && a.longest_residence_seconds.to_bits() == b.longest_residence_seconds.to_bits()
+        && a.full_stripe_blocks == b.full_stripe_blocks
+        && a.has_partial == b.has_partial
+}
+
+fn saturate(blocks: u128) -> u64 {
+    u64::try_from(blocks).unwrap_or(u64::MAX)
 }

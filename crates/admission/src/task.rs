@@ -104,6 +104,10 @@ pub const PAGES_PER_JOB_MAX: u64 = 1 << 32;
 pub const PERIOD_MS_MIN: f64 = 0.001;
 /// Longest period a task file may give: 10^10 ms, about 116 days.
 pub const PERIOD_MS_MAX: f64 = 1e10;
+/// Most tasks a task file may hold (docs/telomere.md, "Cost and limit"):
+/// parsing and the report are linear, admission O(n log n) but for SharP
+/// sets whose partition boundaries shift at every admission (quadratic).
+pub const TASKS_MAX: usize = 100_000;
 /// Largest l_i^w a task file may give. With the limits above, w_i·(l_i^w + 1)
 /// and T_i^w·(l_i^w + 1) stay far inside u64 pages and nanoseconds·10^9.
 pub const LIFETIME_PERIODS_MAX: u64 = 1_000_000_000;
@@ -151,10 +155,18 @@ impl TaskSet {
     /// Parses task-set TOML; `path` only labels errors.
     pub fn parse(text: &str, path: &Path) -> Result<Self, AdmissionError> {
         let raw: RawFile = toml_file::parse(text, path)?;
+        let mut lines = LineCounter::new(text);
+        if let Some(first_beyond) = raw.task.get(TASKS_MAX) {
+            return Err(AdmissionError::TooManyTasks {
+                path: path.to_owned(),
+                line: lines.line_at(first_beyond.span().start),
+                limit: TASKS_MAX,
+            });
+        }
         let mut first_line: HashMap<String, usize> = HashMap::new();
         let mut tasks = Vec::with_capacity(raw.task.len());
         for (index, spanned) in raw.task.into_iter().enumerate() {
-            let line = text[..spanned.span().start.min(text.len())].matches('\n').count() + 1;
+            let line = lines.line_at(spanned.span().start);
             let raw = spanned.into_inner();
             let name = raw.name.clone().unwrap_or_else(|| format!("task{index}"));
             let invalid = |key, reason| AdmissionError::InvalidTask {
@@ -191,6 +203,32 @@ impl TaskSet {
     }
 }
 
+/// Line numbers of byte offsets, counted on from the last offset asked for:
+/// linear in the file for the increasing offsets of its tasks (counting from
+/// the start each time made 10,000 tasks take 11 s, issue 28).
+struct LineCounter<'a> {
+    text: &'a str,
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    fn new(text: &'a str) -> Self {
+        Self { text, offset: 0, line: 1 }
+    }
+
+    /// The 1-based line of byte `offset` (clamped to the text).
+    fn line_at(&mut self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            (self.offset, self.line) = (0, 1);
+        }
+        self.line += self.text.as_bytes()[self.offset..offset].iter().filter(|&&byte| byte == b'\n').count();
+        self.offset = offset;
+        self.line
+    }
+}
+
 /// A job from its pages and its period in milliseconds, each with its key;
 /// no pages and no (or a zero) period means "no such job", as Table 3 writes
 /// "0 0" for tasks that do not read.
@@ -217,6 +255,20 @@ fn periodic(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 28: a file of more tasks than the limit is refused, naming the
+    /// line of the first task beyond it.
+    #[test]
+    fn a_file_of_more_than_tasks_max_tasks_is_refused() {
+        let task = "[[task]]\nread_pages = 1\nread_period_ms = 5\n";
+        let at_limit = task.repeat(TASKS_MAX);
+        assert_eq!(TaskSet::parse(&at_limit, Path::new("t.toml")).expect("at the limit").tasks.len(), TASKS_MAX);
+        let error = TaskSet::parse(&(at_limit + task), Path::new("t.toml")).expect_err("beyond the limit");
+        assert_eq!(
+            error.to_string(),
+            format!("t.toml:{}: more than {TASKS_MAX} tasks (the most a task file may hold)", 3 * TASKS_MAX + 1)
+        );
+    }
 
     const TABLE_3: &str = include_str!("../tasksets/table3.toml");
 

@@ -177,26 +177,51 @@ impl ThroughputModel {
     /// The terms of eq. (20) for a task set; min(T) runs over every T^r, T^w, T^g.
     #[must_use]
     pub fn edf(&self, tasks: &[Task]) -> EdfUtilization {
-        let mut utilization = EdfUtilization::default();
-        let mut shortest_period = Duration::MAX;
+        let mut sums = EdfSums::default();
         for task in tasks {
-            if let Some(read) = task.read {
-                utilization.read += ratio(self.read_capacity(read.pages), read.period);
-                shortest_period = shortest_period.min(read.period);
-            }
-            if let Some(write) = task.write {
-                utilization.write += ratio(self.write_capacity(write.pages), write.period);
-                shortest_period = shortest_period.min(write.period);
-                if let Some((capacity, period)) = self.gc_task(write.pages, write.period) {
-                    utilization.gc += ratio(capacity, period);
-                    shortest_period = shortest_period.min(period);
-                }
+            sums.add(self, task);
+        }
+        sums.utilization(self)
+    }
+}
+
+/// Eq. (20)'s sums over tasks added one at a time, so that incremental
+/// admission checks a candidate in O(1); [`ThroughputModel::edf`] adds them
+/// the same way, so both give the same numbers to the bit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EdfSums {
+    read: f64,
+    write: f64,
+    gc: f64,
+    shortest_period: Duration,
+}
+
+impl Default for EdfSums {
+    fn default() -> Self {
+        Self { read: 0.0, write: 0.0, gc: 0.0, shortest_period: Duration::MAX }
+    }
+}
+
+impl EdfSums {
+    pub(crate) fn add(&mut self, model: &ThroughputModel, task: &Task) {
+        if let Some(read) = task.read {
+            self.read += ratio(model.read_capacity(read.pages), read.period);
+            self.shortest_period = self.shortest_period.min(read.period);
+        }
+        if let Some(write) = task.write {
+            self.write += ratio(model.write_capacity(write.pages), write.period);
+            self.shortest_period = self.shortest_period.min(write.period);
+            if let Some((capacity, period)) = model.gc_task(write.pages, write.period) {
+                self.gc += ratio(capacity, period);
+                self.shortest_period = self.shortest_period.min(period);
             }
         }
-        if shortest_period != Duration::MAX {
-            utilization.blocking = ratio(self.erase, shortest_period);
-        }
-        utilization
+    }
+
+    pub(crate) fn utilization(&self, model: &ThroughputModel) -> EdfUtilization {
+        let blocking =
+            if self.shortest_period == Duration::MAX { 0.0 } else { ratio(model.erase, self.shortest_period) };
+        EdfUtilization { blocking, read: self.read, write: self.write, gc: self.gc }
     }
 }
 
@@ -208,23 +233,38 @@ impl ThroughputModel {
 /// chips' time needed; admitted when ≤ 1. Average only: no deadline guarantee.
 #[must_use]
 pub fn bank_reservation_load(device: &DeviceParams, tasks: &[Task], waf: f64) -> f64 {
-    let (read, write, erase) = (device.read.as_secs_f64(), device.write.as_secs_f64(), device.erase.as_secs_f64());
-    #[allow(clippy::cast_precision_loss)]
-    let pages_per_block = device.pages_per_block as f64;
-    let busy_seconds_per_second: f64 = tasks
-        .iter()
-        .map(|task| {
-            let flash_writes = task.write_pages_per_second() * waf;
-            let gc_copies = task.write_pages_per_second() * (waf - 1.0).max(0.0);
-            task.read_pages_per_second() * read
-                + flash_writes * write
-                + gc_copies * read
-                + flash_writes / pages_per_block * erase
-        })
-        .sum();
-    #[allow(clippy::cast_precision_loss)]
-    let chips = device.chips() as f64;
-    busy_seconds_per_second / chips
+    let mut busy = BankBusy::default();
+    for task in tasks {
+        busy.add(device, task, waf);
+    }
+    busy.load(device)
+}
+
+/// Bank reservation's busy time summed over tasks added one at a time (for
+/// incremental admission; [`bank_reservation_load`] adds them the same way).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BankBusy {
+    seconds_per_second: f64,
+}
+
+impl BankBusy {
+    pub(crate) fn add(&mut self, device: &DeviceParams, task: &Task, waf: f64) {
+        let (read, write, erase) = (device.read.as_secs_f64(), device.write.as_secs_f64(), device.erase.as_secs_f64());
+        #[allow(clippy::cast_precision_loss)]
+        let pages_per_block = device.pages_per_block as f64;
+        let flash_writes = task.write_pages_per_second() * waf;
+        let gc_copies = task.write_pages_per_second() * (waf - 1.0).max(0.0);
+        self.seconds_per_second += task.read_pages_per_second() * read
+            + flash_writes * write
+            + gc_copies * read
+            + flash_writes / pages_per_block * erase;
+    }
+
+    pub(crate) fn load(&self, device: &DeviceParams) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let chips = device.chips() as f64;
+        self.seconds_per_second / chips
+    }
 }
 
 fn scale(duration: Duration, factor: u64) -> Duration {

@@ -1,8 +1,10 @@
 //! The fuzz targets (fuzz/src/lib.rs) on the stable toolchain: each runs
-//! over its seed corpus (fuzz/seeds/TARGET) and over inputs mutated from it
-//! by a seeded generator, for a bounded number of inputs and time, so
-//! `cargo test` (and CI) keeps them passing between fuzzing campaigns. A
-//! failure prints the generator seed and the input that failed;
+//! over its seed corpus (fuzz/seeds/TARGET, which also keeps every crash and
+//! hang a campaign of scripts/fuzz.sh found, as a regression input) and over
+//! inputs mutated from it by a seeded generator, for a bounded number of
+//! inputs and time, so `cargo test` (and CI) keeps them passing between
+//! fuzzing campaigns. A seed that takes longer than [`SEED_TIME_MAX`] fails
+//! as a hang. A failure prints the generator seed and the input that failed;
 //! `NANDLAB_FUZZ_SEED` replays a seed, `NANDLAB_FUZZ_INPUTS` runs more.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -15,6 +17,9 @@ use std::time::{Duration, Instant};
 
 const INPUTS_DEFAULT: u64 = 3_000;
 const TIME_MAX: Duration = Duration::from_secs(3);
+/// Longest a seed may take (the campaigns' hang limit is 10 s, in a build
+/// with every check on): a regression input of a hang must stay fixed.
+const SEED_TIME_MAX: Duration = Duration::from_secs(5);
 
 /// SplitMix64: small, seedable, the same on every platform.
 struct Generator(u64);
@@ -102,9 +107,17 @@ fn exercise(name: &str, target: fn(&[u8])) {
         if index >= seeds.len() as u64 {
             generator.mutate(&mut input, &seeds);
         }
+        let one = Instant::now();
         let outcome = std::panic::catch_unwind(|| target(&input));
         if outcome.is_err() {
             panic!("{name}: input #{index} (NANDLAB_FUZZ_SEED={seed}) failed: {:?}", String::from_utf8_lossy(&input));
+        }
+        if index < seeds.len() as u64 && one.elapsed() > SEED_TIME_MAX {
+            panic!(
+                "{name}: seed #{index} took {:.1} s: {:?}",
+                one.elapsed().as_secs_f64(),
+                String::from_utf8_lossy(&input)
+            );
         }
         ran += 1;
         if started.elapsed() > TIME_MAX && std::env::var_os("NANDLAB_FUZZ_INPUTS").is_none() {
@@ -132,4 +145,20 @@ fn config_parser_target_holds_on_generated_inputs() {
 #[test]
 fn replay_small_target_holds_on_generated_inputs() {
     exercise("replay_small", targets::replay_small);
+}
+
+#[test]
+fn nbd_protocol_target_holds_on_generated_inputs() {
+    exercise("nbd_protocol", targets::nbd_protocol);
+}
+
+#[test]
+fn emulate_state_target_holds_on_generated_inputs() {
+    exercise("emulate_state", targets::emulate_state);
+    targets::remove_scratch_folder();
+}
+
+#[test]
+fn admit_tasks_target_holds_on_generated_inputs() {
+    exercise("admit_tasks", targets::admit_tasks);
 }

@@ -18,3 +18,20 @@ pub use device::{BlockDevice, BlockError, DaemonInfo};
 pub use error::NbdError;
 pub use limits::Limits;
 pub use server::{Export, NbdServer};
+
+/// Serves one client over any byte stream: the handshake, then requests until the client
+/// disconnects, under `export`'s byte budget. The server runs the same two steps per socket; the
+/// fuzz target (fuzz/src/lib.rs) runs this over bytes.
+pub fn serve(
+    device: &dyn BlockDevice,
+    export: &Export,
+    reader: impl std::io::BufRead,
+    writer: impl std::io::Write,
+) -> Result<(), NbdError> {
+    let budget = limits::ByteBudget::new(export.limits.max_buffered_bytes);
+    let mut connection = connection::Connection { reader, writer, device, export, budget: &budget };
+    if connection.handshake()? {
+        connection.transmit()?;
+    }
+    Ok(())
+}

@@ -7,7 +7,7 @@ use crate::shared::Timing;
 use anyhow::Context as _;
 use nandlab_admission::policy::{
     admit_in_order_by, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection,
-    StorageCheck, Tests, ThroughputCheck,
+    StorageCheck, StorageTotals, Tests, ThroughputCheck,
 };
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::throughput::{GcRounding, WriteSpread};
@@ -218,7 +218,7 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
             );
         }
     }
-    println!("\nstorage:    {}", storage_text(&report.verdict.storage));
+    println!("\nstorage:    {}", storage_text(&report.verdict.storage.totals()));
     match &report.verdict.throughput {
         ThroughputCheck::Edf(edf) => println!(
             "throughput: EDF eq. (20) load {:.4} = blocking {:.4} + read {:.4} + write {:.4} + GC {:.4}",
@@ -235,15 +235,13 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
 }
 
 #[allow(clippy::cast_precision_loss)]
-fn storage_text(storage: &StorageCheck) -> String {
+fn storage_text(storage: &StorageTotals) -> String {
     match storage {
-        StorageCheck::Blocks(plan) => format!(
-            "{} of {} blocks (eq. 11), {:.2} %",
-            plan.blocks_needed,
-            plan.blocks_available,
-            100.0 * plan.blocks_needed as f64 / plan.blocks_available.max(1) as f64
+        StorageTotals::Blocks { blocks_needed, blocks_available } => format!(
+            "{blocks_needed} of {blocks_available} blocks (eq. 11), {:.2} %",
+            100.0 * *blocks_needed as f64 / (*blocks_available).max(1) as f64
         ),
-        StorageCheck::Pages { pages_needed, pages_available } => format!(
+        StorageTotals::Pages { pages_needed, pages_available } => format!(
             "{pages_needed} of {pages_available} pages (eq. 24), {:.2} %",
             100.0 * *pages_needed as f64 / (*pages_available).max(1) as f64
         ),

@@ -424,3 +424,98 @@ fn a_rewrite_inside_one_command_splits_it_and_a_repeated_discard_is_redundant() 
     assert_eq!((stats.received_commands, stats.split_commands, stats.redundant_commands), (2, 1, 1));
     assert_eq!((stats.received_sectors, stats.repeated_sectors, stats.cancelled_sectors), (32, 8, 8));
 }
+
+/// The periodic policy as it was before issue 28: every period is stepped
+/// through, and a batch goes out at the first event at or after a tick.
+/// What a batch issues is Delay-D's timer with no delay and no journal
+/// commits: every waiting range, merged and in order.
+struct TickByTick {
+    everything: DiscardScheduler,
+    period_ns: u64,
+    next_tick_ns: u64,
+    ticks_stepped: u64,
+}
+
+impl TickByTick {
+    fn new(period_ms: u64) -> Self {
+        let config = DiscardConfig { policy: DiscardPolicy::DelayD, delay_ms: 0, at_journal_commit: false, period_ms };
+        let period_ns = period_ms * 1_000_000;
+        Self { everything: DiscardScheduler::new(&config), period_ns, next_tick_ns: period_ns, ticks_stepped: 0 }
+    }
+
+    fn advance(&mut self, now: SimNs, issue: &mut Vec<SectorRange>) {
+        if now.0 >= self.next_tick_ns {
+            self.everything.advance(now, issue);
+            while self.next_tick_ns <= now.0 {
+                self.next_tick_ns += self.period_ns;
+                self.ticks_stepped += 1;
+            }
+        }
+    }
+}
+
+fn timed_events() -> impl Strategy<Value = Vec<(u64, Event)>> {
+    prop::collection::vec((0..20_000_000u64, events().prop_map(|events| events[0].clone())), 1..200)
+}
+
+proptest! {
+    /// Issue 28: periodic DISCARD jumps to the next batch by division; it
+    /// issues the same ranges at the same events, with the same counts, as
+    /// stepping through every period did.
+    #[test]
+    fn periodic_batches_match_stepping_through_every_period(events in timed_events(), period_ms in 1..8u64) {
+        let config = DiscardConfig { policy: DiscardPolicy::Periodic, period_ms, ..DiscardConfig::default() };
+        let mut scheduler = DiscardScheduler::new(&config);
+        let mut reference = TickByTick::new(period_ms);
+        let (mut issued, mut expected) = (Vec::new(), Vec::new());
+        let mut now = SimNs(0);
+        for (gap_ns, event) in &events {
+            now.0 += gap_ns;
+            scheduler.advance(now, &mut issued);
+            reference.advance(now, &mut expected);
+            match *event {
+                Event::Discard(start, sectors) => {
+                    scheduler.discard(now, SectorRange::new(start, sectors), &mut issued);
+                    reference.everything.discard(now, SectorRange::new(start, sectors), &mut expected);
+                }
+                Event::Write(start, sectors) => {
+                    scheduler.write(SectorRange::new(start, sectors));
+                    reference.everything.write(SectorRange::new(start, sectors));
+                }
+                Event::Commit => {
+                    scheduler.journal_commit(now, &mut issued);
+                    reference.everything.journal_commit(now, &mut expected);
+                }
+                Event::Tick => {}
+            }
+            prop_assert_eq!(&issued, &expected, "at {} ns", now.0);
+            prop_assert_eq!(scheduler.next_batch.0, reference.next_tick_ns);
+        }
+        scheduler.finish(&mut issued);
+        reference.everything.finish(&mut expected);
+        prop_assert_eq!(&issued, &expected);
+        prop_assert_eq!(scheduler.stats(), reference.everything.stats());
+    }
+}
+
+/// Issue 28: a 2-line trace a day long with `period_ms = 1` took about 20
+/// minutes, stepping through 86.4 M periods. The batch after the second
+/// event is found at once, and is the first tick after it.
+#[test]
+fn a_day_between_two_discards_is_one_step_at_a_1_ms_period() {
+    const DAY: u64 = 86_400 * SECOND;
+    let config = DiscardConfig { policy: DiscardPolicy::Periodic, period_ms: 1, ..DiscardConfig::default() };
+    let mut scheduler = DiscardScheduler::new(&config);
+    let mut issued = Vec::new();
+    scheduler.discard(SimNs(0), range(0, 8), &mut issued);
+    scheduler.advance(SimNs(DAY + 1), &mut issued);
+    assert_eq!(issued, vec![range(0, 8)]);
+    assert_eq!(scheduler.next_batch, SimNs(DAY + 1_000_000));
+    // A reference that steps through every period needs one step per millisecond.
+    let mut reference = TickByTick::new(1);
+    reference.advance(SimNs(SECOND + 1), &mut Vec::new());
+    assert_eq!(reference.ticks_stepped, 1_000);
+    // The last representable time is reached without overflow.
+    scheduler.advance(SimNs(u64::MAX - 1), &mut issued);
+    assert_eq!(scheduler.next_batch, SimNs(u64::MAX));
+}
