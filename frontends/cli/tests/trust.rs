@@ -227,3 +227,15 @@ fn the_jobs_csv_has_one_row_per_job_in_both_modes() {
         assert!(std::fs::metadata(&parquet).unwrap().len() > 0);
     }
 }
+
+/// A rate job beside a closed-loop job was refused for "a run without time"
+/// even with `--timing on`; the reason now holds in both modes.
+#[test]
+fn a_rate_job_beside_a_closed_job_is_refused_with_the_reason_of_each_mode() {
+    for timing in ["off", "on"] {
+        refused(
+            &["run", "--preset", "small", "--job", "name=a,rate_iops=100", "--job", "name=b", "--timing", timing],
+            &["job.rate_iops", "counting mode has no time", "the timing model (--timing on) runs closed-loop jobs"],
+        );
+    }
+}

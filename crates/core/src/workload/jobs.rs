@@ -170,8 +170,9 @@ impl JobConfig {
     }
 }
 
-/// Checks the jobs together: each valid, names unique, and (counting mode
-/// has no time to weigh a rate against a queue depth) all closed or all open.
+/// Checks the jobs together: each valid, names unique, and all closed or
+/// all open (counting mode has no time to weigh a rate against a queue
+/// depth; the timing engine's job queues are all closed loops).
 pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
     if jobs.len() > JOBS_MAX {
         return Err(ConfigError::new("job", format!("{} jobs; at most {JOBS_MAX}", jobs.len())));
@@ -186,7 +187,9 @@ pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> R
     if open > 0 && open < jobs.len() {
         return Err(ConfigError::new(
             "job.rate_iops",
-            "give every job a rate_iops or none: a run without time cannot weigh a rate against a queue depth",
+            "give every job a rate_iops or none: counting mode has no time to weigh a rate against a queue \
+             depth, and the timing model (--timing on) runs closed-loop jobs each on its own queue or open \
+             jobs on shared ones, not both in one run",
         ));
     }
     Ok(())

@@ -36,6 +36,9 @@ pub struct ReplayArgs {
     /// logical capacity equals the traced device's size: `--device-size`
     /// when given, else the trace header's, else up to the highest sector
     /// the trace touches (raw traces give no size); says which it used.
+    /// When the preset's parallel units would each get too few spare blocks
+    /// for the GC reserve, takes fewer units (or, below one unit's worth, a
+    /// larger device), and prints the geometry it chose.
     #[arg(long)]
     pub fit: bool,
     /// The traced device's size (K, M, G, T or KiB … TiB: powers of 1024;
