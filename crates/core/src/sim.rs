@@ -650,6 +650,7 @@ impl Simulation {
         let mut report = staged.result(report)?;
         for (job, config) in report.jobs.iter_mut().zip(&self.config.jobs) {
             job.name.clone_from(&config.name);
+            job.offered_iops = config.offered_iops();
         }
         self.series.extend(series.into_points());
         Ok(self.timed.insert(report))
@@ -765,6 +766,7 @@ impl Simulation {
             measured: &measured,
             measured_ns: self.measured_ns(),
             seed: self.config.seed,
+            aged_steady: self.precondition.as_ref().map(|aging| aging.steady),
         }, &self.config.lifetime));
         #[allow(clippy::cast_precision_loss)]
         let memory_bytes_per_physical_page = memory as f64 / f64::from(geometry.physical_pages());

@@ -70,8 +70,8 @@ fn jobs_writing_more_streams_than_the_spare_blocks_hold_are_refused() {
     assert!(message.contains("device.over_provisioning") && message.contains("8 host streams"), "{message}");
 }
 
-/// A timed run of two jobs whose requests, IOPS and MB/s add up to the
-/// device's, having issued `requests` each.
+/// A timed run of two jobs whose requests add up to the device's, having
+/// issued `requests` each, each rated over its own active time.
 fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing::TimedReport {
     let config = config(&jobs).expect("valid jobs");
     let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
@@ -91,9 +91,17 @@ fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing
     #[allow(clippy::cast_precision_loss)]
     let charged_share = charged as f64 / device.flash_pages_programmed as f64;
     assert!(close(first.flash_write_share + second.flash_write_share, charged_share), "{timed:?}");
-    assert!(close(first.iops + second.iops, timed.iops), "{} + {} vs {}", first.iops, second.iops, timed.iops);
-    assert!(close(first.write_mb_s + second.write_mb_s, timed.write_mb_s), "{timed:?}");
-    assert!(close(first.read_mb_s + second.read_mb_s, timed.read_mb_s), "{timed:?}");
+    for job in [first, second] {
+        #[allow(clippy::cast_precision_loss)]
+        let requests = job.requests as f64;
+        assert!(job.active_s > 0.0 && job.active_s <= timed.simulated_s, "{job:?} in {}", timed.simulated_s);
+        assert!(close(job.iops * job.active_s, requests), "{job:?}");
+    }
+    // Over the whole run the jobs' rates add up to the device's; over their
+    // own (shorter) active times to at least that.
+    assert!(first.iops + second.iops >= timed.iops * (1.0 - 1e-9), "{timed:?}");
+    let over_run = |job: &nandlab_core::timing::JobTiming| job.write_mb_s * job.active_s / timed.simulated_s;
+    assert!(close(over_run(first) + over_run(second), timed.write_mb_s), "{timed:?}");
     let again = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs again").timed;
     assert_eq!(again.as_ref(), Some(&timed), "the same configuration gives the same run");
     timed
@@ -232,6 +240,58 @@ fn two_closed_timed_jobs_keep_their_depths() {
     eprintln!("mean outstanding: deep {deep_outstanding}, shallow {shallow_outstanding}");
     assert!(deep_outstanding <= 8.0 * 1.01 && shallow_outstanding <= 1.01);
     assert!(deep_outstanding > 2.0 * shallow_outstanding, "{deep_outstanding} vs {shallow_outstanding}");
+}
+
+/// Issue 26: a job that finishes early was rated over the whole run (1,047
+/// IOPS where depth / latency gives 1,611). Rated over its own active time,
+/// a closed job's IOPS is its depth over its mean latency (Little's law),
+/// within 1 % (the ramp at its end, when fewer than its depth remain, and
+/// the histogram's rounding) — far from what the run's time would give.
+#[test]
+fn a_job_that_finishes_early_is_rated_over_its_own_active_time() {
+    let timed = two_timed_jobs(
+        [
+            "job=name=short,range_end=0.5,queue_depth=4,read_fraction=0.5,requests=3000",
+            "job=name=long,range_start=0.5,queue_depth=4,read_fraction=0.5,requests=12000",
+        ],
+        (3000, 12000),
+    );
+    let [short, long] = timed.jobs.as_slice() else { unreachable!("checked") };
+    assert!(short.active_s < 0.6 * timed.simulated_s, "the short job ends early: {short:?}");
+    for job in [short, long] {
+        assert_eq!(job.offered_iops, None, "a closed job has no offered rate");
+        let latency_s = job.latency.as_ref().expect("latencies").mean_us / 1e6;
+        let littles_law = 4.0 / latency_s;
+        eprintln!("{}: {:.0} IOPS over {:.3} s, depth / latency {littles_law:.0}", job.name, job.iops, job.active_s);
+        assert!((job.iops / littles_law - 1.0).abs() < 0.01, "{job:?}: Little's law gives {littles_law}");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let over_the_run = short.requests as f64 / timed.simulated_s;
+    assert!(over_the_run < 0.7 * short.iops, "the run's time would rate it at {over_the_run}");
+}
+
+/// An open job's offered rate is its `rate_iops`, less the time bursts
+/// spend in their gaps: 300 IOPS in bursts of 4, 100 us apart, are 75
+/// bursts a second of 1/75 s + 300 us each.
+#[test]
+fn an_open_job_offers_its_rate_and_achieves_it_when_the_device_keeps_up() {
+    let config = config(&[
+        "job=name=steady,range_end=0.5,rate_iops=400,requests=2000",
+        "job=name=bursty,range_start=0.5,rate_iops=300,burst_len=4,burst_gap_us=100,requests=2000",
+    ])
+    .expect("valid jobs");
+    let report = nandlab_core::sim::run_timed(&config, &mut |_| {}).expect("runs");
+    let timed = report.timed.expect("a timed report");
+    let [steady, bursty] = timed.jobs.as_slice() else { panic!("two jobs: {:?}", timed.jobs) };
+    assert_eq!(steady.offered_iops, Some(400.0));
+    let cycle_s = 1.0 / 75.0 + 3.0 * 100e-6;
+    assert!((bursty.offered_iops.expect("open") - 4.0 / cycle_s).abs() < 1e-9, "{bursty:?}");
+    for job in [steady, bursty] {
+        let offered = job.offered_iops.expect("open");
+        // The active time is a sum of exponential gaps: 2,000 of them (2.2 % standard error) for
+        // the steady job, 500 (one per burst, 4.5 %) for the bursty one; 15 % is over three of those.
+        assert!((job.iops / offered - 1.0).abs() < 0.15, "{}: offered {offered}, achieved {}", job.name, job.iops);
+    }
 }
 
 /// Rajimwale et al., slide 19, as two jobs: a priority logger beside a bulk

@@ -9,16 +9,10 @@
 
 mod common;
 
-use nandlab_core::device::Geometry;
-use nandlab_core::ftl::analytic::{fifo_waf, greedy_waf, random_waf};
+use nandlab_core::ftl::analytic::{effective_over_provisioning, fifo_waf, greedy_waf, random_waf};
 use nandlab_core::Simulation;
 
 const BLOCKS: u32 = 2048;
-
-fn effective_rho(geometry: &Geometry, gc_threshold_blocks: u32) -> f64 {
-    let held_back = f64::from(geometry.units() * (gc_threshold_blocks + 1) * geometry.pages_per_block);
-    (f64::from(geometry.physical_pages()) - held_back) / f64::from(geometry.logical_pages) - 1.0
-}
 
 /// Measured steady-state WAF after filling and overwriting the device.
 fn steady_waf(rho: f64, policy: &str) -> (f64, f64) {
@@ -30,7 +24,7 @@ fn steady_waf(rho: f64, policy: &str) -> (f64, f64) {
     let before = simulation.counters().clone();
     simulation.write_only(3 * u64::from(geometry.logical_pages)).expect("writes succeed");
     let measured = simulation.counters().since(&before).waf().expect("pages written");
-    (measured, effective_rho(&geometry, config.ftl.gc_threshold_blocks))
+    (measured, effective_over_provisioning(&geometry, config.ftl.gc_threshold_blocks))
 }
 
 fn assert_within(measured: f64, model: f64, tolerance: f64, what: &str) {

@@ -93,6 +93,10 @@ pub fn replay(
     mode: ReplayMode<'_>,
     observer: &mut dyn Observer,
 ) -> Result<Report> {
+    selects_requests(source)?;
+    if let Some(path) = mode.age_with {
+        selects_requests(&TraceSource::file(path))?;
+    }
     let trace = source.open()?;
     let header = trace.header().clone();
     if let Some(policy) = mode.policy {
@@ -148,6 +152,39 @@ pub fn replay(
     }
 }
 
+/// Refuses a trace of which the replay would take no request — a
+/// `--device` that names no device of the trace, or a file with no event
+/// the format counts as a request (a blkparse file without `D` actions) —
+/// naming the filter and the devices the trace holds. Reads up to the first
+/// request (the whole trace only when there is none), before any aging.
+pub fn selects_requests(source: &TraceSource<'_>) -> Result<()> {
+    let mut records = source.open()?;
+    if records.next().transpose()?.is_some() {
+        return Ok(());
+    }
+    let format = records.header().source_format.clone().unwrap_or_else(|| "nandlab".to_owned());
+    let devices = records.devices();
+    let held = if devices.is_empty() {
+        "it holds no request of any device".to_owned()
+    } else {
+        format!("it holds requests of device {} (pick one with --device)", devices.join(", "))
+    };
+    let filter = match source.device {
+        Some(device) => format!("--device {device} selects none of its requests"),
+        None => format!("none of its lines is a request{}", requests_are(&format)),
+    };
+    Err(Error::Invalid(format!("{}: the replay would take no request: {filter}; {held}", source.path.display())))
+}
+
+/// Which lines of a `format` trace are requests, when it has others.
+fn requests_are(format: &str) -> &'static str {
+    match format {
+        "tracefs" => " (only block_rq_issue events are)",
+        "blkparse" => " (only D actions, requests issued to the driver, are)",
+        _ => "",
+    }
+}
+
 /// The size a replay scales the device to, and where it came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FitSize {
@@ -196,6 +233,8 @@ pub fn fit_size(source: &TraceSource<'_>, mode: &ReplayMode<'_>) -> Result<Optio
         end_sector = end_sector.max(record?.end().0);
     }
     if end_sector == 0 {
+        // A trace that selects no request at all is refused as such.
+        selects_requests(source)?;
         return Err(Error::Invalid(format!(
             "{}: the trace touches no sector and its header gives no device size: give --device-size",
             source.path.display()
@@ -209,19 +248,77 @@ pub fn fit_size(source: &TraceSource<'_>, mode: &ReplayMode<'_>) -> Result<Optio
 
 /// `config`'s device scaled to `size`, checked as the simulation will
 /// check it (a replay may fill the device, so the page FTL's full-device
-/// reserve is needed), so that an error can say which size it was.
-pub(crate) fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab_core::ConfigError> {
-    let device = config.device.fitted_to(size.bytes)?;
-    let geometry = Geometry::from_config(&device)?;
+/// reserve is needed); the error, if no device fits, is the one of the
+/// device with the configuration's own units, so that it can say which
+/// size it was. The over-provisioning, block and page sizes and timing
+/// stay the configuration's; what may change, in this order of preference:
+/// 1. only the blocks per plane (every unit kept);
+/// 2. fewer parallel units ([`DeviceConfig::with_fewer_units`]), the most
+///    that leave each unit enough spare blocks for its reserve: a small
+///    trace's few blocks spread over fewer units;
+/// 3. one unit with more blocks than the trace needs, the fewest that hold
+///    the reserve: a trace too small for even one unit's reserve gets a
+///    device larger than its extent, at the same ρ.
+pub fn fitted_device(config: &Config, size: FitSize) -> Result<DeviceConfig, nandlab_core::ConfigError> {
+    let scaled = config.device.fitted_to(size.bytes)?;
+    let Err(error) = check_fitted(config, &scaled) else { return Ok(scaled) };
+    let mut one_unit = scaled;
+    for fewer in config.device.with_fewer_units() {
+        let Ok(device) = fewer.fitted_to(size.bytes) else { continue };
+        if check_fitted(config, &device).is_ok() {
+            return Ok(device);
+        }
+        one_unit = device;
+    }
+    grown_to_fit(config, &one_unit, size).ok_or(error)
+}
+
+/// Whether `device` holds what the replay needs: a valid geometry and, for
+/// the page FTL, the reserve of a device that gets full.
+fn check_fitted(config: &Config, device: &DeviceConfig) -> Result<(), nandlab_core::ConfigError> {
+    let geometry = Geometry::from_config(device)?;
     if config.ftl.kind == LayerKind::Page {
         config.ftl.validate(&geometry)?;
         config.ftl.validate_for_full_device(&geometry, config.host_streams())?;
     }
-    Ok(device)
+    Ok(())
 }
 
+/// `device` (one unit too small for its reserve) with the fewest blocks per
+/// plane that pass [`check_fitted`] and still hold `size`, at the
+/// configuration's ρ: doubling the blocks until one passes, then halving
+/// the interval (the spare blocks grow with the blocks).
+fn grown_to_fit(config: &Config, device: &DeviceConfig, size: FitSize) -> Option<DeviceConfig> {
+    let rho = match config.device.over_provisioning {
+        Some(rho) => rho,
+        None => Geometry::from_config(&config.device).ok()?.over_provisioning(),
+    };
+    let fits = |blocks: u32| {
+        let grown = device.with_blocks_per_plane(blocks, rho);
+        let holds = Geometry::from_config(&grown).is_ok_and(|geometry| geometry.logical_bytes() >= size.bytes);
+        (holds && check_fitted(config, &grown).is_ok()).then_some(grown)
+    };
+    let (mut failing, mut passing) = (device.blocks_per_plane, device.blocks_per_plane);
+    while fits(passing).is_none() {
+        failing = passing;
+        passing = passing.checked_mul(2).filter(|&blocks| blocks <= BLOCKS_PER_PLANE_MAX)?;
+    }
+    while passing - failing > 1 {
+        let middle = failing + (passing - failing) / 2;
+        if fits(middle).is_some() {
+            passing = middle;
+        } else {
+            failing = middle;
+        }
+    }
+    fits(passing)
+}
+
+/// The `device.blocks_per_plane` limit (docs/configuration.md, "Limits").
+const BLOCKS_PER_PLANE_MAX: u32 = 1 << 24;
+
 /// A device that cannot be scaled to `size`, with where the size came from.
-pub(crate) fn fit_error(error: nandlab_core::ConfigError, size: FitSize) -> Error {
+pub fn fit_error(error: nandlab_core::ConfigError, size: FitSize) -> Error {
     nandlab_core::ConfigError::new(
         error.key.clone(),
         format!(
@@ -521,25 +618,78 @@ mod tests {
         assert_eq!(report.device.logical_bytes, 64 << 20);
     }
 
+    /// Issue 26: a small trace on a preset of many parallel units left each
+    /// unit too few spare blocks for its reserve, and `--fit` refused it.
+    /// Now the fit keeps ρ, the block size and timing, and takes fewer units
+    /// — the most that hold the reserve — or, below one unit's worth, grows
+    /// that unit beyond the trace.
     #[test]
-    fn a_device_scaled_below_what_a_full_device_needs_names_the_key_and_the_size() {
-        let dir = tempfile::tempdir().expect("temporary directory");
-        let trace = msr_trace(dir.path(), 10);
+    fn fit_takes_fewer_units_or_grows_one_at_the_preset_s_over_provisioning() {
         let config = config_from("preset = \"femu-32g\"\n[precondition]\nenabled = false\n", &[]).expect("preset");
-        let mode = ReplayMode { fit: true, ..ReplayMode::default() };
-        let error = replay(&TraceSource::file(&trace), config, mode, &mut |_| Ok(())).expect_err("too small");
-        let message = error.to_string();
-        assert!(message.contains("raise device.over_provisioning"), "{message}");
-        assert!(message.contains("highest sector"), "{message}");
+        let fit = |bytes: u64| {
+            let device = fitted_device(&config, FitSize { bytes, origin: SizeOrigin::Given }).expect("fits");
+            (Geometry::from_config(&device).expect("valid"), device)
+        };
+        let (gib, device) = fit(1 << 30);
+        assert_eq!(gib.logical_bytes(), 1 << 30);
+        assert!(gib.units() < 64 && gib.pages_per_block == 256, "{device:?}");
+        let full = |geometry: &Geometry| config.ftl.validate_for_full_device(geometry, 1);
+        assert!(full(&gib).is_ok());
+        // The most units that work: one more unit (its blocks rescaled) would not.
+        let more = DeviceConfig { chips_per_channel: device.chips_per_channel + 1, ..config.device.clone() };
+        let more = Geometry::from_config(&more.fitted_to(1 << 30).expect("scaled")).expect("valid");
+        assert!(full(&more).is_err(), "{} units would have worked", more.units());
+        let (tiny, _) = fit(8 << 20);
+        assert_eq!(tiny.units(), 1);
+        assert!(tiny.logical_bytes() > 8 << 20 && full(&tiny).is_ok(), "{tiny:?}");
+        assert!((tiny.over_provisioning() - 0.125).abs() < 1e-3, "ρ kept: {}", tiny.over_provisioning());
+        let smaller = DeviceConfig { blocks_per_plane: tiny.blocks_per_plane - 1, ..config.device.clone() };
+        let smaller = DeviceConfig { channels: 1, chips_per_channel: 1, ..smaller };
+        assert!(full(&Geometry::from_config(&smaller).expect("valid")).is_err(), "the fewest blocks that work");
     }
 
     #[test]
-    fn an_empty_trace_without_a_size_asks_for_one() {
+    fn a_size_no_device_holds_names_the_key_and_the_size() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 10);
+        let config = config_from("preset = \"femu-32g\"\n[precondition]\nenabled = false\n", &[]).expect("preset");
+        let mode = ReplayMode {
+            device_size: Some(FitSize { bytes: 1 << 50, origin: SizeOrigin::Given }),
+            ..ReplayMode::default()
+        };
+        let error = replay(&TraceSource::file(&trace), config, mode, &mut |_| Ok(())).expect_err("too large");
+        let message = error.to_string();
+        assert!(message.contains("configuration key `device") && message.contains("--device-size"), "{message}");
+    }
+
+    #[test]
+    fn a_device_filter_that_selects_nothing_is_refused_with_the_devices_the_trace_holds() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let trace = msr_trace(dir.path(), 10);
+        let source = TraceSource { device: Some("src1,0"), ..TraceSource::file(&trace) };
+        let error = replay(&source, small(), ReplayMode::default(), &mut |_| Ok(())).expect_err("nothing selected");
+        let message = error.to_string();
+        assert!(message.contains("--device src1,0 selects none") && message.contains("device hm,0"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_trace_is_refused_and_a_trace_touching_no_sector_asks_for_a_size() {
         let dir = tempfile::tempdir().expect("temporary directory");
         let trace = msr_trace(dir.path(), 0);
         let mode = ReplayMode { fit: true, ..ReplayMode::default() };
         let source = TraceSource { format: Some(Format::Msr), ..TraceSource::file(&trace) };
-        let error = replay(&source, small(), mode, &mut |_| Ok(())).expect_err("no size");
+        for error in [fit_size(&source, &mode).map(drop), replay(&source, small(), mode, &mut |_| Ok(())).map(drop)] {
+            let error = error.expect_err("nothing to replay");
+            assert!(matches!(error, Error::Invalid(ref message) if message.contains("no request")), "{error}");
+        }
+        // A trace of flushes alone selects requests but touches no sector: its fit asks for a size.
+        let flushes = dir.path().join("flushes.trace");
+        std::fs::write(
+            &flushes,
+            "  kworker-1 [000] .....  1.000000: block_rq_issue: 7,0 FF 0 () 0 + 0 be,0,4 [kworker]\n",
+        )
+        .expect("trace");
+        let error = fit_size(&TraceSource::file(&flushes), &mode).expect_err("no size");
         assert!(matches!(error, Error::Invalid(ref message) if message.contains("--device-size")), "{error}");
     }
 }

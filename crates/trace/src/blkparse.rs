@@ -71,6 +71,10 @@ impl LineParser for BlkparseParser {
     fn finished(&self) -> bool {
         self.in_summary
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.devices()
+    }
 }
 
 /// `223490 + 8 [comm]`, or just `[comm]` for a flush without data.

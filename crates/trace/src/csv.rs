@@ -63,6 +63,10 @@ impl LineParser for CsvParser {
             CsvDialect::Umass => parse_umass(line, &mut self.devices),
         }
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.devices()
+    }
 }
 
 /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`; `device`

@@ -130,6 +130,10 @@ impl LineParser for FioParser {
             stream: None,
         }))
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.devices()
+    }
 }
 
 /// Writes a fio iolog that `fio --read_iolog=FILE` replays on `target`

@@ -52,6 +52,14 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// A streaming source of records. Iteration stops after the first error.
 pub trait TraceRead: Iterator<Item = Result<Record, TraceError>> {
     fn header(&self) -> &TraceHeader;
+
+    /// The devices (as `--device` names them) of the requests read so far:
+    /// the one device a trace read without a filter is for, or the devices
+    /// a `device` filter skipped (at most 16). Empty for formats that hold
+    /// one device and name none (nandlab's own).
+    fn devices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A streaming sink of records. `finish` must be called: it writes trailers

@@ -90,6 +90,10 @@ impl LineParser for SimulatorParser {
         };
         Ok(Some(record))
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.devices()
+    }
 }
 
 fn parse_mqsim_type(field: &[u8]) -> Result<Op, String> {

@@ -27,6 +27,9 @@ pub(crate) trait LineParser {
     fn finished(&self) -> bool {
         false
     }
+
+    /// The devices of the requests parsed so far ([`crate::TraceRead::devices`]).
+    fn devices(&self) -> Vec<String>;
 }
 
 /// A streaming reader over a line-oriented trace: one reused line buffer,
@@ -150,6 +153,10 @@ impl<R: BufRead, P: LineParser> TraceRead for TextReader<R, P> {
     fn header(&self) -> &TraceHeader {
         &self.header
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.parser.devices()
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -268,17 +275,30 @@ pub(crate) fn byte_range_to_sectors(offset: u64, bytes: u64) -> Result<(Sector, 
 pub(crate) struct DeviceLock {
     wanted: Option<Vec<u8>>,
     first: Option<Vec<u8>>,
+    /// Devices whose requests the wanted device's filter skipped (the first
+    /// [`DEVICES_LISTED_MAX`]), to say what a filter that matched nothing
+    /// could have chosen.
+    skipped: Vec<Vec<u8>>,
 }
+
+/// Most distinct devices a reader lists ([`crate::TraceRead::devices`]).
+pub const DEVICES_LISTED_MAX: usize = 16;
 
 impl DeviceLock {
     pub(crate) fn new(wanted: Option<&str>) -> DeviceLock {
-        DeviceLock { wanted: wanted.map(|device| device.as_bytes().to_vec()), first: None }
+        DeviceLock { wanted: wanted.map(|device| device.as_bytes().to_vec()), first: None, skipped: Vec::new() }
     }
 
     /// `Ok(true)` if the record of `device` belongs in the trace.
     pub(crate) fn admit(&mut self, device: &[u8]) -> Result<bool, String> {
         if let Some(wanted) = &self.wanted {
-            return Ok(wanted.as_slice() == device);
+            if wanted.as_slice() == device {
+                return Ok(true);
+            }
+            if self.skipped.len() < DEVICES_LISTED_MAX && !self.skipped.iter().any(|seen| seen.as_slice() == device) {
+                self.skipped.push(device.to_vec());
+            }
+            return Ok(false);
         }
         match &self.first {
             None => {
@@ -292,6 +312,12 @@ impl DeviceLock {
                 show(first)
             )),
         }
+    }
+
+    /// The devices of the requests read so far: without a wanted device the
+    /// one the trace is for; with one, those its filter skipped.
+    pub(crate) fn devices(&self) -> Vec<String> {
+        self.first.iter().chain(&self.skipped).map(|device| show(device)).collect()
     }
 }
 
@@ -351,5 +377,9 @@ mod tests {
         let mut chosen = DeviceLock::new(Some("8,16"));
         assert_eq!(chosen.admit(b"8,0"), Ok(false));
         assert_eq!(chosen.admit(b"8,16"), Ok(true));
+        assert_eq!(chosen.admit(b"8,0"), Ok(false));
+        assert_eq!(chosen.admit(b"7,0"), Ok(false));
+        assert_eq!(chosen.devices(), ["8,0", "7,0"], "the skipped devices, each once");
+        assert_eq!(lock.devices(), ["8,0"]);
     }
 }

@@ -50,6 +50,10 @@ impl LineParser for TracefsParser {
         let payload = &event_and_payload[name_end + 1..];
         parse_issue_payload(payload, timestamp_ns, &mut self.devices)
     }
+
+    fn devices(&self) -> Vec<String> {
+        self.devices.devices()
+    }
 }
 
 /// `7,0 WS 1310720 () 24578 + 2560 be,0,4 [dd]`

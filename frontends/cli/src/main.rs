@@ -71,7 +71,31 @@ fn main() -> std::process::ExitCode {
         Err(error) if output::is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {}", nandlab_quote::error_message(error.as_ref()));
-            std::process::ExitCode::FAILURE
+            if is_refused_input(&error) {
+                std::process::ExitCode::from(REFUSED_INPUT)
+            } else {
+                std::process::ExitCode::FAILURE
+            }
         }
     }
+}
+
+/// Exit status of input refused before (or instead of) running: a
+/// configuration key out of its range, a replay that would take no
+/// request. clap's usage errors exit with the same status.
+const REFUSED_INPUT: u8 = 2;
+
+/// Whether `error` refuses the input: a configuration key (named in the
+/// message), or input the command cannot use.
+fn is_refused_input(error: &anyhow::Error) -> bool {
+    use nandlab_core::SimError;
+    use nandlab_lab::Error;
+    error.chain().any(|cause| {
+        cause.is::<nandlab_core::ConfigError>()
+            || matches!(cause.downcast_ref::<SimError>(), Some(SimError::Config(_)))
+            || matches!(
+                cause.downcast_ref::<Error>(),
+                Some(Error::Config(_) | Error::Invalid(_) | Error::Simulation(SimError::Config(_)))
+            )
+    })
 }

@@ -87,6 +87,39 @@ pub fn write_rows_parquet<R: serde::Serialize>(output: Output, rows: &[R]) -> an
     write_parquet(output, &nandlab_report::Table::from_rows(rows)?)
 }
 
+/// Writes `rows` (structs of scalars, all with the same fields) as CSV: a
+/// header of the field names, then one line per row; `None` is an empty
+/// field, text is quoted when it holds a comma, quote or line break.
+pub fn write_rows_csv<R: serde::Serialize>(mut output: Output, rows: &[R]) -> anyhow::Result<()> {
+    for (index, row) in rows.iter().enumerate() {
+        let serde_json::Value::Object(fields) = serde_json::to_value(row)? else {
+            anyhow::bail!("a CSV row is not a struct");
+        };
+        if index == 0 {
+            writeln!(output, "{}", fields.keys().map(|name| csv_field(name)).collect::<Vec<_>>().join(","))?;
+        }
+        let values: Vec<String> = fields
+            .values()
+            .map(|value| match value {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(text) => csv_field(text),
+                other => other.to_string(),
+            })
+            .collect();
+        writeln!(output, "{}", values.join(","))?;
+    }
+    output.commit()
+}
+
+/// `text` as one CSV field (RFC 4180 quoting).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
 fn write_parquet(mut output: Output, table: &nandlab_report::Table) -> anyhow::Result<()> {
     let mut bytes = Vec::new();
     table.write_parquet(&mut bytes, "the Parquet output")?;

@@ -71,23 +71,26 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
     if !timed.jobs.is_empty() {
         writeln!(
             out,
-            "jobs:      {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>8}",
-            "requests", "IOPS", "MB/s", "mean us", "p99 us", "flash %", "GC %"
+            "jobs:      {:>10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+            "requests", "active s", "offered", "IOPS", "MB/s", "mean us", "p99 us", "flash %", "GC %"
         )?;
         for job in &timed.jobs {
             let (mean, p99) = job.latency.as_ref().map_or((0.0, 0.0), |latency| (latency.mean_us, latency.p99_us));
             let mb_s = job.read_mb_s + job.write_mb_s;
+            let offered = job.offered_iops.map_or_else(|| "closed".to_owned(), |iops| format!("{iops:.0}"));
             writeln!(
                 out,
-                "  {:<8} {:>10} {:>10.0} {:>10.2} {mean:>12.0} {p99:>12.0} {:>8.1} {:>8.1}",
+                "  {:<8} {:>10} {:>9.3} {offered:>10} {:>10.0} {:>10.2} {mean:>10.0} {p99:>10.0} {:>8.1} {:>8.1}",
                 job.name,
                 job.requests,
+                job.active_s,
                 job.iops,
                 mb_s,
                 100.0 * job.flash_write_share,
                 100.0 * job.gc_share
             )?;
         }
+        writeln!(out, "           (IOPS and MB/s over each job's active time, first arrival to last completion)")?;
     }
     writeln!(
         out,
@@ -328,6 +331,14 @@ fn write_counts(out: &mut impl Write, rows: &[(&str, u64)]) -> std::io::Result<(
 }
 
 /// The lifetime forecast lines of every report (docs/lifetime.md).
+/// The lifetime forecast's warnings, on stderr whatever the output
+/// (`lifetime.warnings` in the JSON).
+pub fn warn_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) {
+    for warning in &lifetime.warnings {
+        eprintln!("warning: lifetime forecast: {warning}");
+    }
+}
+
 pub fn print_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let number = |value: Option<f64>, digits: usize| value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));

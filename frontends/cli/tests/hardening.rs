@@ -1,7 +1,8 @@
 //! Regression tests of issue 11 (hardening) through the `nandlab` binary,
-//! each named after the bug it pins: bad input ends with exit status 1 (or
-//! clap's 2) and a clear message — never a panic (101), an abort (134), a
-//! hang, or exit 0 with wrong numbers.
+//! each named after the bug it pins: bad input ends with exit status 2 when
+//! a configuration key refuses it (as clap's usage errors), 1 otherwise, and a
+//! clear message — never a panic (101), an abort (134), a hang, or exit 0
+//! with wrong numbers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,11 +13,13 @@ fn nandlab(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_nandlab")).args(args).stdin(Stdio::null()).output().expect("nandlab runs")
 }
 
-/// Runs and expects a refusal: exit 1, no panic, a message containing `needle`.
+/// Runs and expects a refusal: exit 2 for a configuration key, else 1, no
+/// panic, a message containing `needle`.
 fn refused(args: &[&str], needle: &str) -> String {
     let output = nandlab(args);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+    let code = if stderr.contains("error: configuration key") { 2 } else { 1 };
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     assert!(stderr.contains(needle), "{args:?}: expected `{needle}` in {stderr}");
     stderr
@@ -178,7 +181,7 @@ fn a_geometry_needing_33_gb_is_refused_before_allocating() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("`device`") && stderr.contains("GB of memory"), "{stderr}");
 }
 
@@ -250,14 +253,21 @@ fn fit_on_a_raw_trace_uses_the_highest_sector_and_says_so() {
 }
 
 /// Issue 13: a device fitted too small for a full device aborted mid-replay
-/// with "device is full"; now the configuration check refuses it up front,
-/// naming the key to change.
+/// with "device is full"; then the configuration check refused it up front.
+/// Issue 26: the fit now finds a device that holds the reserve (here one
+/// parallel unit, larger than the size asked for, at the same
+/// over-provisioning) and says so; a size no device can hold is refused up
+/// front, naming the key.
 #[test]
-fn a_device_too_small_for_its_reserve_is_refused_before_the_replay() {
+fn a_device_too_small_for_its_reserve_is_fitted_or_refused_before_the_replay() {
     let folder = Folder::new("fit-small");
     let trace = folder.file("one.csv", b"128166372003061629,hm,0,Write,0,4096,1\n");
+    let output = nandlab(&["replay", &trace, "--device-size", "1M", "--set", "precondition.enabled=false", "-q"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("which gives 1.00 MiB") && stderr.contains("1 parallel units instead of 64"), "{stderr}");
     refused(
-        &["replay", &trace, "--device-size", "1M", "--set", "precondition.enabled=false"],
-        "device.over_provisioning",
+        &["replay", &trace, "--device-size", "100T", "--set", "precondition.enabled=false"],
+        "the device was scaled to 109951162777600 bytes from --device-size",
     );
 }

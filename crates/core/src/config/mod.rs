@@ -337,14 +337,27 @@ impl ConfigBuilder {
             None => toml::Table::new(),
         };
         merge_tables(&mut table, self.table);
-        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
-            let path = error.path().to_string();
-            let key = if path == "." { String::new() } else { path };
-            ConfigError::new(key, error.into_inner().to_string())
-        })?;
+        let config = deserialize(table)?;
         let geometry = config.validate()?;
         Ok((config, geometry))
     }
+}
+
+/// A preset as written and its geometry, without the run's other checks
+/// (nor the memory estimate: describing a preset allocates nothing).
+pub fn preset_config(name: &str) -> Result<(Config, Geometry), ConfigError> {
+    let config = deserialize(preset_table(name)?)?;
+    let geometry = Geometry::from_config(&config.device)?;
+    Ok((config, geometry))
+}
+
+/// The table as a [`Config`]; unknown keys and wrong types name the full key path.
+fn deserialize(table: toml::Table) -> Result<Config, ConfigError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
+        let path = error.path().to_string();
+        let key = if path == "." { String::new() } else { path };
+        ConfigError::new(key, error.into_inner().to_string())
+    })
 }
 
 fn preset_table(name: &str) -> Result<toml::Table, ConfigError> {

@@ -70,6 +70,53 @@ fn impossible_geometry_is_explained() {
     assert!(error.to_string().contains("device.over_provisioning"), "{error}");
 }
 
+/// Issue 26: a percentage typed where a ratio belongs ran with a device
+/// of 1,213 logical pages and WAF 1.000. Every ratio key outside its range
+/// is refused by name; the keys whose ends are legitimate accept them.
+#[test]
+fn every_ratio_key_outside_its_range_is_refused_by_name() {
+    let op = build(&["device.over_provisioning=12.5"]).expect_err("a percentage");
+    assert_eq!(op.key, "device.over_provisioning");
+    assert!(op.reason.contains("did you mean 0.125?"), "{op}");
+    assert!(build(&["device.over_provisioning=1"]).is_err(), "ρ = 1 keeps half the flash spare");
+    assert!(build(&["device.over_provisioning=0.99"]).is_ok());
+    let refused = [
+        ("device.over_provisioning=0", "device.over_provisioning"),
+        ("workload.read_fraction=1.5", "workload.read_fraction"),
+        ("workload.trim_fraction=-0.1", "workload.trim_fraction"),
+        ("workload.hot_write_fraction=1", "workload.hot_write_fraction"),
+        ("workload.hot_space_fraction=0", "workload.hot_space_fraction"),
+        ("precondition.fill_fraction=0", "precondition.fill_fraction"),
+        ("precondition.fill_fraction=50", "precondition.fill_fraction"),
+        ("precondition.steady_tolerance=1", "precondition.steady_tolerance"),
+        ("timing.priority_fraction=5", "timing.priority_fraction"),
+        ("lifetime.worn_share=2", "lifetime.worn_share"),
+        ("lifetime.rber_limit=1", "lifetime.rber_limit"),
+        ("job=name=a,range_start=1,requests=1", "job.a.range_start"),
+        ("job=name=a,range_start=-0.5,requests=1", "job.a.range_start"),
+        ("job=name=a,range_end=10,requests=1", "job.a.range_end"),
+        ("job=name=a,range_end=0,requests=1", "job.a.range_end"),
+    ];
+    for (assignment, key) in refused {
+        assert_eq!(build(&[assignment]).expect_err(assignment).key, key, "{assignment}");
+    }
+    let tolerance = build(&["precondition.steady_tolerance=3"]).expect_err("a percentage");
+    assert!(tolerance.reason.contains("did you mean 0.03?"), "{tolerance}");
+    // The ends that mean something: all reads, all trims, the whole device, every request a priority one.
+    let accepted = [
+        "workload.read_fraction=1",
+        "workload.trim_fraction=1",
+        "precondition.fill_fraction=1",
+        "timing.priority_fraction=1",
+        "timing.priority_fraction=0",
+        "lifetime.worn_share=1",
+        "job=name=a,range_start=0,range_end=1,requests=1",
+    ];
+    for assignment in accepted {
+        assert!(build(&[assignment]).is_ok(), "{assignment}");
+    }
+}
+
 #[test]
 fn a_classifier_s_classes_each_need_an_open_block_of_a_full_device() {
     let config = |classifier: &str| {

@@ -61,7 +61,7 @@ impl DeviceConfig {
         let page_size = std::num::NonZeroU64::new(u64::from(self.page_size))
             .ok_or_else(|| ConfigError::new("device.page_size", "must be at least 1"))?;
         let logical_pages = logical_bytes.div_ceil(page_size.get());
-        let units = self.units()?;
+        let units = self.checked_units()?;
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
         let blocks = physical_pages.div_ceil(units.saturating_mul(u64::from(self.pages_per_block))).max(4);
@@ -74,8 +74,49 @@ impl DeviceConfig {
         Ok(fitted)
     }
 
+    /// Parallel units: channels × chips × dies × planes (saturating; a
+    /// validated configuration is far below `u64::MAX`).
+    #[must_use]
+    pub fn units(&self) -> u64 {
+        [self.channels, self.chips_per_channel, self.dies_per_chip, self.planes_per_die]
+            .into_iter()
+            .map(u64::from)
+            .fold(1, u64::saturating_mul)
+    }
+
+    /// The same device with ever fewer parallel units, each one fewer at the
+    /// innermost level that still has more than one (planes, then dies, then
+    /// chips per channel, then channels), down to a single unit; the block
+    /// and page sizes, over-provisioning and timing stay. A device scaled
+    /// down to a small trace spreads its few blocks over fewer units, so
+    /// each keeps enough spare blocks for its GC reserve ([`Self::fitted_to`]
+    /// on each).
+    pub fn with_fewer_units(&self) -> impl Iterator<Item = Self> {
+        let mut device = self.clone();
+        std::iter::from_fn(move || {
+            let level = [
+                &mut device.planes_per_die,
+                &mut device.dies_per_chip,
+                &mut device.chips_per_channel,
+                &mut device.channels,
+            ]
+            .into_iter()
+            .find(|count| **count > 1)?;
+            *level -= 1;
+            Some(device.clone())
+        })
+    }
+
+    /// The same device with `blocks_per_plane` blocks per plane and the
+    /// logical capacity its over-provisioning ρ gives (⌊physical / (1 + ρ)⌋):
+    /// a device grown beyond a trace too small for even one unit's reserve.
+    #[must_use]
+    pub fn with_blocks_per_plane(&self, blocks_per_plane: u32, rho: f64) -> Self {
+        Self { blocks_per_plane, over_provisioning: Some(rho), logical_pages: None, ..self.clone() }
+    }
+
     /// Parallel units (planes): channels × chips × dies × planes, checked.
-    fn units(&self) -> Result<u64, ConfigError> {
+    fn checked_units(&self) -> Result<u64, ConfigError> {
         let units = GeometryProduct::new(&self.factors()[..4]);
         units.at_most(u64::MAX, "parallel units")
     }
@@ -311,17 +352,33 @@ impl Geometry {
     }
 }
 
+/// ρ is a ratio in (0, 1): 0 leaves GC nothing to reclaim into, and 1 or
+/// more (half the flash or more kept spare) is far beyond any real device —
+/// almost always a percentage typed where the ratio belongs ("12.5" for 12.5 %).
+fn validate_over_provisioning(rho: f64) -> Result<(), ConfigError> {
+    let key = "device.over_provisioning";
+    if !rho.is_finite() || rho <= 0.0 {
+        return Err(ConfigError::new(key, format!("{rho} must be a positive ratio (ρ = physical / logical − 1)")));
+    }
+    if rho >= 1.0 {
+        return Err(ConfigError::new(
+            key,
+            format!(
+                "{rho} is not a ratio below 1 (ρ = physical / logical − 1; 1 would keep half the flash spare): \
+                 did you mean {}? (a percentage divided by 100)",
+                rho / 100.0
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, ConfigError> {
     let pages_per_block = u64::from(config.pages_per_block);
     let logical_pages = match (config.logical_pages, config.over_provisioning) {
         (Some(pages), _) => pages,
         (None, Some(rho)) => {
-            if !rho.is_finite() || rho <= 0.0 {
-                return Err(ConfigError::new(
-                    "device.over_provisioning",
-                    format!("{rho} must be a positive ratio (ρ = physical / logical − 1)"),
-                ));
-            }
+            validate_over_provisioning(rho)?;
             // Truncation is the point: logical capacity rounds down to whole pages.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
             let pages = (physical_pages as f64 / (1.0 + rho)).floor() as u64;

@@ -4,6 +4,8 @@
 //! Notation: b pages per block, ρ = physical pages / logical pages − 1, and
 //! α = 1 + ρ the physical-to-logical ratio.
 
+use crate::device::Geometry;
+
 /// Greedy GC, mean-field fluid limit with finite b (the model behind
 /// Desnoyers, SYSTOR 2012 and Van Houdt, SIGMETRICS 2013 for d → ∞).
 ///
@@ -43,6 +45,66 @@ pub fn fifo_waf(rho: f64) -> f64 {
 /// WAF = 1 / (1 − 1/α) = (1 + ρ) / ρ (Van Houdt 2013, d = 1).
 pub fn random_waf(rho: f64) -> f64 {
     (1.0 + rho) / rho
+}
+
+/// Blocks per parallel unit the page FTL holds back from the spare space
+/// (docs/validation.md, "Reserve accounting"): `gc_threshold_blocks` free
+/// blocks, plus the open host block and the open GC block, each half-written
+/// on average — `gc_threshold_blocks + 1` blocks' worth.
+pub fn reserve_blocks_per_unit(gc_threshold_blocks: u32) -> u32 {
+    gc_threshold_blocks.saturating_add(1)
+}
+
+/// The over-provisioning the spare space leaves once the reserve
+/// ([`reserve_blocks_per_unit`]) is held back in every unit:
+/// ρ_eff = (physical pages − reserve · b · units) / logical pages − 1. The
+/// models above describe a device without a reserve, so a device with one
+/// is compared with them at ρ_eff; on a small device the reserve is a large
+/// share of the spare space, and the WAF lies well above the model at the
+/// nominal ρ.
+pub fn effective_over_provisioning(geometry: &Geometry, gc_threshold_blocks: u32) -> f64 {
+    let held_back = f64::from(geometry.units())
+        * f64::from(reserve_blocks_per_unit(gc_threshold_blocks))
+        * f64::from(geometry.pages_per_block);
+    (f64::from(geometry.physical_pages()) - held_back) / f64::from(geometry.logical_pages) - 1.0
+}
+
+/// What the reserve does to a device's steady-state WAF under uniform
+/// random single-page writes with greedy GC: the textbook figure at the
+/// nominal ρ against the one at ρ_eff ([`effective_over_provisioning`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReserveEffect {
+    /// Blocks held back per unit ([`reserve_blocks_per_unit`]).
+    pub reserve_blocks_per_unit: u32,
+    /// Spare blocks per unit: (physical − logical pages) / (b · units).
+    pub spare_blocks_per_unit: f64,
+    pub over_provisioning: f64,
+    pub effective_over_provisioning: f64,
+    /// [`greedy_waf`] at the nominal ρ.
+    pub greedy_waf: f64,
+    /// [`greedy_waf`] at ρ_eff: what the FTL measures (docs/validation.md).
+    pub effective_greedy_waf: f64,
+}
+
+impl ReserveEffect {
+    pub fn of(geometry: &Geometry, gc_threshold_blocks: u32) -> Self {
+        let over_provisioning = geometry.over_provisioning();
+        let effective = effective_over_provisioning(geometry, gc_threshold_blocks);
+        let unit_pages = f64::from(geometry.units()) * f64::from(geometry.pages_per_block);
+        Self {
+            reserve_blocks_per_unit: reserve_blocks_per_unit(gc_threshold_blocks),
+            spare_blocks_per_unit: f64::from(geometry.physical_pages() - geometry.logical_pages) / unit_pages,
+            over_provisioning,
+            effective_over_provisioning: effective,
+            greedy_waf: greedy_waf(geometry.pages_per_block, over_provisioning),
+            // No spare space left once the reserve is held back: GC copies without end.
+            effective_greedy_waf: if effective > 0.0 {
+                greedy_waf(geometry.pages_per_block, effective)
+            } else {
+                f64::INFINITY
+            },
+        }
+    }
 }
 
 /// H(x) for real x ≥ 0: the harmonic number at ⌊x⌋ plus the linear part.

@@ -101,6 +101,44 @@ pub struct LifetimeForecast {
     pub host_gb_to_rber_limit: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub years_to_rber_limit: Option<f64>,
+    /// What makes this forecast unreliable; empty when nothing is known
+    /// against it.
+    pub warnings: Vec<LifetimeWarning>,
+}
+
+/// A reason not to trust a forecast: its wear rate is not the one the
+/// workload would settle at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LifetimeWarning {
+    /// The run started on a fresh device: until every block has been written
+    /// GC has little to copy, so the wear rate (and the WAF in it) is far below
+    /// what the workload settles at, and the lifetime far above it.
+    NotAged,
+    /// The aging gave up before the WAF settled (`precondition.steady = false`).
+    NotSteady,
+    /// The measured phase wrote less than the logical capacity: too short for
+    /// the wear rate to be the workload's own.
+    UnderOneDeviceWrite,
+}
+
+impl std::fmt::Display for LifetimeWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::NotAged => {
+                "the run was not aged (precondition off): a fresh device's GC copies little, so this lifetime is \
+                 optimistic"
+            }
+            Self::NotSteady => {
+                "the aging stopped before the WAF settled (raise precondition.max_device_writes): the wear rate is \
+                 not the workload's steady one"
+            }
+            Self::UnderOneDeviceWrite => {
+                "the measured phase wrote less than one logical capacity: too short a run to give the workload's \
+                 wear rate"
+            }
+        })
+    }
 }
 
 const GB: f64 = 1e9;
@@ -118,6 +156,9 @@ pub struct WearInputs<'a> {
     /// Simulated time the measured phase took, when it had time (timed runs, traces).
     pub measured_ns: Option<u64>,
     pub seed: u64,
+    /// How the device was aged before the measured phase: `None` not at
+    /// all, `Some(steady)` whether the aging's WAF settled.
+    pub aged_steady: Option<bool>,
 }
 
 impl LifetimeForecast {
@@ -173,8 +214,21 @@ impl LifetimeForecast {
             rber_limit: config.rber.map(|_| config.rber_limit),
             host_gb_to_rber_limit: rber.flatten(),
             years_to_rber_limit: years(rber.flatten()),
+            warnings: warnings(inputs),
         }
     }
+}
+
+/// What is known against a forecast from `inputs`.
+fn warnings(inputs: &WearInputs<'_>) -> Vec<LifetimeWarning> {
+    let aging = match inputs.aged_steady {
+        None => Some(LifetimeWarning::NotAged),
+        Some(false) => Some(LifetimeWarning::NotSteady),
+        Some(true) => None,
+    };
+    let short = (inputs.measured.host_pages_written < u64::from(inputs.geometry.logical_pages))
+        .then_some(LifetimeWarning::UnderOneDeviceWrite);
+    aging.into_iter().chain(short).collect()
 }
 
 /// Blocks that make up `share` of `blocks` (at least one).

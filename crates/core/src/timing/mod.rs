@@ -18,7 +18,9 @@ mod stripe;
 pub use config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig, SATA_QUEUE_DEPTH_MAX};
 pub use engine::Engine;
 pub use source::{Arrivals, RequestSource, SequentialMix, SyntheticSource, TimedRequest};
-pub use stats::{DeadlineReport, LatencyReport, LatencySummary, ThroughputPoint, TimedReport, SERIES_POINTS_MAX};
+pub use stats::{
+    DeadlineReport, JobTiming, LatencyReport, LatencySummary, ThroughputPoint, TimedReport, SERIES_POINTS_MAX,
+};
 pub use stripe::{StripeFill, WriteBuffer};
 
 #[cfg(test)]

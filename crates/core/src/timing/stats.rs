@@ -117,6 +117,16 @@ pub struct JobTiming {
     /// The job's name (filled in by the driver, which knows the `[[job]]` tables).
     pub name: String,
     pub requests: u64,
+    /// The job's active time: from its first request's arrival (a closed
+    /// job's first submission) to its last completion. The rates below are
+    /// over it, not over the run, so a job that finishes early is rated by
+    /// its own time.
+    pub active_s: f64,
+    /// The mean arrival rate the job asked for (`rate_iops`, less what the
+    /// gaps inside bursts take); `None` for a closed loop, whose rate is
+    /// its depth over its latency.
+    pub offered_iops: Option<f64>,
+    /// Requests completed per second of active time: the achieved rate.
     pub iops: f64,
     pub read_mb_s: f64,
     pub write_mb_s: f64,
@@ -170,6 +180,29 @@ struct JobStats {
     pages_read: u64,
     pages_written: u64,
     cost: FlashCost,
+    /// The job's active time: its earliest arrival and latest completion.
+    first_arrival_ns: u64,
+    last_done_ns: u64,
+}
+
+impl JobStats {
+    /// Seconds from the first arrival to the last completion (0 before any).
+    fn active_s(&self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let active_ns = self.last_done_ns.saturating_sub(self.first_arrival_ns) as f64;
+        active_ns / 1e9
+    }
+}
+
+/// `count` per second over `seconds`; 0 over no time.
+fn rate(count: u64, seconds: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let count = count as f64;
+    if seconds > 0.0 {
+        count / seconds
+    } else {
+        0.0
+    }
 }
 
 /// Running measurements of the engine.
@@ -242,6 +275,8 @@ impl Stats {
         if let Some(job) = job {
             let stats = self.job(job);
             stats.latency.record(latency);
+            stats.first_arrival_ns = stats.first_arrival_ns.min(arrival_ns);
+            stats.last_done_ns = stats.last_done_ns.max(done_ns);
             match op {
                 Op::Read => stats.pages_read += u64::from(pages),
                 Op::Write => stats.pages_written += u64::from(pages),
@@ -276,6 +311,8 @@ impl Stats {
                 pages_read: 0,
                 pages_written: 0,
                 cost: FlashCost::default(),
+                first_arrival_ns: u64::MAX,
+                last_done_ns: 0,
             });
         }
         &mut self.jobs[job]
@@ -334,15 +371,7 @@ impl Stats {
     pub fn report(mut self, dies: u32, device: FlashCost) -> TimedReport {
         #[allow(clippy::cast_precision_loss)]
         let seconds = self.last_completion_ns as f64 / 1e9;
-        let per_second = |count: u64| {
-            #[allow(clippy::cast_precision_loss)]
-            let count = count as f64;
-            if seconds > 0.0 {
-                count / seconds
-            } else {
-                0.0
-            }
-        };
+        let per_second = |count: u64| rate(count, seconds);
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
         #[allow(clippy::cast_precision_loss)]
         let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
@@ -382,12 +411,15 @@ impl Stats {
                 .jobs
                 .iter()
                 .map(|job| (job, job.latency.histogram()))
-                .map(|(job, latency)| JobTiming {
+                .map(|(job, latency)| (job, latency, job.active_s()))
+                .map(|(job, latency, active_s)| JobTiming {
                     name: String::new(),
                     requests: latency.len(),
-                    iops: per_second(latency.len()),
-                    read_mb_s: megabytes_per_second(job.pages_read),
-                    write_mb_s: megabytes_per_second(job.pages_written),
+                    active_s,
+                    offered_iops: None,
+                    iops: rate(latency.len(), active_s),
+                    read_mb_s: rate(job.pages_read * self.page_size, active_s) / 1e6,
+                    write_mb_s: rate(job.pages_written * self.page_size, active_s) / 1e6,
                     latency: LatencySummary::from_histogram(&latency),
                     flash_pages_programmed: job.cost.programmed,
                     gc_page_copies: job.cost.gc_copies,

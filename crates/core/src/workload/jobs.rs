@@ -80,8 +80,17 @@ impl JobConfig {
             return Err(ConfigError::new(key(unknown), "unknown key of a [[job]] table"));
         }
         let (start, end) = (self.range_start, self.range_end);
-        if !(start.is_finite() && end.is_finite() && (0.0..1.0).contains(&start) && start < end && end <= 1.0) {
-            return Err(ConfigError::new(key("range_end"), format!("[{start}, {end}) is not a range within [0, 1]")));
+        if !(start.is_finite() && (0.0..1.0).contains(&start)) {
+            return Err(ConfigError::new(
+                key("range_start"),
+                format!("{start} is not a fraction of the logical space in [0, 1)"),
+            ));
+        }
+        if !(end.is_finite() && start < end && end <= 1.0) {
+            return Err(ConfigError::new(
+                key("range_end"),
+                format!("{end} is not a fraction of the logical space in (range_start = {start}, 1]"),
+            ));
         }
         if self.queue_depth == 0 {
             return Err(ConfigError::new(key("queue_depth"), "must be at least 1"));
@@ -138,14 +147,32 @@ impl JobConfig {
         }
     }
 
+    /// The mean rate the job's requests arrive at ([`Self::arrivals`]);
+    /// `None` for a closed loop. In bursts, each of ⌊rate_iops / burst_len⌋
+    /// burst starts a second (mean gap 1 / that) is followed by the
+    /// burst's `burst_len − 1` gaps before the next gap is drawn, so a cycle
+    /// of `burst_len` requests lasts the mean gap plus those gaps.
+    pub fn offered_iops(&self) -> Option<f64> {
+        let rate = self.rate_iops?;
+        if self.burst_len <= 1 {
+            #[allow(clippy::cast_precision_loss)]
+            return Some(rate as f64);
+        }
+        let bursts_per_s = rate / u64::from(self.burst_len);
+        #[allow(clippy::cast_precision_loss)]
+        let cycle_s = 1.0 / bursts_per_s as f64 + f64::from(self.burst_len - 1) * self.burst_gap_us as f64 / 1e6;
+        Some(f64::from(self.burst_len) / cycle_s)
+    }
+
     /// Requests the job issues.
     pub fn total_requests(&self, geometry: &Geometry) -> u64 {
         self.range_geometry(geometry).map_or(0, |range| self.workload.total_requests(&range))
     }
 }
 
-/// Checks the jobs together: each valid, names unique, and (counting mode
-/// has no time to weigh a rate against a queue depth) all closed or all open.
+/// Checks the jobs together: each valid, names unique, and all closed or
+/// all open (counting mode has no time to weigh a rate against a queue
+/// depth; the timing engine's job queues are all closed loops).
 pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
     if jobs.len() > JOBS_MAX {
         return Err(ConfigError::new("job", format!("{} jobs; at most {JOBS_MAX}", jobs.len())));
@@ -160,7 +187,9 @@ pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> R
     if open > 0 && open < jobs.len() {
         return Err(ConfigError::new(
             "job.rate_iops",
-            "give every job a rate_iops or none: a run without time cannot weigh a rate against a queue depth",
+            "give every job a rate_iops or none: counting mode has no time to weigh a rate against a queue \
+             depth, and the timing model (--timing on) runs closed-loop jobs each on its own queue or open \
+             jobs on shared ones, not both in one run",
         ));
     }
     Ok(())

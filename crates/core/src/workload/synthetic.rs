@@ -312,6 +312,17 @@ impl PreconditionConfig {
                 return Err(ConfigError::new(key, "must be a positive number"));
             }
         }
+        if self.steady_tolerance >= 1.0 {
+            return Err(ConfigError::new(
+                "precondition.steady_tolerance",
+                format!(
+                    "{} is a relative difference of 100 % or more, which every pair of windows meets: \
+                     did you mean {}? (a percentage divided by 100)",
+                    self.steady_tolerance,
+                    self.steady_tolerance / 100.0
+                ),
+            ));
+        }
         if !(self.max_device_writes.is_finite() && (0.0..=DEVICE_WRITES_MAX).contains(&self.max_device_writes)) {
             return Err(ConfigError::new(
                 "precondition.max_device_writes",

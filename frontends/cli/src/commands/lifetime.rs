@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
 
-use crate::shared::{print_lifetime, ConfigArgs};
+use crate::shared::{print_lifetime, warn_lifetime, ConfigArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct LifetimeArgs {
@@ -47,6 +47,7 @@ pub fn run(args: LifetimeArgs) -> anyhow::Result<()> {
         measured.counters.host_pages_written,
         measured.waf.map_or_else(|| "-".to_owned(), |waf| format!("{waf:.3}"))
     );
+    warn_lifetime(&report.lifetime);
     print_lifetime(&report.lifetime)?;
     if let Some(path) = &args.json {
         crate::output::write_json(crate::output::Output::open(path)?, &report)?;

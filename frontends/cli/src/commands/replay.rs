@@ -3,6 +3,7 @@
 //! itself is `nandlab_lab::replay`).
 
 use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use nandlab_core::device::{DeviceConfig, Geometry};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::stages::HostCounts;
@@ -11,7 +12,7 @@ use nandlab_core::timing::Arrival;
 use nandlab_core::Report;
 use nandlab_dhrd::parse_byte_size;
 use nandlab_lab::document::Document;
-use nandlab_lab::replay::{fit_size, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
+use nandlab_lab::replay::{fit_error, fit_size, fitted_device, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_trace::Format;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -35,6 +36,9 @@ pub struct ReplayArgs {
     /// logical capacity equals the traced device's size: `--device-size`
     /// when given, else the trace header's, else up to the highest sector
     /// the trace touches (raw traces give no size); says which it used.
+    /// When the preset's parallel units would each get too few spare blocks
+    /// for the GC reserve, takes fewer units (or, below one unit's worth, a
+    /// larger device), and prints the geometry it chose.
     #[arg(long)]
     pub fit: bool,
     /// The traced device's size (K, M, G, T or KiB … TiB: powers of 1024;
@@ -128,7 +132,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
     // Resolved once here, so the replay does not scan the trace for its extent again.
     if let Some(size) = fit_size(&source, &mode)? {
-        eprintln!("replay: device scaled to {} logical, from {}", bytes(size.bytes), size.origin);
+        let fitted = fitted_device(&config, size).map_err(|error| fit_error(error, size))?;
+        eprintln!("replay: device scaled to {}", describe_fit(&config.device, &fitted, size));
         mode.device_size = Some(size);
     }
     let mut progress = ProgressReporter::new();
@@ -141,6 +146,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     });
     progress.finish();
     let report = report?;
+    crate::shared::warn_lifetime(&report.lifetime);
     let speed = clock.speed(&report.host);
     if !(args.quiet || to_stdout) {
         print_summary(&format!("replay of {}", args.trace.display()), &report)?;
@@ -156,6 +162,41 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     json.map(|out| crate::output::write_json(out, &document)).transpose()?;
     parquet.map(|out| crate::output::write_document_parquet(out, &document)).transpose()?;
     Ok(())
+}
+
+/// What `--fit` chose, for the user: the capacity, where its size came
+/// from, and the geometry when it is not the configuration's own units
+/// with more or fewer blocks.
+fn describe_fit(config: &DeviceConfig, fitted: &DeviceConfig, size: FitSize) -> String {
+    let geometry = Geometry::from_config(fitted).ok();
+    let logical = geometry.map_or(size.bytes, |geometry| geometry.logical_bytes());
+    let mut text = format!("{} logical, from {}", bytes(logical), size.origin);
+    if logical > size.bytes {
+        text += &format!(
+            " (which gives {}: one parallel unit of that size has too few spare blocks for the GC reserve, \
+             so the device is larger, at the same over-provisioning)",
+            bytes(size.bytes)
+        );
+    }
+    text += &format!(
+        "; {} channels x {} chips x {} dies x {} planes of {} blocks of {} x {} B pages",
+        fitted.channels,
+        fitted.chips_per_channel,
+        fitted.dies_per_chip,
+        fitted.planes_per_die,
+        fitted.blocks_per_plane,
+        fitted.pages_per_block,
+        fitted.page_size
+    );
+    if fitted.units() < config.units() {
+        text += &format!(
+            " ({} parallel units instead of {}: with all of them each would have too few spare blocks for \
+             the GC reserve)",
+            fitted.units(),
+            config.units()
+        );
+    }
+    text
 }
 
 /// The JSON document of a replay: the report and how fast the trace replayed.

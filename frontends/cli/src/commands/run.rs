@@ -3,6 +3,7 @@
 use crate::output::{self, Output};
 use crate::shared::{bytes, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
 use anyhow::Context;
+use nandlab_core::timing::{JobTiming, LatencySummary};
 use nandlab_core::workload::jobs::JobReport;
 use nandlab_core::Report;
 use nandlab_lab::document::Document;
@@ -77,6 +78,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let report = simulate(&config, &mut |update| progress.update(update))?;
     progress.finish();
+    crate::shared::warn_lifetime(&report.lifetime);
     let elapsed = started.elapsed();
     if !(args.quiet || to_stdout) {
         print_summary(&report, elapsed)?;
@@ -105,44 +107,74 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(out) = series_parquet {
         output::write_rows_parquet(out, &report.waf_series)?;
     }
-    if let Some(out) = jobs_csv {
-        write_jobs_csv(&report.jobs, out)?;
-    }
-    if let Some(out) = jobs_parquet {
-        output::write_rows_parquet(out, &report.jobs)?;
+    match &report.timed {
+        Some(timed) => {
+            write_job_rows(&timed.jobs.iter().map(TimedJobRow::from).collect::<Vec<_>>(), jobs_csv, jobs_parquet)?
+        }
+        None => write_job_rows(&report.jobs, jobs_csv, jobs_parquet)?,
     }
     Ok(())
+}
+
+/// `--jobs-csv` and `--jobs-parquet`: one row per job.
+fn write_job_rows<R: serde::Serialize>(rows: &[R], csv: Option<Output>, parquet: Option<Output>) -> anyhow::Result<()> {
+    csv.map(|out| output::write_rows_csv(out, rows)).transpose()?;
+    parquet.map(|out| output::write_rows_parquet(out, rows)).transpose()?;
+    Ok(())
+}
+
+/// A timed run's job as one flat row (`timed.jobs` in the JSON, with the
+/// latency summary's fields as columns of their own).
+#[derive(serde::Serialize)]
+struct TimedJobRow<'a> {
+    name: &'a str,
+    requests: u64,
+    active_s: f64,
+    offered_iops: Option<f64>,
+    iops: f64,
+    read_mb_s: f64,
+    write_mb_s: f64,
+    latency_mean_us: Option<f64>,
+    latency_p50_us: Option<f64>,
+    latency_p99_us: Option<f64>,
+    latency_p999_us: Option<f64>,
+    latency_max_us: Option<f64>,
+    flash_pages_programmed: u64,
+    gc_page_copies: u64,
+    erases: u64,
+    flash_write_share: f64,
+    gc_share: f64,
+}
+
+impl<'a> From<&'a JobTiming> for TimedJobRow<'a> {
+    fn from(job: &'a JobTiming) -> Self {
+        let latency = |field: fn(&LatencySummary) -> f64| job.latency.as_ref().map(field);
+        Self {
+            name: &job.name,
+            requests: job.requests,
+            active_s: job.active_s,
+            offered_iops: job.offered_iops,
+            iops: job.iops,
+            read_mb_s: job.read_mb_s,
+            write_mb_s: job.write_mb_s,
+            latency_mean_us: latency(|summary| summary.mean_us),
+            latency_p50_us: latency(|summary| summary.p50_us),
+            latency_p99_us: latency(|summary| summary.p99_us),
+            latency_p999_us: latency(|summary| summary.p999_us),
+            latency_max_us: latency(|summary| summary.max_us),
+            flash_pages_programmed: job.flash_pages_programmed,
+            gc_page_copies: job.gc_page_copies,
+            erases: job.erases,
+            flash_write_share: job.flash_write_share,
+            gc_share: job.gc_share,
+        }
+    }
 }
 
 fn write_series_csv(report: &Report, mut out: Output) -> anyhow::Result<()> {
     writeln!(out, "host_pages_written,waf_window,waf_cumulative")?;
     for point in &report.waf_series {
         writeln!(out, "{},{:.6},{:.6}", point.host_pages_written, point.waf_window, point.waf_cumulative)?;
-    }
-    out.commit()
-}
-
-fn write_jobs_csv(jobs: &[JobReport], mut out: Output) -> anyhow::Result<()> {
-    writeln!(
-        out,
-        "name,requests,host_pages_written,host_pages_read,host_pages_trimmed,flash_pages_programmed,gc_page_copies,\
-         erases,flash_write_share,gc_share"
-    )?;
-    for job in jobs {
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{:.6},{:.6}",
-            job.name,
-            job.requests,
-            job.host_pages_written,
-            job.host_pages_read,
-            job.host_pages_trimmed,
-            job.flash_pages_programmed,
-            job.gc_page_copies,
-            job.erases,
-            job.flash_write_share,
-            job.gc_share
-        )?;
     }
     out.commit()
 }
