@@ -269,8 +269,8 @@ def check_paths(path, where, line, problems):
     """Every repository path the line names exists (globs: at least one match)."""
     for match in REPO_PATH.finditer(line):
         named = match.group(1).rstrip(".")
-        if "OUT" in named or "DIR" in named or "NAME" in named:
-            continue
+        if any(re.fullmatch(r"[A-Z][A-Z_]*(?:\.\w+)?", segment) for segment in named.split("/")):
+            continue  # a placeholder (OUT, DIR, NAME, TARGET): not a real path
         pattern = named.replace("{", "[").replace("}", "]") if "{" in named else named
         if glob.glob(os.path.join(ROOT, pattern)) or os.path.exists(os.path.join(ROOT, named)):
             continue
@@ -302,6 +302,24 @@ def self_test(results):
     return 1 if missed or tried == 0 else 0
 
 
+def check_layout(problems):
+    """docs/architecture.md's "Layout" block names every crate and front end
+    (each folder under crates/ and frontends/, and fuzz/) as `NAME/`."""
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    start = text.find("## Layout")
+    block = text[start : text.find("```", text.find("```", start) + 3)] if start >= 0 else ""
+    folders = [
+        os.path.relpath(path, ROOT)
+        for path in sorted(glob.glob(os.path.join(ROOT, "crates", "*")) + glob.glob(os.path.join(ROOT, "frontends", "*")))
+        if os.path.isdir(path)
+    ] + ["fuzz"]
+    for folder in folders:
+        name = os.path.basename(folder)
+        if not re.search(rf"(?m)^\s*{re.escape(name)}/", block):
+            problems.append(f"docs/architecture.md: the Layout block does not describe {folder}/")
+
+
 def documents():
     files = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
     return files
@@ -321,6 +339,7 @@ def main():
         unmarked = []
         check_file(path, results, problems, unmarked)
         unmarked_by_file[path] = unmarked
+    check_layout(problems)
     baseline_path = os.path.join(ROOT, BASELINE)
     baseline = {}
     if os.path.exists(baseline_path):

@@ -186,6 +186,10 @@ def derive_informed(out):
             load: {key: spread(values) for key, values in entry.items()} for load, entry in by_load.items()
         },
         "median_per_load": {"moved_ratio": spread(medians_moved), "cleaning_time_saved_percent": spread(medians_saved)},
+        "all_captures": {
+            key: spread(value for entry in by_load.values() for value in entry[key])
+            for key in ("moved_ratio", "cleaning_time_saved_percent")
+        },
         "repeats": len(next(iter(by_load.values()))["moved_ratio"]),
     }
 
