@@ -38,10 +38,11 @@ NUMERAL = re.compile(
 # A unit after the numeral, or after the other end of a range ("39-42 %").
 AFTER_UNIT = re.compile(r"(?:\s?[-–]\s?\d[\d.,]*)?(?:x(?![\w])|×|\s?(?:%|" + FIGURE_UNITS + r"(?![\w])))")
 # Numerals that are names, not figures: section, figure, table, equation,
-# slide, algorithm, issue and step numbers.
+# slide, algorithm, issue and step numbers (a numeral with a unit is a figure
+# whatever precedes it).
 NAME_BEFORE = re.compile(
     r"(?:§|Section|Sections|Figure|Figures|Fig\.|Figs\.|Table|Tables|eq\.|eqs\.|Eq\.|equation|"
-    r"slide|slides|Algorithm|issue|issues|step|Step|Chapter|Appendix|lines?|Lemma|Theorem)\s*\(?$"
+    r"slide|slides|Algorithm|issue|step|Step|Chapter|Appendix|lines?|Lemma|Theorem)\s*\(?$"
 )
 # Text that is never a figure, masked before numerals are read: dates, clock
 # times, version numbers (x.y.z), inline code spans, link targets, and markers.
@@ -89,12 +90,8 @@ def numerals(line):
         before = masked[: match.start()]
         named = NAME_BEFORE.search(before.rstrip()) is not None and before.endswith((" ", "("))
         after = masked[match.end() :]
-        is_figure = (
-            "." in text
-            or "," in text
-            or match.group("mult") is not None
-            or AFTER_UNIT.match(after) is not None
-        ) and not named
+        with_unit = match.group("mult") is not None or AFTER_UNIT.match(after) is not None
+        is_figure = with_unit or (("." in text or "," in text) and not named)
         found.append(Figure(text, match.start(), match.end(), is_figure))
     return found
 
@@ -181,10 +178,12 @@ def agrees(quoted, source, decimals, scale):
     return math.isfinite(expected) and abs(quoted - expected) <= tolerance
 
 
-def check_file(path, results, problems, unmarked, text=None, checked=None):
+def check_file(path, results, problems, unmarked, text=None, checked=None, fixes=None):
     """Checks one markdown file (or `text` in its place); appends `file:line:
     message` problems and unmarked figures (`file:line: figure`); `checked`
-    collects (line index, start, end) of every figure a claim marker checks."""
+    collects (line index, start, end) of every figure a claim marker checks;
+    `fixes` collects (line index, start, end, text) for every figure that
+    disagrees: its source's value, rounded and written as the figure was."""
     in_fence, fence_lang, exempt_reason = False, "", None
     if text is None:
         with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
@@ -201,7 +200,8 @@ def check_file(path, results, problems, unmarked, text=None, checked=None):
         if in_fence and fence_lang in CODE_LANGUAGES:
             continue
         found = [] if in_fence and "<!--" in line else numerals(line)
-        markers = list(MARKER.finditer(line)) if not in_fence else []
+        # Markers in inline code are examples, not markers.
+        markers = list(MARKER.finditer(MASKS[0].sub(lambda m: " " * len(m.group(0)), line))) if not in_fence else []
         for marker in markers:
             kind, body = marker.group(1), marker.group(2)
             if kind == "exempt-begin":
@@ -219,9 +219,11 @@ def check_file(path, results, problems, unmarked, text=None, checked=None):
                     if figure.end <= marker.start() and not figure.covered:
                         figure.covered = True
             else:
-                for figure in check_claim(where, line, marker, found, results, problems):
+                for figure, fixed in check_claim(where, line, marker, found, results, problems):
                     if checked is not None:
                         checked.append((number - 1, figure.start, figure.end))
+                    if fixes is not None and fixed is not None:
+                        fixes.append((number - 1, figure.start, figure.end, fixed))
         if exempt_reason is not None:
             continue
         for figure in found:
@@ -245,14 +247,18 @@ def check_claim(where, line, marker, found, results, problems):
         problems.append(f"{where}: the claim marker names {len(sources)} sources but only {len(before)} numerals precede it")
         return []
     quoted = before[len(before) - len(sources) :]
+    checked = []
     for figure, (path, pointer) in zip(quoted, sources):
         figure.covered = True
         try:
             source = results.value(path, pointer)
         except LookupError as error:
             problems.append(f"{where}: {error}")
+            checked.append((figure, None))
             continue
-        if not agrees(figure.value, source, decimals, scale):
+        agree = agrees(figure.value, source, decimals, scale)
+        checked.append((figure, None if agree else written_as(figure.text, source * scale, decimals)))
+        if not agree:
             problems.append(
                 f"{where}: quotes {figure.text} but {path}#{pointer} is {source!r}"
                 f" (× {scale:g}, rounded to {decimals} decimals: {round(source * scale, decimals)})"
@@ -262,7 +268,30 @@ def check_claim(where, line, marker, found, results, problems):
     gap = mask(line[quoted[-1].end : marker.start()])
     if len(gap.strip()) > 12:
         problems.append(f"{where}: the claim marker is not right after its figure ({gap.strip()[:40]!r})")
-    return quoted
+    return checked
+
+
+def written_as(example, value, decimals):
+    """`value` rounded to `decimals` places, with thousands separators when
+    `example` (the figure it replaces) has them."""
+    grouping = "," if "," in example else ""
+    return f"{value:{grouping}.{max(decimals, 0)}f}"
+
+
+def fix_file(path, results):
+    """Rewrites every disagreeing checked figure of `path` to its source's
+    value (after a regeneration moved them); returns how many changed."""
+    fixes = []
+    check_file(path, results, [], [], fixes=fixes)
+    if not fixes:
+        return 0
+    with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    for index, start, end, text in sorted(fixes, key=lambda fix: (fix[0], -fix[1])):
+        lines[index] = lines[index][:start] + text + lines[index][end:]
+    with open(os.path.join(ROOT, path), "w", encoding="utf-8") as handle:
+        handle.write("\n".join(lines))
+    return len(fixes)
 
 
 def check_paths(path, where, line, problems):
@@ -329,11 +358,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--update-baseline", action="store_true", help="write the current unmarked counts of the docs not yet marked up")
     parser.add_argument("--list-unmarked", metavar="FILE", help="print the unmarked figures of one file")
+    parser.add_argument("--fix", action="store_true", help="rewrite each marked figure that disagrees to its source's value (after regenerating results)")
     parser.add_argument("--self-test", action="store_true", help="change each checked README figure in turn; every change must fail the check")
     args = parser.parse_args()
     results = ResultsFiles(ROOT)
     if args.self_test:
         return self_test(results)
+    if args.fix:
+        for path in documents():
+            changed = fix_file(path, results)
+            if changed:
+                print(f"{path}: {changed} figure(s) rewritten to their sources; read the prose around them")
+        return 0
     problems, unmarked_by_file = [], {}
     for path in documents():
         unmarked = []
@@ -345,6 +381,8 @@ def main():
     if os.path.exists(baseline_path):
         with open(baseline_path, encoding="utf-8") as handle:
             baseline = json.load(handle)["unmarked_figures"]
+    if "README.md" in baseline:
+        problems.append(f"{BASELINE}: README.md may not be listed; every figure of the README carries a marker")
     if args.update_baseline:
         counts = {p: len(u) for p, u in unmarked_by_file.items() if u and p != "README.md"}
         with open(baseline_path, "w", encoding="utf-8") as handle:

@@ -347,6 +347,7 @@ GENERATORS = [
         {
             "docs/informed-cleaning/informed_cleaning.csv": "informed-cleaning/informed_cleaning.csv",
             "docs/informed-cleaning/informed_cleaning.svg": "informed-cleaning/informed_cleaning.svg",
+            "docs/informed-cleaning/summary.md": "informed-cleaning/summary.md",
         },
         derive_informed,
         fast=False,
@@ -364,6 +365,7 @@ GENERATORS = [
                 "merge_response_time.svg",
                 "write_size_throughput.csv",
                 "write_size_throughput.svg",
+                "summary.md",
             ]
         },
         derive_stripe,
@@ -382,8 +384,22 @@ GENERATORS = [
     ),
     Generator(
         "delay-d",
-        [("delay-d", ["reproduce", "delay-d", "--seed", "1"])],
-        {"docs/delay-d/delay_d.csv": "delay-d/delay_d.csv"},
+        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "5"])],
+        {
+            f"docs/delay-d/{name}": f"delay-d/{name}"
+            for name in [
+                "delay_d.csv",
+                "delay_sweep.csv",
+                "delay_sweep.svg",
+                "figure3a_gc_copies_aged.svg",
+                "figure3a_gc_copies_aged_ignored.svg",
+                "figure3a_gc_copies_aged_dftl.svg",
+                "figure3b_run_time.svg",
+                "run_time_sata.svg",
+                "table2_discards.svg",
+                "summary.md",
+            ]
+        },
         derive_delay_d,
         fast=False,
         root=True,
