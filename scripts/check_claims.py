@@ -55,7 +55,7 @@ MASKS = [
     re.compile(r"\bv?\d+\.\d+\.\d+\b"),
     re.compile(r"https?://\S+"),
 ]
-MARKER = re.compile(r"<!--\s*(claim|exempt|exempt-begin|exempt-end)\b:?\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(claim|exempt-begin|exempt-end|exempt)(?![\w-]):?\s*(.*?)\s*-->")
 # A repository path named in the docs: it must exist (a glob must match).
 REPO_PATH = re.compile(
     r"(?<![\w./-])((?:crates|frontends|scripts|docs|examples|fuzz|\.ci)/[\w.*/{}-]*[\w*}])"

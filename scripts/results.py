@@ -40,13 +40,17 @@ def nandlab():
 
 
 def spread(values):
-    """Median, minimum and maximum, rounded to 6 significant digits so that
-    the JSON does not carry float noise."""
+    """Median, minimum and maximum; fractions rounded to 6 significant digits
+    so that the JSON does not carry float noise, whole numbers kept exact."""
     values = list(values)
+
+    def short(value):
+        return value if float(value).is_integer() else float(f"{value:.6g}")
+
     return {
-        "median": float(f"{statistics.median(values):.6g}"),
-        "min": float(f"{min(values):.6g}"),
-        "max": float(f"{max(values):.6g}"),
+        "median": short(statistics.median(values)),
+        "min": short(min(values)),
+        "max": short(max(values)),
         "n": len(values),
     }
 
@@ -269,7 +273,37 @@ def delay_d_ratios(csv_path):
 
 
 def derive_delay_d(out):
-    return delay_d_ratios(os.path.join(out, "delay-d", "delay_d.csv"))
+    """The headline ratios, and the tables of docs/delay-d.md: GC copies on
+    the aged device per scenario, device DISCARD mode and policy, and the
+    DISCARD counts and run times on the fresh device (`exact`), each as
+    median [min, max] over the captures."""
+    path = os.path.join(out, "delay-d", "delay_d.csv")
+    rows = read_csv(path)
+    tables = {"aged_gc_copies": {}, "aged_translation_writes": {}, "fresh_exact": {}}
+    fresh_fields = [
+        "discard_received",
+        "discard_issued",
+        "discard_merged",
+        "discard_cancelled",
+        "nvme_run_s",
+        "sata_run_s",
+        "map_cache_misses",
+    ]
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["scenario"], row["device_state"], row["device_discard"], row["policy"]), []).append(row)
+    for (scenario, state, mode, policy), members in sorted(groups.items()):
+        if state == "aged":
+            copies = [float(r["gc_page_copies"]) for r in members]
+            tables["aged_gc_copies"].setdefault(scenario, {}).setdefault(mode, {})[policy] = spread(copies)
+            if mode == "dftl":
+                writes = [float(r["translation_pages_written"]) for r in members]
+                tables["aged_translation_writes"].setdefault(scenario, {})[policy] = spread(writes)
+        elif mode == "exact":
+            tables["fresh_exact"].setdefault(scenario, {})[policy] = {
+                field: spread(float(r[field]) for r in members) for field in fresh_fields
+            }
+    return {**delay_d_ratios(path), **tables}
 
 
 def derive_dhrd(out):
