@@ -347,7 +347,7 @@ mod tests {
         ] {
             let mut summary = Summary::new(name);
             summary.comparisons(&rows);
-            OutputDir::create(&dir.path().join(name)).and_then(|d| d.write_summary(&summary)).expect("summary");
+            OutputDir::create(dir.path().join(name)).and_then(|d| d.write_summary(&summary)).expect("summary");
         }
         let outcomes = [
             Outcome { name: "delay-d", seconds: 1.0, error: None },
