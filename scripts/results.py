@@ -333,28 +333,31 @@ def derive_dhrd(out):
 
 SEEDS_FIG10 = range(1, 11)
 
+
+def kept(folder, label, names):
+    """Data files `names` of the run `label`, kept as docs/FOLDER/NAME."""
+    return {f"docs/{folder}/{name}": f"{label}/{name}" for name in names}
+
+
+def telomere_figure(number):
+    """Telomere Figure 7 or 8 at the paper's scale: only its CSV is kept."""
+    label = f"fig{number}"
+    argv = ["reproduce", f"telomere-fig{number}", "--paper-scale", "--seed", "1"]
+    return Generator(
+        f"telomere-fig{number}", [(label, argv)], kept("telomere", label, [f"figure{number}.csv"]), derive_none, fast=True
+    )
+
+
 GENERATORS = [
-    Generator(
-        "telomere-fig7",
-        [("fig7", ["reproduce", "telomere-fig7", "--paper-scale", "--seed", "1"])],
-        {"docs/telomere/figure7.csv": "fig7/figure7.csv"},
-        derive_none,
-        fast=True,
-    ),
-    Generator(
-        "telomere-fig8",
-        [("fig8", ["reproduce", "telomere-fig8", "--paper-scale", "--seed", "1"])],
-        {"docs/telomere/figure8.csv": "fig8/figure8.csv"},
-        derive_none,
-        fast=True,
-    ),
+    telomere_figure(7),
+    telomere_figure(8),
     Generator(
         "telomere-fig9",
         [
             ("fig9", ["reproduce", "telomere-fig9", "--paper-scale", "--seed", "1"]),
             ("fig9-ms", ["reproduce", "telomere-fig9", "--paper-scale", "--seed", "1", "--set", "gc_rounding=millisecond"]),
         ],
-        {"docs/telomere/figure9.csv": "fig9/figure9.csv"},
+        kept("telomere", "fig9", ["figure9.csv"]),
         derive_fig9,
         fast=True,
     ),
@@ -368,21 +371,14 @@ GENERATORS = [
     Generator(
         "priority-cleaning",
         [("priority-cleaning", ["reproduce", "priority-cleaning", "--seed", "1"])],
-        {
-            "docs/priority-cleaning/priority_cleaning.csv": "priority-cleaning/priority_cleaning.csv",
-            "docs/priority-cleaning/priority_jobs.csv": "priority-cleaning/priority_jobs.csv",
-        },
+        kept("priority-cleaning", "priority-cleaning", ["priority_cleaning.csv", "priority_jobs.csv"]),
         derive_none,
         fast=True,
     ),
     Generator(
         "informed-cleaning",
         [("informed-cleaning", ["reproduce", "informed-cleaning", "--seed", "1", "--repeats", "5"])],
-        {
-            "docs/informed-cleaning/informed_cleaning.csv": "informed-cleaning/informed_cleaning.csv",
-            "docs/informed-cleaning/informed_cleaning.svg": "informed-cleaning/informed_cleaning.svg",
-            "docs/informed-cleaning/summary.md": "informed-cleaning/summary.md",
-        },
+        kept("informed-cleaning", "informed-cleaning", ["informed_cleaning.csv", "informed_cleaning.svg", "summary.md"]),
         derive_informed,
         fast=False,
         root=True,
@@ -390,9 +386,7 @@ GENERATORS = [
     Generator(
         "stripe-merging",
         [("stripe-merging", ["reproduce", "stripe-merging", "--seed", "1"])],
-        {
-            f"docs/stripe-merging/{name}": f"stripe-merging/{name}"
-            for name in [
+        kept("stripe-merging", "stripe-merging", [
                 "real_workloads.csv",
                 "real_workloads.svg",
                 "merge_response_time.csv",
@@ -400,8 +394,7 @@ GENERATORS = [
                 "write_size_throughput.csv",
                 "write_size_throughput.svg",
                 "summary.md",
-            ]
-        },
+            ]),
         derive_stripe,
         fast=False,
         root=True,
@@ -409,19 +402,14 @@ GENERATORS = [
     Generator(
         "dhrd",
         [("dhrd", ["reproduce", "dhrd", "--seed", "1"])],
-        {
-            f"docs/dhrd/{name}": f"dhrd/{name}"
-            for name in ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg"]
-        },
+        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg"]),
         derive_dhrd,
         fast=False,
     ),
     Generator(
         "delay-d",
         [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "5"])],
-        {
-            f"docs/delay-d/{name}": f"delay-d/{name}"
-            for name in [
+        kept("delay-d", "delay-d", [
                 "delay_d.csv",
                 "delay_sweep.csv",
                 "delay_sweep.svg",
@@ -432,8 +420,7 @@ GENERATORS = [
                 "run_time_sata.svg",
                 "table2_discards.svg",
                 "summary.md",
-            ]
-        },
+            ]),
         derive_delay_d,
         fast=False,
         root=True,
