@@ -736,9 +736,9 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             seed = setup.seed,
             repeats = setup.repeats,
         ))
-        .image("Figure 3a: GC copy operations, aged device (exact)", "figure3a_gc_copies_aged.svg")
-        .image("Figure 3a, aged device, DISCARDs ignored by the device", "figure3a_gc_copies_aged_ignored.svg")
-        .image("Figure 3a, aged device, a DFTL-like device", "figure3a_gc_copies_aged_dftl.svg")
+        .image("Figure 3a: GC copies relative to Delay-D's, aged device (exact)", "figure3a_gc_copies_aged.svg")
+        .image("Figure 3a as ratios, aged device, DISCARDs ignored by the device", "figure3a_gc_copies_aged_ignored.svg")
+        .image("Figure 3a as ratios, aged device, a DFTL-like device", "figure3a_gc_copies_aged_dftl.svg")
         .image("Figure 3b: run time", "figure3b_run_time.svg")
         .image("Table 2: DISCARD commands issued", "table2_discards.svg")
         .comparisons(&comparisons)
