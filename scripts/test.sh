@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of nandlab: formatting and lints (rustfmt, clippy with warnings as errors, ruff),
+# Runs every test of nandlab: the claims check (every figure of README.md and docs/*.md against its
+# results file, scripts/check-claims.sh), formatting and lints (rustfmt, clippy with warnings as
+# errors, ruff),
 # the Rust workspace, a short coverage-guided fuzzing campaign, then the Python package (built into a
 # virtual environment at .venv by maturin). Needs only the Rust toolchain (with rustfmt and clippy),
 # a C++ compiler (g++, for libFuzzer) and python3; everything else is installed on the way. Any
@@ -55,11 +57,15 @@ python_tests() {
     NANDLAB_BIN="$PWD/target/$profile/nandlab" python -m pytest -q frontends/python/tests
 }
 
+stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
+    ./scripts/check-claims.sh --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
 stage "Rust: clippy, warnings as errors" cargo clippy --workspace --all-targets --quiet -- -D warnings
 stage "Python: environment (.venv) and ruff" python_env
 stage "Python: ruff" .venv/bin/ruff check frontends/python
 stage "Rust: every crate's tests (profile $profile)" rust_tests
+stage "Claims: the fast generators reproduce their results files exactly" \
+    env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
 stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
 stage "Python: the package (maturin, profile $profile) and pytest" python_tests
 

@@ -263,6 +263,22 @@ pub fn error_chain(error: &Error) -> String {
     text
 }
 
+/// Each finished experiment's comparison rows (`OUT/NAME/comparisons.json`);
+/// one whose file is missing or unreadable contributes none.
+fn compared(out: &Path, outcomes: &[Outcome]) -> Vec<(String, Vec<nandlab_report::Comparison>)> {
+    outcomes
+        .iter()
+        .filter(|o| o.error.is_none())
+        .map(|o| {
+            let rows = std::fs::read_to_string(out.join(o.name).join("comparisons.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default();
+            (o.name.to_owned(), rows)
+        })
+        .collect()
+}
+
 fn combined_report(out: &Path, outcomes: &[Outcome], seed: u64) -> String {
     let mut summary = nandlab_report::Summary::new("nandlab: every paper experiment");
     let rows: Vec<Vec<String>> = outcomes
@@ -272,6 +288,7 @@ fn combined_report(out: &Path, outcomes: &[Outcome], seed: u64) -> String {
             vec![format!("[{0}](#{0})", o.name), status, format!("{:.1}", o.seconds)]
         })
         .collect();
+    summary.scoreboard(&compared(out, outcomes)).heading("Experiments");
     summary
         .paragraph(&format!(
             "`nandlab reproduce all --seed {seed}`: each experiment's data, plots and summary are in its own folder."
@@ -311,6 +328,44 @@ mod tests {
         assert!(report.contains("| [journal](#journal) | failed: capture needs root | 0.1 |"), "{report}");
         assert!(report.contains("## Delay-D") && report.contains("](delay-d/figure3a.svg)"), "{report}");
         assert!(!report.contains("<a id=\"journal\">"), "a failed experiment has no section");
+    }
+
+    #[test]
+    fn the_combined_report_opens_with_a_scoreboard_of_every_comparison_row() {
+        use nandlab_report::{Comparison, OutputDir, Summary, Verdict};
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let row = |quantity: &str, verdict| Comparison {
+            quantity: quantity.to_owned(),
+            paper: "4.1x".to_owned(),
+            measured: "143x [120x–150x]".to_owned(),
+            verdict,
+            note: String::new(),
+        };
+        for (name, rows) in [
+            ("delay-d", vec![row("DISCARDs", Verdict::Partly), row("GC copies", Verdict::Differs)]),
+            ("dhrd", vec![row("reads", Verdict::Reproduces)]),
+        ] {
+            let mut summary = Summary::new(name);
+            summary.comparisons(&rows);
+            OutputDir::create(dir.path().join(name)).and_then(|d| d.write_summary(&summary)).expect("summary");
+        }
+        let outcomes = [
+            Outcome { name: "delay-d", seconds: 1.0, error: None },
+            Outcome { name: "dhrd", seconds: 1.0, error: None },
+        ];
+        let report = combined_report(dir.path(), &outcomes, 1);
+        let scoreboard = report.find("## Scoreboard").expect("a scoreboard");
+        assert!(scoreboard < report.find("## Experiments").expect("the experiments"), "{report}");
+        assert!(
+            report.contains(
+                "**3 claims of the papers: 1 reproduces, 1 partly, 1 does not reproduce, 0 not comparable.**"
+            ),
+            "{report}"
+        );
+        assert!(
+            report.contains("| [delay-d](#delay-d) | GC copies | 4.1x | 143x [120x–150x] | does not reproduce |"),
+            "{report}"
+        );
     }
 
     #[test]

@@ -671,7 +671,10 @@ impl BarReference {
 }
 
 /// Grouped bars: one group per category on the x axis, one bar per series in
-/// each group. The y axis is linear and includes 0.
+/// each group. The y axis is linear and includes 0, or logarithmic
+/// (`Axis::log`, for ratios that span decades): bars then grow from 1, so a
+/// ratio above 1 rises and one below 1 falls, and non-positive values are
+/// not drawn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarChart {
     pub title: String,
@@ -712,9 +715,6 @@ impl BarChart {
     /// Renders the chart as an SVG document; `name` only labels errors.
     pub fn to_svg(&self, name: &str) -> Result<String, ReportError> {
         let invalid = |reason: String| ReportError::InvalidChart { name: name.to_owned(), reason };
-        if self.y.scale == Scale::Log {
-            return Err(invalid("bar charts need a linear y axis".to_owned()));
-        }
         if self.groups.is_empty() || self.series.is_empty() {
             return Err(invalid("a bar chart needs at least one group and one series".to_owned()));
         }
@@ -735,12 +735,13 @@ impl BarChart {
         let values = self.series.iter().flat_map(|series| {
             series.values.iter().copied().chain(series.ranges.iter().flat_map(|&(low, high)| [low, high]))
         });
-        let values = values.chain(self.references.iter().flat_map(|r| r.values.iter().copied())).chain([0.0]);
+        let base = if self.y.scale == Scale::Log { 1.0 } else { 0.0 };
+        let values = values.chain(self.references.iter().flat_map(|r| r.values.iter().copied())).chain([base]);
         let (y_low, y_high) = self.y.resolve(values).ok_or_else(|| invalid("no finite values".to_owned()))?;
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
-            self.draw(&root, y_low.min(0.0), y_high)
+            self.draw(&root, self.drawn(y_low.min(base)), self.drawn(y_high))
                 .and_then(|()| root.present().map_err(draw_error))
                 .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
@@ -749,6 +750,29 @@ impl BarChart {
 
     fn series_index(&self, name: &str) -> Option<usize> {
         self.series.iter().position(|series| series.name == name)
+    }
+
+    /// Where a value is drawn on the y axis: itself, or its log10 on a log
+    /// axis (bars are drawn in log units from 0, i.e. from 1; a non-positive
+    /// value gives a non-finite position and is skipped like a NaN).
+    fn drawn(&self, value: f64) -> f64 {
+        if self.y.scale == Scale::Log {
+            value.log10()
+        } else {
+            value
+        }
+    }
+
+    /// The tick label of a drawn position (on a log axis the value it stands
+    /// for, to two significant digits: 1, 3.2, 10, 32, …).
+    fn tick(&self, drawn: f64) -> String {
+        if self.y.scale == Scale::Log {
+            let value = 10f64.powf(drawn);
+            let digits = 10f64.powf(value.log10().floor() - 1.0);
+            tick_label((value / digits).round() * digits)
+        } else {
+            tick_label(drawn)
+        }
     }
 
     fn legend(&self) -> Legend {
@@ -787,7 +811,7 @@ impl BarChart {
             .y_desc(self.y.caption())
             .axis_desc_style(("sans-serif", 17))
             .label_style(("sans-serif", 15))
-            .y_label_formatter(&|value| tick_label(*value))
+            .y_label_formatter(&|value| self.tick(*value))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(draw_error)?;
@@ -797,16 +821,17 @@ impl BarChart {
         let left_of = |group: usize, series: usize| group as f64 + 0.1 + series as f64 * bar_width;
         for (index, series) in self.series.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
-            let bars = series.values.iter().enumerate().filter(|(_, value)| value.is_finite()).map(|(group, value)| {
+            let bars = series.values.iter().map(|&value| self.drawn(value)).enumerate();
+            let bars = bars.filter(|(_, value)| value.is_finite()).map(|(group, value)| {
                 let left = left_of(group, index);
-                Rectangle::new([(left, 0.0), (left + bar_width, *value)], color.filled())
+                Rectangle::new([(left, 0.0), (left + bar_width, value)], color.filled())
             });
             chart.draw_series(bars).map_err(draw_error)?;
-            let whiskers =
-                series.ranges.iter().enumerate().filter(|(_, (low, high))| low.is_finite() && high.is_finite());
+            let whiskers = series.ranges.iter().map(|&(low, high)| (self.drawn(low), self.drawn(high))).enumerate();
+            let whiskers = whiskers.filter(|(_, (low, high))| low.is_finite() && high.is_finite());
             let darker = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2).stroke_width(1);
             chart
-                .draw_series(whiskers.flat_map(|(group, &(low, high))| {
+                .draw_series(whiskers.flat_map(|(group, (low, high))| {
                     let middle = left_of(group, index) + bar_width / 2.0;
                     let cap = bar_width / 4.0;
                     [
@@ -823,18 +848,19 @@ impl BarChart {
                 .as_deref()
                 .and_then(|on| self.series_index(on))
                 .map_or((0, self.series.len() - 1), |index| (index, index));
-            for (group, value) in reference.values.iter().enumerate().filter(|(_, value)| value.is_finite()) {
+            let values = reference.values.iter().map(|&value| self.drawn(value)).enumerate();
+            for (group, value) in values.filter(|(_, value)| value.is_finite()) {
                 let (left, right) = (left_of(group, first), left_of(group, last) + bar_width);
                 chart
                     .draw_series(DashedLineSeries::new(
-                        [(left, *value), (right, *value)],
+                        [(left, value), (right, value)],
                         3,
                         3,
                         REFERENCE_COLOR.stroke_width(2),
                     ))
                     .map_err(draw_error)?;
                 chart
-                    .draw_series([EmptyElement::at(((left + right) / 2.0, *value)) + diamond((0, 0))])
+                    .draw_series([EmptyElement::at(((left + right) / 2.0, value)) + diamond((0, 0))])
                     .map_err(draw_error)?;
             }
         }
@@ -946,5 +972,23 @@ mod tests {
         assert!(svg.contains("g1") && svg.contains("g2") && svg.contains("value [%]"));
         let bad = BarChart::new("Bars", groups, Axis::new("value")).with(BarSeries::new("s", vec![1.0]));
         assert!(matches!(bad.to_svg("bars.svg"), Err(ReportError::InvalidChart { .. })));
+    }
+
+    #[test]
+    fn log_bar_charts_span_decades_from_one_and_label_ticks_by_value() {
+        // A ratio of 1.06 next to a paper's 1322: on a log axis both are
+        // visible, the ticks print values (10, 100, 1000), not their logs.
+        let chart = BarChart::new("Ratios", vec!["single".to_owned()], Axis::new("ratio").log())
+            .with(BarSeries::new("measured", vec![1.06]).ranges(vec![(1.02, 1.1)]))
+            .with(BarSeries::new("below one", vec![0.5]))
+            .reference(BarReference::new("paper", vec![1322.0]).on("measured"));
+        assert_eq!(chart.drawn(1000.0), 3.0);
+        assert!(chart.drawn(0.0).is_infinite() && chart.drawn(-1.0).is_nan(), "non-positive values are not drawn");
+        assert_eq!(chart.tick(2.0), "100");
+        assert_eq!(chart.tick(0.5), "3.2");
+        let svg = chart.to_svg("ratios.svg").expect("log bars render");
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(labels.contains(&"1000") && labels.contains(&"10"), "ticks label values");
+        assert!(svg.contains("paper") && svg.contains("below one"));
     }
 }

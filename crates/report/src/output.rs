@@ -49,8 +49,12 @@ impl OutputDir {
         self.write_text(name, &text)
     }
 
-    /// Writes `summary` as `summary.md`.
+    /// Writes `summary` as `summary.md`, and its comparison rows (if any) as
+    /// `comparisons.json`, which a combined report's scoreboard reads.
     pub fn write_summary(&self, summary: &Summary) -> Result<PathBuf, ReportError> {
+        if !summary.compared().is_empty() {
+            self.write_json("comparisons.json", &summary.compared())?;
+        }
         self.write_text("summary.md", &summary.to_markdown())
     }
 

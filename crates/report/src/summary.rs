@@ -2,8 +2,10 @@
 
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
+
 /// One "paper vs. measured" line of a summary's comparison table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     /// What is compared, e.g. "storage cost of SiP at α = 0.10".
     pub quantity: String,
@@ -20,7 +22,8 @@ pub struct Comparison {
 /// How a measured value stands against the paper's, in a comparison
 /// table's `verdict` column. Experiments decide it from their data where the
 /// paper gives a number or a direction to check against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Verdict {
     /// The paper's number (within the stated tolerance) or trend holds.
@@ -38,6 +41,9 @@ pub enum Verdict {
 const RATIO_TOLERANCE: f64 = 1.5;
 
 impl Verdict {
+    /// Every verdict, in the order a scoreboard totals them.
+    pub const ALL: [Verdict; 4] = [Verdict::Reproduces, Verdict::Partly, Verdict::Differs, Verdict::NotComparable];
+
     /// `Reproduces` when `holds`, else `Differs`.
     #[must_use]
     pub fn holds(holds: bool) -> Self {
@@ -113,13 +119,16 @@ impl Verdict {
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
     blocks: Vec<String>,
+    /// Every row given to [`Summary::comparisons`], written beside the
+    /// markdown as `comparisons.json` for a combined report's scoreboard.
+    compared: Vec<Comparison>,
 }
 
 impl Summary {
     /// Starts a summary with a level-1 title.
     #[must_use]
     pub fn new(title: &str) -> Self {
-        Self { blocks: vec![format!("# {title}")] }
+        Self { blocks: vec![format!("# {title}")], compared: Vec::new() }
     }
 
     /// Adds a level-2 heading.
@@ -161,6 +170,7 @@ impl Summary {
 
     /// Adds a "quantity | paper | nandlab | verdict | note" table.
     pub fn comparisons(&mut self, rows: &[Comparison]) -> &mut Self {
+        self.compared.extend_from_slice(rows);
         let cells: Vec<Vec<&str>> = rows
             .iter()
             .map(|row| {
@@ -174,6 +184,45 @@ impl Summary {
             })
             .collect();
         self.table(&["quantity", "paper", "nandlab", "verdict", "note"], &cells)
+    }
+
+    /// The rows every [`Summary::comparisons`] call added, in order.
+    #[must_use]
+    pub fn compared(&self) -> &[Comparison] {
+        &self.compared
+    }
+
+    /// Adds the scoreboard a combined report opens with: the totals per
+    /// verdict over every experiment's comparison rows, then the rows
+    /// themselves (experiment, quantity, paper, nandlab, verdict), so a reader
+    /// sees at a glance where nandlab stands. `experiments` pairs each
+    /// experiment's name with its rows (its `comparisons.json`).
+    pub fn scoreboard(&mut self, experiments: &[(String, Vec<Comparison>)]) -> &mut Self {
+        let rows: Vec<(&str, &Comparison)> =
+            experiments.iter().flat_map(|(name, rows)| rows.iter().map(move |row| (name.as_str(), row))).collect();
+        let count = |verdict: Verdict| rows.iter().filter(|(_, row)| row.verdict == verdict).count();
+        let totals: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", count(v), v.label())).collect();
+        self.heading("Scoreboard").paragraph(&format!(
+            "**{} claims of the papers: {}.** Verdict rules: docs/reporting.md, \"Verdicts\".",
+            rows.len(),
+            totals.join(", ")
+        ));
+        let total_rows: Vec<Vec<String>> =
+            Verdict::ALL.iter().map(|&v| vec![v.label().to_owned(), count(v).to_string()]).collect();
+        self.table(&["verdict", "claims"], &total_rows);
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(name, row)| {
+                vec![
+                    format!("[{name}](#{name})"),
+                    row.quantity.clone(),
+                    row.paper.clone(),
+                    row.measured.clone(),
+                    row.verdict.label().to_owned(),
+                ]
+            })
+            .collect();
+        self.table(&["experiment", "claim", "paper", "nandlab", "verdict"], &cells)
     }
 
     /// Embeds an image written into the same folder (e.g. an SVG chart).

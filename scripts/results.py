@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""Results files behind the figures of README.md and docs/*.md.
+
+Each generator runs one command (usually `nandlab reproduce NAME`) into a
+scratch folder, copies the data files it names into the repository (e.g.
+docs/telomere/figure9.csv) and writes docs/results/NAME.json: the figures
+derived from those data (medians and ranges over seeds, ratios), the
+"paper vs nandlab" rows of the run's summary.md, and the provenance
+(command, date, commit, machine, load). docs/reporting.md, "Claims as code",
+says how the docs point at them.
+
+    python3 scripts/results.py regenerate NAME   # run and write (scripts/regenerate-results.sh)
+    python3 scripts/results.py verify NAME       # run and compare with the committed files
+    python3 scripts/results.py list              # the generators, fast ones first
+
+`verify` is what the claims checker runs for the fast, deterministic
+generators: the data files and the derived figures must come out byte for byte
+the same (the provenance is not compared). Python 3 standard library only.
+"""
+
+import csv
+import glob
+import re
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RESULTS = os.path.join(ROOT, "docs", "results")
+
+
+def nandlab():
+    return os.environ.get("NANDLAB_BIN", os.path.join(ROOT, "target", "release", "nandlab"))
+
+
+def spread(values):
+    """Median, minimum and maximum; fractions rounded to 6 significant digits
+    so that the JSON does not carry float noise, whole numbers kept exact."""
+    values = list(values)
+
+    def short(value):
+        return value if float(value).is_integer() else float(f"{value:.6g}")
+
+    return {
+        "median": short(statistics.median(values)),
+        "min": short(min(values)),
+        "max": short(max(values)),
+        "n": len(values),
+    }
+
+
+def slug(text):
+    """A JSON key a claim marker can name without quoting: `α = 0.10 Telomere SiP` → `α=0.10_Telomere_SiP`."""
+    return re.sub(r"_?=_?", "=", re.sub(r"[^\w.=+-]+", "_", text).strip("_"))
+
+
+def read_csv(path):
+    with open(path, encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def comparisons(summary_path):
+    """The "paper vs nandlab" rows of a summary.md (columns quantity, paper,
+    nandlab, verdict, note)."""
+    rows = []
+    if not os.path.exists(summary_path):
+        return rows
+    with open(summary_path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    for index, line in enumerate(lines):
+        if line.startswith("| quantity | paper | nandlab | verdict |"):
+            for row in lines[index + 2 :]:
+                if not row.startswith("|"):
+                    break
+                cells = [cell.strip() for cell in row.strip("|").split(" | ")]
+                if len(cells) >= 4:
+                    rows.append({"quantity": cells[0], "paper": cells[1], "nandlab": cells[2], "verdict": cells[3]})
+    return rows
+
+
+def provenance(command, started):
+    def run(*argv):
+        try:
+            return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
+        except OSError:
+            return ""
+
+    commit = run("git", "rev-parse", "--short=12", "HEAD")
+    if run("git", "status", "--porcelain", "--untracked-files=no"):
+        commit += "-dirty"
+    cpu = ""
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), "")
+    load = ""
+    if os.path.exists("/proc/loadavg"):
+        with open("/proc/loadavg", encoding="utf-8") as handle:
+            load = " ".join(handle.read().split()[:3])
+    return {
+        "command": command,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "wall_s": round(time.time() - started, 1),
+        "commit": commit,
+        "machine": f"{cpu or platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}",
+        "load_average": load,
+    }
+
+
+class Generator:
+    """One results file: the runs that make it, the data files kept, the figures derived."""
+
+    def __init__(self, name, runs, keep, derive, fast, root=False):
+        self.name = name
+        self.runs = runs  # [(label, argv after `nandlab`)]: each runs into OUT/label
+        self.keep = keep  # {repository path: "label/file"}
+        self.derive = derive  # fn(out folder) -> dict of derived figures
+        self.fast = fast
+        self.root = root
+
+    def command(self):
+        return " ; ".join("nandlab " + " ".join(argv) + f" --out OUT/{label}" for label, argv in self.runs)
+
+    def produce(self, out, run=True):
+        for label, argv in self.runs if run else []:
+            target = os.path.join(out, label)
+            result = subprocess.run([nandlab(), *argv, "--out", target], capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                raise RuntimeError(f"{self.name}: `nandlab {' '.join(argv)}` failed:\n{result.stderr[-2000:]}")
+        document = {"derived": self.derive(out)}
+        document["comparisons"] = {
+            label: comparisons(os.path.join(out, label, "summary.md")) for label, _ in self.runs
+        }
+        return document
+
+
+def derive_none(_out):
+    return {}
+
+
+def derive_fig9(out):
+    rows = read_csv(os.path.join(out, "fig9", "figure9.csv"))
+    fields = {}
+    for row in rows:
+        fields[slug(f"{row['point']} {row['policy']}")] = {
+            key: float(row[key])
+            for key in ("storage_utilization_percent", "throughput_utilization_percent", "storage_cost_percent")
+        }
+    rounded = read_csv(os.path.join(out, "fig9-ms", "figure9.csv"))
+    throughput_ms = {
+        slug(f"{row['point']} {row['policy']}"): float(row["throughput_utilization_percent"]) for row in rounded
+    }
+    return {"exact_gc_cost": fields, "throughput_percent_with_gc_rounded_to_1_ms": throughput_ms}
+
+
+def derive_fig10(out):
+    """Telomere Fig. 10 over seeds 1-10: the spread of RBER (p90/p10) per
+    method, median [range], and how many seeds the summary calls reproduced."""
+    per_method, verdicts = {}, {}
+    for seed in SEEDS_FIG10:
+        for row in read_csv(os.path.join(out, f"seed{seed}", "fig10_summary.csv")):
+            ratio = float(row["rber_p90"]) / float(row["rber_p10"])
+            per_method.setdefault(slug(row["method"]), []).append(ratio)
+        verdict = comparisons(os.path.join(out, f"seed{seed}", "summary.md"))[0]["verdict"]
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    return {
+        "seeds": list(SEEDS_FIG10),
+        "rber_spread_p90_over_p10": {method: spread(values) for method, values in per_method.items()},
+        "verdicts_over_seeds": verdicts,
+    }
+
+
+def derive_informed(out):
+    rows = read_csv(os.path.join(out, "informed-cleaning", "informed_cleaning.csv"))
+    by_load = {}
+    for row in rows:
+        saved = 1 - float(row["cleaning_time_with_s"]) / float(row["cleaning_time_without_s"])
+        entry = by_load.setdefault(row["transactions"], {"moved_ratio": [], "cleaning_time_saved_percent": []})
+        entry["moved_ratio"].append(float(row["moved_ratio"]))
+        entry["cleaning_time_saved_percent"].append(100 * saved)
+    medians_moved = [statistics.median(v["moved_ratio"]) for v in by_load.values()]
+    medians_saved = [statistics.median(v["cleaning_time_saved_percent"]) for v in by_load.values()]
+    return {
+        "per_transactions": {
+            load: {key: spread(values) for key, values in entry.items()} for load, entry in by_load.items()
+        },
+        "median_per_load": {"moved_ratio": spread(medians_moved), "cleaning_time_saved_percent": spread(medians_saved)},
+        "all_captures": {
+            key: spread(value for entry in by_load.values() for value in entry[key])
+            for key in ("moved_ratio", "cleaning_time_saved_percent")
+        },
+        "repeats": len(next(iter(by_load.values()))["moved_ratio"]),
+    }
+
+
+def derive_stripe(out):
+    rows = read_csv(os.path.join(out, "stripe-merging", "real_workloads.csv"))
+    gains = {}
+    for row in rows:
+        gain = 100 * (1 - float(row["merge_mean_ms"]) / float(row["eager_mean_ms"]))
+        gains.setdefault(slug(row["workload"]), []).append(gain)
+    return {
+        "gain_percent": {workload: spread(values) for workload, values in gains.items()},
+        "fio_oltp_gain_percent_by_buffer_pages": {
+            str(pages): spread(stripe_gain(out, "fio-oltp", pages, 4)) for pages in (256, 1024, 4096)
+        },
+        "fio_oltp_gain_percent_by_queue_depth": {
+            str(depth): spread(stripe_gain(out, "fio-oltp", 1024, depth)) for depth in (1, 4, 32)
+        },
+    }
+
+
+def stripe_gain(out, workload, buffer_pages, queue_depth):
+    """Gain of stripe merging over eager flushing (1 − merging / eager mean
+    response time, %) for each capture of `workload`, replayed as
+    `reproduce stripe-merging` does but with the buffer and queue depth given."""
+    traces = os.path.join(out, "stripe-merging", "traces")
+    gains = []
+    for trace in sorted(glob.glob(os.path.join(traces, f"{workload}-*.nlt"))):
+        means = []
+        for flush in ("eager", "stripe-merge"):
+            argv = [nandlab(), "replay", trace, "--fit", "--preset", "small", "--timing", "on", "--arrival", "closed"]
+            for assignment in (
+                "timing.stripe_pages=256",
+                f"timing.write_buffer_pages={buffer_pages}",
+                f'timing.flush="{flush}"',
+                f"timing.queue_depth={queue_depth}",
+            ):
+                argv += ["--set", assignment]
+            argv += ["--seed", "1", "--json", "-"]
+            result = subprocess.run(argv, capture_output=True, text=True, check=True)
+            means.append(json.loads(result.stdout)["timed"]["latency"]["all"]["mean_us"])
+        gains.append(100 * (1 - means[1] / means[0]))
+    if not gains:
+        raise RuntimeError(f"no {workload} captures in {traces}")
+    return gains
+
+
+def delay_d_ratios(csv_path):
+    """Delay-D's headline ratios from delay_d.csv: DISCARDs issued by Enabled
+    over Delay-D in single-erase, and GC copies of Disabled over Delay-D on the
+    aged device (exact DISCARD), median [range] over the captures."""
+    rows = read_csv(csv_path)
+
+    def pick(scenario, state, discard, policy, field):
+        return {
+            row["repeat"]: float(row[field])
+            for row in rows
+            if (row["scenario"], row["device_state"], row["device_discard"], row["policy"])
+            == (scenario, state, discard, policy)
+        }
+
+    enabled = pick("single-erase", "fresh", "exact", "Enabled", "discard_issued")
+    delayed = pick("single-erase", "fresh", "exact", "Delay-D", "discard_issued")
+    disabled_copies = pick("single-erase", "aged", "exact", "Disabled", "gc_page_copies")
+    enabled_copies = pick("single-erase", "aged", "exact", "Enabled", "gc_page_copies")
+    delayed_copies = pick("single-erase", "aged", "exact", "Delay-D", "gc_page_copies")
+    return {
+        "single_erase_discards_enabled_over_delay_d": spread(enabled[r] / delayed[r] for r in enabled),
+        "single_erase_aged_gc_copies_disabled_over_delay_d": spread(
+            disabled_copies[r] / delayed_copies[r] for r in disabled_copies
+        ),
+        "single_erase_aged_gc_copies_enabled_over_delay_d": spread(
+            enabled_copies[r] / delayed_copies[r] for r in enabled_copies
+        ),
+        "repeats": len(enabled),
+    }
+
+
+def derive_delay_d(out):
+    """The headline ratios, and the tables of docs/delay-d.md: GC copies on
+    the aged device per scenario, device DISCARD mode and policy, and the
+    DISCARD counts and run times on the fresh device (`exact`), each as
+    median [min, max] over the captures."""
+    path = os.path.join(out, "delay-d", "delay_d.csv")
+    rows = read_csv(path)
+    tables = {"aged_gc_copies": {}, "aged_translation_writes": {}, "fresh_exact": {}}
+    fresh_fields = [
+        "discard_received",
+        "discard_issued",
+        "discard_merged",
+        "discard_cancelled",
+        "nvme_run_s",
+        "sata_run_s",
+        "map_cache_misses",
+    ]
+    groups = {}
+    for row in rows:
+        groups.setdefault((row["scenario"], row["device_state"], row["device_discard"], row["policy"]), []).append(row)
+    for (scenario, state, mode, policy), members in sorted(groups.items()):
+        if state == "aged":
+            copies = [float(r["gc_page_copies"]) for r in members]
+            tables["aged_gc_copies"].setdefault(scenario, {}).setdefault(mode, {})[policy] = spread(copies)
+            if mode == "dftl":
+                writes = [float(r["translation_pages_written"]) for r in members]
+                tables["aged_translation_writes"].setdefault(scenario, {})[policy] = spread(writes)
+        elif mode == "exact":
+            tables["fresh_exact"].setdefault(scenario, {})[policy] = {
+                field: spread(float(r[field]) for r in members) for field in fresh_fields
+            }
+    return {**delay_d_ratios(path), **tables}
+
+
+def derive_dhrd(out):
+    """In-process DHRD against the O_DIRECT file, one thread: random 4 KiB
+    reads per second and the durable random 4 KiB writes' ratio."""
+    rows = read_csv(os.path.join(out, "dhrd", "dhrd.csv"))
+
+    def iops(configuration, workload):
+        return next(
+            float(row["iops"])
+            for row in rows
+            if row["configuration"] == configuration and row["threads"] == "1" and row["workload"] == workload
+        )
+
+    dhrd_reads, file_reads = iops("DHRD (read_at)", "random read 4 KiB"), iops("SSD file (O_DIRECT)", "random read 4 KiB")
+    dhrd_writes = iops("DHRD (read_at)", "random write 4 KiB")
+    file_writes = iops("SSD file (O_DIRECT)", "random write 4 KiB")
+    return {
+        "one_thread": {
+            "dhrd_random_read_iops": round(dhrd_reads),
+            "file_random_read_iops": round(file_reads),
+            "random_read_dhrd_over_file": round(dhrd_reads / file_reads, 3),
+            "random_write_dhrd_over_file": round(dhrd_writes / file_writes, 3),
+        }
+    }
+
+
+SEEDS_FIG10 = range(1, 11)
+
+
+def kept(folder, label, names):
+    """Data files `names` of the run `label`, kept as docs/FOLDER/NAME."""
+    return {f"docs/{folder}/{name}": f"{label}/{name}" for name in names}
+
+
+def telomere_figure(number):
+    """Telomere Figure 7 or 8 at the paper's scale: only its CSV is kept."""
+    label = f"fig{number}"
+    argv = ["reproduce", f"telomere-fig{number}", "--paper-scale", "--seed", "1"]
+    return Generator(
+        f"telomere-fig{number}", [(label, argv)], kept("telomere", label, [f"figure{number}.csv"]), derive_none, fast=True
+    )
+
+
+GENERATORS = [
+    telomere_figure(7),
+    telomere_figure(8),
+    Generator(
+        "telomere-fig9",
+        [
+            ("fig9", ["reproduce", "telomere-fig9", "--paper-scale", "--seed", "1"]),
+            ("fig9-ms", ["reproduce", "telomere-fig9", "--paper-scale", "--seed", "1", "--set", "gc_rounding=millisecond"]),
+        ],
+        kept("telomere", "fig9", ["figure9.csv"]),
+        derive_fig9,
+        fast=True,
+    ),
+    Generator(
+        "telomere-fig10",
+        [(f"seed{seed}", ["reproduce", "telomere-fig10", "--seed", str(seed)]) for seed in SEEDS_FIG10],
+        {},
+        derive_fig10,
+        fast=True,
+    ),
+    Generator(
+        "priority-cleaning",
+        [("priority-cleaning", ["reproduce", "priority-cleaning", "--seed", "1"])],
+        kept("priority-cleaning", "priority-cleaning", ["priority_cleaning.csv", "priority_jobs.csv"]),
+        derive_none,
+        fast=True,
+    ),
+    Generator(
+        "informed-cleaning",
+        [("informed-cleaning", ["reproduce", "informed-cleaning", "--seed", "1", "--repeats", "5"])],
+        kept("informed-cleaning", "informed-cleaning", ["informed_cleaning.csv", "informed_cleaning.svg", "summary.md"]),
+        derive_informed,
+        fast=False,
+        root=True,
+    ),
+    Generator(
+        "stripe-merging",
+        [("stripe-merging", ["reproduce", "stripe-merging", "--seed", "1"])],
+        kept("stripe-merging", "stripe-merging", [
+                "real_workloads.csv",
+                "real_workloads.svg",
+                "merge_response_time.csv",
+                "merge_response_time.svg",
+                "write_size_throughput.csv",
+                "write_size_throughput.svg",
+                "summary.md",
+            ]),
+        derive_stripe,
+        fast=False,
+        root=True,
+    ),
+    Generator(
+        "dhrd",
+        [("dhrd", ["reproduce", "dhrd", "--seed", "1"])],
+        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg"]),
+        derive_dhrd,
+        fast=False,
+    ),
+    Generator(
+        "delay-d",
+        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "5"])],
+        kept("delay-d", "delay-d", [
+                "delay_d.csv",
+                "delay_sweep.csv",
+                "delay_sweep.svg",
+                "figure3a_gc_copies_aged.svg",
+                "figure3a_gc_copies_aged_ignored.svg",
+                "figure3a_gc_copies_aged_dftl.svg",
+                "figure3b_run_time.svg",
+                "run_time_sata.svg",
+                "table2_discards.svg",
+                "summary.md",
+            ]),
+        derive_delay_d,
+        fast=False,
+        root=True,
+    ),
+]
+
+
+def find(name):
+    for generator in GENERATORS:
+        if generator.name == name:
+            return generator
+    raise SystemExit(f"no generator {name!r}; `python3 scripts/results.py list` names them")
+
+
+def results_path(name):
+    return os.path.join(RESULTS, f"{name}.json")
+
+
+def regenerate(generator, existing=None):
+    """Runs the generator (or, with `existing`, takes the outputs of an
+    earlier run of the same commands in that folder) and writes its files."""
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix=f"nandlab-{generator.name}-") as scratch:
+        out = existing or scratch
+        document = generator.produce(out, run=existing is None)
+        for target, source in generator.keep.items():
+            os.makedirs(os.path.dirname(os.path.join(ROOT, target)), exist_ok=True)
+            shutil.copyfile(os.path.join(out, source), os.path.join(ROOT, target))
+    document = {"provenance": provenance(generator.command(), started), **document}
+    if existing:
+        document["provenance"]["outputs_of_an_earlier_run"] = existing
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(results_path(generator.name), "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+    print(f"wrote {os.path.relpath(results_path(generator.name), ROOT)} and {len(generator.keep)} data file(s)")
+
+
+def verify(generator):
+    """Runs the generator into a scratch folder; returns the differences with
+    the committed files (empty: it reproduces them exactly)."""
+    differences = []
+    with tempfile.TemporaryDirectory(prefix=f"nandlab-{generator.name}-") as out:
+        document = generator.produce(out)
+        for target, source in generator.keep.items():
+            with open(os.path.join(out, source), "rb") as fresh, open(os.path.join(ROOT, target), "rb") as kept:
+                if fresh.read() != kept.read():
+                    differences.append(f"{target} differs from a fresh `{generator.command()}`")
+    try:
+        with open(results_path(generator.name), encoding="utf-8") as handle:
+            committed = json.load(handle)
+    except FileNotFoundError:
+        return differences + [f"{os.path.relpath(results_path(generator.name), ROOT)} is missing"]
+    committed.pop("provenance", None)
+    if json.dumps(committed, sort_keys=True) != json.dumps(json.loads(json.dumps(document)), sort_keys=True):
+        differences.append(f"docs/results/{generator.name}.json differs from a fresh `{generator.command()}`")
+    return differences
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ("regenerate", "verify", "list", "verify-fast"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[1] == "list":
+        for generator in sorted(GENERATORS, key=lambda g: not g.fast):
+            flags = ("fast, re-run by check-claims" if generator.fast else "slow") + (", root" if generator.root else "")
+            print(f"{generator.name:18} {flags:32} {generator.command()}")
+        return 0
+    if argv[1] == "verify-fast":
+        differences = [d for g in GENERATORS if g.fast for d in verify(g)]
+        for difference in differences:
+            print(difference)
+        return 1 if differences else 0
+    if len(argv) != 3:
+        print("usage: results.py regenerate|verify NAME", file=sys.stderr)
+        return 2
+    generator = find(argv[2])
+    if argv[1] == "regenerate":
+        regenerate(generator, os.environ.get("RESULTS_FROM"))
+        return 0
+    differences = verify(generator)
+    for difference in differences:
+        print(difference)
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
