@@ -146,7 +146,8 @@ pub fn replay(
         &mut aging_progress,
         Arc::clone(&stop),
     );
-    match watched.stopped.into_inner() {
+    let aging_failure = passes.as_mut().and_then(TracePass::take_failure);
+    match watched.stopped.into_inner().or(aging_failure) {
         Some(error) => Err(error),
         None => report,
     }
@@ -418,6 +419,9 @@ pub(crate) struct TracePass<'a> {
     offset: u64,
     last_time: u64,
     journal_pages: Rc<Cell<u64>>,
+    /// The first error, typed (the driver sees only its message), so the
+    /// replay returns a trace error as one.
+    failure: Option<Error>,
 }
 
 impl<'a> TracePass<'a> {
@@ -430,8 +434,18 @@ impl<'a> TracePass<'a> {
         let records = source.open()?;
         let header = records.header().clone();
         let tracker = source.journal(&header);
-        let mut pass =
-            Self { source: *source, records, header, tracker, first, looping, offset: 0, last_time: 0, journal_pages };
+        let mut pass = Self {
+            source: *source,
+            records,
+            header,
+            tracker,
+            first,
+            looping,
+            offset: 0,
+            last_time: 0,
+            journal_pages,
+            failure: None,
+        };
         pass.skip_to_first()?;
         Ok(pass)
     }
@@ -476,15 +490,29 @@ impl<'a> TracePass<'a> {
     }
 }
 
+impl TracePass<'_> {
+    /// The error as the driver takes it, the typed error kept for the replay.
+    fn failed(&mut self, error: Error) -> SourceError {
+        let message = SourceError(error.to_string());
+        self.failure.get_or_insert(error);
+        message
+    }
+
+    /// The first error a pass met, typed.
+    pub(crate) fn take_failure(&mut self) -> Option<Error> {
+        self.failure.take()
+    }
+}
+
 impl EventSource for TracePass<'_> {
     fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        self.event().map_err(|error| SourceError(error.to_string()))
+        self.event().map_err(|error| self.failed(error))
     }
 }
 
 impl Passes for TracePass<'_> {
     fn restart(&mut self) -> Result<(), SourceError> {
-        self.begin_again().map_err(|error| SourceError(error.to_string()))
+        self.begin_again().map_err(|error| self.failed(error))
     }
 }
 
