@@ -20,7 +20,7 @@ use crate::host::{submit, Op, Request};
 use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
 use crate::timing::{Arrival, Arrivals, Engine, Interface, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
-use crate::workload::jobs::{JobReport, JobTally, JobsSource};
+use crate::workload::jobs::{refuse_mixed_in_counting, JobReport, JobTally, JobsSource};
 use crate::workload::{AgingChoice, EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -227,6 +227,7 @@ const LOOKAHEAD: usize = 16;
 
 /// A synthetic run in counting mode: aging as configured, then the workload.
 pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    refuse_mixed_in_counting(&config.jobs)?;
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
     if config.jobs.is_empty() {
@@ -604,6 +605,7 @@ impl Simulation {
     /// Runs the `[[job]]` tables together in counting mode (see
     /// [`JobsSource`]), crediting each request's cost to its job.
     pub fn measure_jobs(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        refuse_mixed_in_counting(&self.config.jobs)?;
         let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
         let pages = self
             .config
@@ -626,15 +628,20 @@ impl Simulation {
     /// Runs the `[[job]]` tables together through the timing model: open
     /// jobs (`rate_iops`) arrive at their Poisson times on round-robin
     /// queues; closed jobs each keep their own host queue at their
-    /// `queue_depth` ([`Engine::with_job_queues`]). Per-job IOPS, MB/s and
-    /// latency go to `timed.jobs`.
+    /// `queue_depth` ([`Engine::with_job_queues`]), beside the open ones
+    /// when both kinds run. Per-job IOPS, MB/s and latency go to `timed.jobs`.
     pub fn measure_jobs_timed(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<&TimedReport, SimError> {
-        let closed = self.config.jobs.iter().all(|job| job.rate_iops.is_none());
-        if closed && self.config.timing.interface == Interface::Sata {
+        let closed_jobs: Vec<(u16, u32)> = (0u16..)
+            .zip(&self.config.jobs)
+            .filter(|(_, job)| job.rate_iops.is_none())
+            .map(|(index, job)| (index, job.queue_depth))
+            .collect();
+        if !closed_jobs.is_empty() && self.config.timing.interface == Interface::Sata {
             let reason =
                 "closed-loop jobs each need their own host queue; SATA has one (give the jobs a rate_iops or use nvme)";
             return Err(ConfigError::new("timing.interface", reason).into());
         }
+        let closed = closed_jobs.len() == self.config.jobs.len();
         let requests = self.config.jobs.iter().map(|job| job.total_requests(&self.geometry)).sum();
         let mut source = JobsSource::new(&self.config.jobs, &self.geometry, self.config.seed);
         let mut series = self.phase_series(None);
@@ -642,9 +649,8 @@ impl Simulation {
         let mut timing = self.config.timing.clone();
         timing.arrival = if closed { Arrival::Closed } else { Arrival::Open };
         let mut engine = Engine::new(&self.geometry, &timing, &self.config.ftl);
-        if closed {
-            let depths: Vec<u32> = self.config.jobs.iter().map(|job| job.queue_depth).collect();
-            engine = engine.with_job_queues(&depths);
+        if !closed_jobs.is_empty() {
+            engine = engine.with_job_queues(&closed_jobs);
         }
         let report = on_layer!(&mut self.layer, ftl => engine.run_with_waf(ftl, &mut staged, requests, observer, Some(&mut series)));
         let mut report = staged.result(report)?;

@@ -229,13 +229,21 @@ fn the_jobs_csv_has_one_row_per_job_in_both_modes() {
 }
 
 /// A rate job beside a closed-loop job was refused for "a run without time"
-/// even with `--timing on`; the reason now holds in both modes.
+/// even with `--timing on`: it runs there now, one row per job in the jobs
+/// CSV, and counting mode refuses it for what it lacks.
 #[test]
-fn a_rate_job_beside_a_closed_job_is_refused_with_the_reason_of_each_mode() {
-    for timing in ["off", "on"] {
-        refused(
-            &["run", "--preset", "small", "--job", "name=a,rate_iops=100", "--job", "name=b", "--timing", timing],
-            &["job.rate_iops", "counting mode has no time", "the timing model (--timing on) runs closed-loop jobs"],
-        );
-    }
+fn a_rate_job_beside_a_closed_job_runs_timed_and_is_refused_counting() {
+    let jobs = ["--job", "name=paced,rate_iops=500,requests=2000", "--job", "name=closed,queue_depth=2,requests=4000"];
+    let mut args = vec!["run", "--preset", "small", "--set", "precondition.max_device_writes=1", "-q"];
+    args.extend(jobs);
+    refused(&args, &["job.rate_iops", "counting mode", "--timing on"]);
+    let folder = Folder::new();
+    let csv = folder.0.path().join("jobs.csv");
+    args.extend(["--timing", "on", "--jobs-csv", csv.to_str().unwrap()]);
+    succeeds(&args);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and one row per job: {text}");
+    assert!(lines[1].starts_with("paced,2000,") && lines[1].contains(",500.0,"), "offered beside achieved: {text}");
+    assert!(lines[2].starts_with("closed,4000,"), "{text}");
 }

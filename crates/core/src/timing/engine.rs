@@ -378,8 +378,11 @@ pub struct Engine {
     jobs: Slab<Job>,
     requests: Slab<InFlight>,
     queues: Vec<HostQueue>,
-    /// Closed-loop jobs: queue `i` is job `i`'s, refilled from that job alone.
-    job_queues: bool,
+    /// Closed-loop jobs ([`Self::with_job_queues`]): queue
+    /// `first_job_queue + i` is job `closed_jobs[i]`'s, refilled from that
+    /// job alone; the queues before it are shared by the open-loop arrivals.
+    closed_jobs: Vec<u16>,
+    first_job_queue: u32,
     next_queue: u32,
     outstanding: u32,
     priority_outstanding: u32,
@@ -502,14 +505,11 @@ struct Intake<'s> {
     /// the requests after it that arrive before the event under way are
     /// waiting in the source.
     backlog: bool,
-    /// Requests all host queues hold in the device at once.
-    slots: u64,
 }
 
 impl<'s> Intake<'s> {
-    fn new(source: &'s mut dyn RequestSource, requests: u64, queues: &[HostQueue]) -> Self {
-        let slots = queues.iter().map(|queue| u64::from(queue.depth)).sum();
-        Self { source, requests, issued: 0, next: None, backlog: false, slots }
+    fn new(source: &'s mut dyn RequestSource, requests: u64) -> Self {
+        Self { source, requests, issued: 0, next: None, backlog: false }
     }
 }
 
@@ -638,7 +638,8 @@ impl Engine {
             jobs: Slab::with_capacity(2 * queue_slots),
             requests: Slab::with_capacity(queue_slots),
             queues: (0..config.queues).map(|_| HostQueue::new(config.queue_depth)).collect(),
-            job_queues: false,
+            closed_jobs: Vec::new(),
+            first_job_queue: 0,
             next_queue: 0,
             outstanding: 0,
             priority_outstanding: 0,
@@ -676,17 +677,44 @@ impl Engine {
     }
 
     /// Closed-loop `[[job]]`s: one host queue per job at that job's depth
-    /// (`depths[i]` for job `i`) instead of `timing.queues` ×
-    /// `timing.queue_depth`. When a job's request completes, the engine asks
-    /// the source for that job's next one ([`RequestSource::next_request_of`]),
-    /// so every job keeps its own depth outstanding, as fio's jobs and
-    /// MQSim's flows do. Needs `timing.arrival = "closed"` and an NVMe
-    /// interface (SATA has one queue).
+    /// (`(job, depth)` pairs). When a job's request completes, the engine
+    /// asks the source for that job's next one
+    /// ([`RequestSource::next_request_of`]), so every job keeps its own depth
+    /// outstanding, as fio's jobs and MQSim's flows do. With
+    /// `timing.arrival = "closed"` these queues replace the `timing.queues` ×
+    /// `timing.queue_depth` ones; with `"open"` they sit beside them, which
+    /// keep taking the source's merged stream (the open-loop jobs) at its
+    /// arrival times. Needs an NVMe interface (SATA has one queue).
     #[must_use]
-    pub fn with_job_queues(mut self, depths: &[u32]) -> Self {
-        self.queues = depths.iter().map(|&depth| HostQueue::new(depth)).collect();
-        self.job_queues = true;
+    pub fn with_job_queues(mut self, jobs: &[(u16, u32)]) -> Self {
+        if self.config.arrival == Arrival::Closed {
+            self.queues.clear();
+        }
+        // Queues are `timing.queues` plus one per job, far below 2^32.
+        #[allow(clippy::cast_possible_truncation)]
+        let first = self.queues.len() as u32;
+        self.first_job_queue = first;
+        self.queues.extend(jobs.iter().map(|&(_, depth)| HostQueue::new(depth)));
+        self.closed_jobs = jobs.iter().map(|&(job, _)| job).collect();
         self
+    }
+
+    /// The closed-loop job whose queue `queue` is, if it is one.
+    #[inline]
+    fn closed_job_of(&self, queue: u32) -> Option<u16> {
+        let index = queue.checked_sub(self.first_job_queue)?;
+        self.closed_jobs.get(index as usize).copied()
+    }
+
+    /// The host queues the open-loop arrivals share (round robin): those
+    /// before the closed-loop jobs' own.
+    #[inline]
+    fn shared_queues(&self) -> &[HostQueue] {
+        if self.closed_jobs.is_empty() {
+            &self.queues
+        } else {
+            &self.queues[..self.first_job_queue as usize]
+        }
     }
 
     /// Runs `requests` requests from `source` (fewer if it runs dry) and
@@ -731,30 +759,46 @@ impl Engine {
     ) -> Result<(), FtlError> {
         // The device starts idle: dies below the low watermark clean at once.
         self.wake_idle_dies(ftl)?;
-        let mut intake = Intake::new(source, requests, &self.queues);
+        let mut intake = Intake::new(source, requests);
+        // Queues are `timing.queues` plus one per job, far below 2^32.
+        #[allow(clippy::cast_possible_truncation)]
+        let queues = self.queues.len() as u32;
         match self.config.arrival {
-            Arrival::Closed => {
-                // Queues are `timing.queues` or one per job, both far below 2^32.
-                #[allow(clippy::cast_possible_truncation)]
-                let queues = self.queues.len() as u32;
-                for queue in 0..queues {
-                    for _ in 0..self.queues[queue as usize].depth {
-                        if intake.issued < requests {
-                            let Some(timed) = self.next_request_for(ftl, intake.source, queue) else {
-                                break;
-                            };
-                            intake.issued += 1;
-                            self.arrive(ftl, timed, queue)?;
-                        }
-                    }
+            Arrival::Closed => self.fill_queues(ftl, &mut intake, 0..queues)?,
+            Arrival::Open => {
+                // Closed-loop jobs beside the open arrivals fill their own queues at time 0.
+                if !self.closed_jobs.is_empty() {
+                    self.fill_queues(ftl, &mut intake, self.first_job_queue..queues)?;
                 }
+                self.read_next(ftl, &mut intake);
             }
-            Arrival::Open => self.read_next(ftl, &mut intake),
         }
         match self.config.arrival {
             Arrival::Closed => self.event_loop::<T, false>(ftl, &mut intake, observer, waf),
             Arrival::Open => self.event_loop::<T, true>(ftl, &mut intake, observer, waf),
         }
+    }
+
+    /// Closed loop: fills each of `queues` to its depth (while the run has
+    /// requests left to issue).
+    fn fill_queues<T: TranslationLayer>(
+        &mut self,
+        ftl: &mut T,
+        intake: &mut Intake<'_>,
+        queues: std::ops::Range<u32>,
+    ) -> Result<(), FtlError> {
+        for queue in queues {
+            for _ in 0..self.queues[queue as usize].depth {
+                if intake.issued < intake.requests {
+                    let Some(timed) = self.next_request_for(ftl, intake.source, queue) else {
+                        break;
+                    };
+                    intake.issued += 1;
+                    self.arrive(ftl, timed, queue)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Processes events (and with `OPEN` arrivals) until none is left. One
@@ -796,8 +840,29 @@ impl Engine {
                     if completed.is_multiple_of(PROGRESS_INTERVAL) {
                         observer(Progress { phase: Phase::Measure, done: completed, total: requests });
                     }
-                    let exhausted = self.source_dry && self.ahead.is_empty() && intake.next.is_none();
-                    if completed >= requests || (exhausted && completed == intake.issued) {
+                    if completed >= requests {
+                        self.draining = true;
+                        continue;
+                    }
+                    if OPEN && !self.closed_jobs.is_empty() {
+                        if let Some(job) = self.closed_job_of(queue) {
+                            // A closed-loop job beside open arrivals: its
+                            // queue takes its next request, or, once the
+                            // job has issued all, nothing more.
+                            if intake.issued < requests {
+                                if let Some(timed) = intake.source.next_request_of(job) {
+                                    intake.issued += 1;
+                                    self.arrive(ftl, timed, queue)?;
+                                    continue;
+                                }
+                            }
+                            if self.all_issued_done(intake, completed) {
+                                self.draining = true;
+                            }
+                            continue;
+                        }
+                    }
+                    if self.all_issued_done(intake, completed) {
                         self.draining = true;
                         continue;
                     }
@@ -808,7 +873,7 @@ impl Engine {
                             // queue: `dispatch_open` would find nothing to take.
                             self.arrive(ftl, timed, queue)?;
                             continue;
-                        } else if self.job_queues && completed == intake.issued {
+                        } else if !self.closed_jobs.is_empty() && completed == intake.issued {
                             // Every job has issued everything and nothing is outstanding.
                             self.draining = true;
                             continue;
@@ -824,6 +889,15 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Whether the source has run dry and every request taken from it has
+    /// completed (`completed` of them). A closed-loop job with requests left
+    /// always has one outstanding, so this holds beside such jobs only once
+    /// they are done too.
+    #[inline]
+    fn all_issued_done(&self, intake: &Intake<'_>, completed: u64) -> bool {
+        self.source_dry && self.ahead.is_empty() && intake.next.is_none() && completed == intake.issued
     }
 
     /// Open loop: whether the next request arrives before the next event;
@@ -858,10 +932,8 @@ impl Engine {
         source: &mut dyn RequestSource,
         queue: u32,
     ) -> Option<TimedRequest> {
-        if self.job_queues {
-            // Queues are as many as jobs, at most `JOBS_MAX`.
-            #[allow(clippy::cast_possible_truncation)]
-            return source.next_request_of(queue as u16);
+        if let Some(job) = self.closed_job_of(queue) {
+            return source.next_request_of(job);
         }
         self.next_request(ftl, source)
     }
@@ -908,8 +980,9 @@ impl Engine {
         let Some(next) = intake.next else { return Ok(()) };
         let host_queue = &self.queues[self.next_queue as usize];
         let waits = !host_queue.waiting.is_empty() || !self.fetches(self.next_queue, next.request.op);
-        let all_full = u64::from(self.outstanding) == intake.slots;
-        if waits && (self.queues.len() == 1 || all_full) && self.defers_arrivals() {
+        let shared = self.shared_queues();
+        let blocked = || shared.len() == 1 || shared.iter().all(|queue| queue.outstanding >= queue.depth);
+        if waits && blocked() && self.defers_arrivals() {
             intake.backlog = true;
             return Ok(());
         }
@@ -944,7 +1017,7 @@ impl Engine {
         mut timed: TimedRequest,
         queue: u32,
     ) -> Result<(), FtlError> {
-        if self.config.arrival == Arrival::Closed {
+        if self.config.arrival == Arrival::Closed || self.closed_job_of(queue).is_some() {
             timed.arrival.0 = self.now_ns;
         }
         if self.queues[queue as usize].waiting.is_empty() && self.fetches(queue, timed.request.op) {

@@ -491,7 +491,7 @@ fn timing_closed_jobs_keep_their_own_depths() {
     let depths = [4, 1];
     let mut source = JobScript { jobs: vec![reads(0), reads(1)], asks: Vec::new() };
     let report = Engine::new(&geometry, &config.timing, &config.ftl)
-        .with_job_queues(&depths)
+        .with_job_queues(&[(0, depths[0]), (1, depths[1])])
         .run(&mut ftl, &mut source, 800, &mut |_| {})
         .expect("timed run");
     assert_eq!(report.requests, 800);

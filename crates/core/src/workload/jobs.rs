@@ -170,9 +170,8 @@ impl JobConfig {
     }
 }
 
-/// Checks the jobs together: each valid, names unique, and all closed or
-/// all open (counting mode has no time to weigh a rate against a queue
-/// depth; the timing engine's job queues are all closed loops).
+/// Checks the jobs together: each valid, names unique. Whether open and
+/// closed jobs may run together depends on the mode ([`refuse_mixed_in_counting`]).
 pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> Result<(), ConfigError> {
     if jobs.len() > JOBS_MAX {
         return Err(ConfigError::new("job", format!("{} jobs; at most {JOBS_MAX}", jobs.len())));
@@ -183,13 +182,20 @@ pub fn validate_jobs(jobs: &[JobConfig], geometry: &Geometry, streams: u32) -> R
             return Err(ConfigError::new(format!("job.{}.name", job.name), "two jobs have this name"));
         }
     }
+    Ok(())
+}
+
+/// Counting mode: refuses open-loop (rate) jobs beside closed-loop ones.
+/// It has no time to weigh a rate against a queue depth; the timing model
+/// runs both (each closed job on its own queue, the open ones arriving on
+/// shared ones).
+pub fn refuse_mixed_in_counting(jobs: &[JobConfig]) -> Result<(), ConfigError> {
     let open = jobs.iter().filter(|job| job.rate_iops.is_some()).count();
     if open > 0 && open < jobs.len() {
         return Err(ConfigError::new(
             "job.rate_iops",
-            "give every job a rate_iops or none: counting mode has no time to weigh a rate against a queue \
-             depth, and the timing model (--timing on) runs closed-loop jobs each on its own queue or open \
-             jobs on shared ones, not both in one run",
+            "give every job a rate_iops or none in counting mode: it has no time to weigh a rate against a \
+             queue depth (the timing model, --timing on, runs rate jobs beside closed-loop ones)",
         ));
     }
     Ok(())
@@ -214,10 +220,15 @@ struct Running {
 /// first goes next (ties: the job listed first). Open jobs are due at their
 /// Poisson arrival times; closed jobs (no time in counting mode) are due in
 /// proportion to their queue depths, so a job at depth 4 issues four
-/// requests for each one of a job at depth 1. Every event carries its job's index.
+/// requests for each one of a job at depth 1. Beside open jobs (the timing
+/// model only), the stream carries the open jobs alone: the engine asks
+/// each closed job for its requests ([`EventSource::next_event_of`]).
+/// Every event carries its job's index.
 #[derive(Debug)]
 pub struct JobsSource {
     jobs: Vec<Running>,
+    /// Some job has a rate: the merged stream holds the open jobs only.
+    open_stream: bool,
     sectors_per_page: u64,
     total: u64,
 }
@@ -248,7 +259,8 @@ impl JobsSource {
             })
             .collect();
         let total = running.iter().map(|job| job.remaining).sum();
-        Self { jobs: running, sectors_per_page: u64::from(geometry.sectors_per_page()), total }
+        let open_stream = running.iter().any(|job| job.arrivals.is_some());
+        Self { jobs: running, open_stream, sectors_per_page: u64::from(geometry.sectors_per_page()), total }
     }
 }
 
@@ -304,7 +316,7 @@ impl EventSource for JobsSource {
             .jobs
             .iter()
             .enumerate()
-            .filter(|(_, job)| job.remaining > 0)
+            .filter(|(_, job)| job.remaining > 0 && (job.arrivals.is_some() || !self.open_stream))
             .min_by(|(_, a), (_, b)| a.due.total_cmp(&b.due))
             .map(|(index, _)| index);
         Ok(next.and_then(|index| self.issue(index)))
