@@ -339,6 +339,48 @@ def kept(folder, label, names):
     return {f"docs/{folder}/{name}": f"{label}/{name}" for name in names}
 
 
+def derive_journal(out):
+    """Journal separation, per point, ρ and victim: pblk's WA mixed and
+    separated, the WA, GC-only WA and throughput ratios (separated / mixed,
+    per capture), median [min, max] over the captures; the aging each point's
+    replays reached (least device writes and journal wraps, all steady)."""
+    rows = read_csv(os.path.join(out, "journal-separation", "journal_separation.csv"))
+    groups = {}
+    for mixed in (row for row in rows if row["separated"] == "false"):
+        key = (mixed["point"], mixed["over_provisioning"], mixed["victim"], mixed["sample"])
+        separated = next(
+            row for row in rows
+            if row["separated"] == "true"
+            and (row["point"], row["over_provisioning"], row["victim"], row["sample"]) == key
+        )
+        entry = groups.setdefault(slug(f"{mixed['point']} rho={mixed['over_provisioning']} {mixed['victim']}"), {
+            "wa_mixed": [], "wa_separated": [], "wa_ratio": [], "gc_wa_ratio": [], "throughput_ratio": [],
+            "aging_device_writes": [], "aging_journal_wraps": [], "aging_passes": [], "steady": [],
+        })
+        entry["wa_mixed"].append(float(mixed["pblk_wa"]))
+        entry["wa_separated"].append(float(separated["pblk_wa"]))
+        entry["wa_ratio"].append(float(separated["pblk_wa"]) / float(mixed["pblk_wa"]))
+        entry["gc_wa_ratio"].append(float(separated["gc_wa"]) / float(mixed["gc_wa"]))
+        entry["throughput_ratio"].append(float(separated["throughput_mb_s"]) / float(mixed["throughput_mb_s"]))
+        for row in (mixed, separated):
+            entry["aging_device_writes"].append(float(row["aging_device_writes"]))
+            entry["aging_journal_wraps"].append(float(row["aging_journal_wraps"]))
+            entry["aging_passes"].append(float(row["aging_passes"]))
+            entry["steady"].append(row["steady"] == "true")
+    derived = {}
+    for name, entry in groups.items():
+        figures = {key: spread(entry[key]) for key in ("wa_mixed", "wa_separated", "wa_ratio", "gc_wa_ratio", "throughput_ratio")}
+        figures["aging"] = {
+            "least_device_writes": min(entry["aging_device_writes"]),
+            "least_journal_wraps": min(entry["aging_journal_wraps"]),
+            "passes": spread(entry["aging_passes"]),
+            "all_steady": all(entry["steady"]),
+        }
+        derived[name] = figures
+    captures = len({row["sample"] for row in rows})
+    return {"per_point": derived, "captures": captures}
+
+
 def telomere_figure(number):
     """Telomere Figure 7 or 8 at the paper's scale: only its CSV is kept."""
     label = f"fig{number}"
@@ -380,6 +422,21 @@ GENERATORS = [
         [("informed-cleaning", ["reproduce", "informed-cleaning", "--seed", "1", "--repeats", "5"])],
         kept("informed-cleaning", "informed-cleaning", ["informed_cleaning.csv", "informed_cleaning.svg", "summary.md"]),
         derive_informed,
+        fast=False,
+        root=True,
+    ),
+    Generator(
+        "journal-separation",
+        [("journal-separation", ["reproduce", "journal", "--seed", "1", "--repeats", "3"])],
+        kept("journal-separation/quick", "journal-separation", [
+                "journal_separation.csv",
+                "summary.md",
+                "wa_ratio_op11.svg",
+                "throughput_ratio_op11.svg",
+                "wa_ratio_op25.svg",
+                "throughput_ratio_op25.svg",
+            ]),
+        derive_journal,
         fast=False,
         root=True,
     ),

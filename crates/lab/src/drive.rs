@@ -2,7 +2,8 @@
 //! event and report types, in one small module: the experiments and the
 //! front ends name the types through here. (Periodic task sets run through
 //! the driver in `experiments/periodic_run.rs`, and the journal experiment's
-//! looped aging in `experiments/journal/steady.rs`.)
+//! replay, whose aging passes differ from its measured one, in
+//! `experiments/journal/steady.rs`.)
 
 use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;

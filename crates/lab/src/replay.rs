@@ -118,7 +118,7 @@ pub fn replay(
     }
     let aging_source = mode.age_with.map_or(*source, TraceSource::file);
     let mut passes = match kind {
-        AgingChoice::Workload => Some(TracePass::new(&aging_source, 0, false, Rc::default())?),
+        AgingChoice::Workload => Some(TracePass::new(&aging_source, 0, Rc::default())?),
         AgingChoice::RandomFill | AgingChoice::None => None,
     };
     let watched = Watched { observer: RefCell::new(observer), stopped: RefCell::new(None) };
@@ -404,17 +404,17 @@ impl EventSource for TraceEvents<'_, '_> {
     }
 }
 
-/// One pass over a trace from record `first`, or (`looping`) passes over
-/// and over, each from `first`, its times shifted to follow the last: the
-/// trace at its own addresses, as workload aging repeats it. Counts the
-/// journal's pages as the writes go by.
+/// Passes over a trace at its own addresses, as workload aging repeats it:
+/// the first from record `first`, each further one ([`Passes::restart`])
+/// from `first` or the record [`TracePass::restarting_at`] names, its times
+/// shifted to follow the last. Counts the journal's pages as the writes go by.
 pub(crate) struct TracePass<'a> {
     source: TraceSource<'a>,
     records: Box<dyn TraceRead + Send>,
     header: TraceHeader,
     tracker: JournalTracker,
-    first: u64,
-    looping: bool,
+    /// The record further passes begin at.
+    restart_first: u64,
     /// Added to every record's time: the end of the passes before.
     offset: u64,
     last_time: u64,
@@ -425,12 +425,7 @@ pub(crate) struct TracePass<'a> {
 }
 
 impl<'a> TracePass<'a> {
-    pub(crate) fn new(
-        source: &TraceSource<'a>,
-        first: u64,
-        looping: bool,
-        journal_pages: Rc<Cell<u64>>,
-    ) -> Result<Self> {
+    pub(crate) fn new(source: &TraceSource<'a>, first: u64, journal_pages: Rc<Cell<u64>>) -> Result<Self> {
         let records = source.open()?;
         let header = records.header().clone();
         let tracker = source.journal(&header);
@@ -439,21 +434,27 @@ impl<'a> TracePass<'a> {
             records,
             header,
             tracker,
-            first,
-            looping,
+            restart_first: first,
             offset: 0,
             last_time: 0,
             journal_pages,
             failure: None,
         };
-        pass.skip_to_first()?;
+        pass.skip_to(first)?;
         Ok(pass)
     }
 
-    fn skip_to_first(&mut self) -> Result<()> {
-        for _ in 0..self.first {
+    /// Passes after the first begin at record `first` (the journal
+    /// experiment's workload part, after the file system's fill).
+    pub(crate) fn restarting_at(mut self, first: u64) -> Self {
+        self.restart_first = first;
+        self
+    }
+
+    fn skip_to(&mut self, first: u64) -> Result<()> {
+        for _ in 0..first {
             let record = self.records.next().ok_or_else(|| {
-                Error::Invalid(format!("{}: the trace ends before record {}", self.source.path.display(), self.first))
+                Error::Invalid(format!("{}: the trace ends before record {first}", self.source.path.display()))
             })??;
             self.tracker.observe(&record);
         }
@@ -464,21 +465,12 @@ impl<'a> TracePass<'a> {
         self.records = self.source.open()?;
         self.tracker = self.source.journal(&self.header);
         self.offset = self.last_time.saturating_add(1);
-        self.skip_to_first()
+        self.skip_to(self.restart_first)
     }
 
     fn event(&mut self) -> Result<Option<HostEvent>> {
-        let record = match self.records.next() {
-            Some(record) => record?,
-            None if self.looping => {
-                self.begin_again()?;
-                match self.records.next() {
-                    Some(record) => record?,
-                    None => return Ok(None),
-                }
-            }
-            None => return Ok(None),
-        };
+        let Some(record) = self.records.next() else { return Ok(None) };
+        let record = record?;
         let mut event = host_event(&record, &self.header, &mut self.tracker);
         self.last_time = event.time.0.saturating_add(self.offset);
         event.time = SimNs(self.last_time);

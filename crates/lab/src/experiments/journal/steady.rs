@@ -1,8 +1,11 @@
-//! The journal experiment's replay: the device is aged by the whole capture
-//! once (the file system's fill valid, the workload begun), then by the
-//! capture's workload part looped until the windowed WAF is steady and the
-//! workload has written enough and wrapped the journal often enough; one
-//! more pass of the workload part is measured, timed.
+//! The journal experiment's replay: workload aging (the one workload aging
+//! of every replay, `Simulation::age_with_workload`, under the
+//! `[precondition]` steady-state rule) whose first pass is the whole
+//! capture — the file system's fill, then the workload — and whose further
+//! passes are the capture's workload part, until the windowed WAF is steady
+//! at the end of a pass; the aging's GC debt is paid
+//! (`Simulation::settle`) and one more pass of the workload part is
+//! measured, timed.
 //!
 //! Looping the workload part (not the whole capture) keeps the fill written
 //! once, as on a real file system, where the files laid down before the
@@ -13,7 +16,6 @@
 use crate::error::{Error, Result};
 use crate::replay::{fit_error, fit_size, fitted_device, journal_sectors, ReplayMode, TracePass, TraceSource};
 use crate::{Observer, Progress, Report};
-use nandlab_core::metrics::{Counters, WafSeries};
 use nandlab_core::{Config, Simulation};
 use nandlab_trace::Op;
 use serde::Serialize;
@@ -26,22 +28,6 @@ use std::sync::Arc;
 /// The process whose one read marks the end of the fill in a capture.
 pub(super) const FILL_END_PROCESS: &str = "dd";
 
-/// When aging by the looped workload stops: the windowed WAF steady, and
-/// the workload (the first pass's included) has written `min_device_writes`
-/// logical capacities and wrapped the journal `min_journal_wraps` times;
-/// or `max_device_writes` were written, steady or not.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct AgingRule {
-    /// Window length in logical capacities of host page writes.
-    pub window_device_writes: f64,
-    /// Steady: this many consecutive windows each change the WAF by at most `tolerance` ...
-    pub steady_windows: u32,
-    pub tolerance: f64,
-    pub min_device_writes: f64,
-    pub min_journal_wraps: f64,
-    pub max_device_writes: f64,
-}
-
 /// What the aging reached before the measured pass.
 #[derive(Clone, Debug, Default, Serialize)]
 pub(super) struct Aging {
@@ -49,32 +35,12 @@ pub(super) struct Aging {
     pub device_writes: f64,
     /// Journal pages written over the journal's size.
     pub journal_wraps: f64,
-    /// The windowed WAF met the rule before the budget ran out.
+    /// Whole passes run (the first, the whole capture, included).
+    pub passes: u64,
+    /// The windowed WAF met the `[precondition]` rule before its budget ran out.
     pub steady: bool,
-    /// The rule's device writes and journal wraps were both reached.
-    pub long_enough: bool,
-    /// WAF of the last aging windows, oldest first.
-    pub last_windows: Vec<f64>,
-}
-
-/// Windows in a row whose WAF changed by at most the rule's tolerance.
-struct Steadiness {
-    series: WafSeries,
-    tolerance: f64,
-    streak: u32,
-    previous: Option<f64>,
-}
-
-impl Steadiness {
-    fn observe(&mut self, counters: &Counters) {
-        if let Some(waf) = self.series.observe(counters) {
-            if let Some(previous) = self.previous {
-                let change = (waf - previous).abs() / previous.max(f64::MIN_POSITIVE);
-                self.streak = if change <= self.tolerance { self.streak + 1 } else { 0 };
-            }
-            self.previous = Some(waf);
-        }
-    }
+    /// WAF of the last aging window.
+    pub final_window_waf: Option<f64>,
 }
 
 /// Replays `path` on the open-channel device `config` describes (fitted to
@@ -83,7 +49,6 @@ impl Steadiness {
 pub(super) fn replay_steady(
     path: &Path,
     mut config: Config,
-    rule: &AgingRule,
     journal_pages: u64,
     observer: &mut dyn Observer,
 ) -> Result<(Report, Aging)> {
@@ -102,53 +67,32 @@ pub(super) fn replay_steady(
             stop.store(true, Ordering::Relaxed);
         }
     };
-    let logical = f64::from(simulation.geometry().logical_pages);
-    #[allow(clippy::cast_precision_loss)]
-    let capacities = |pages: u64| pages as f64 / logical;
     let journal_written = Rc::new(Cell::new(0_u64));
-    let mut whole = TracePass::new(&source, 0, false, Rc::clone(&journal_written))?;
-    simulation.age_with(&mut whole, &mut progress)?;
-    let start = simulation.counters().clone();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let window_pages = (rule.window_device_writes * logical) as u64;
-    let mut steadiness = Steadiness {
-        series: WafSeries::new(window_pages, &start),
-        tolerance: rule.tolerance,
-        streak: 0,
-        previous: None,
-    };
+    let mut passes = TracePass::new(&source, 0, Rc::clone(&journal_written))?.restarting_at(workload_start);
+    let logical = f64::from(simulation.geometry().logical_pages);
+    let aged = simulation.age_with_workload(&mut passes, &mut progress);
+    if let Some(failure) = passes.take_failure() {
+        return Err(failure);
+    }
+    let aged = aged?;
     #[allow(clippy::cast_precision_loss)]
-    let wraps = |journal: &Cell<u64>| journal.get() as f64 / journal_pages.max(1) as f64;
-    let mut looped = TracePass::new(&source, workload_start, true, Rc::clone(&journal_written))?;
-    let mut settled = |counters: &Counters| {
-        steadiness.observe(counters);
-        let written = capacities(counters.host_pages_written);
-        let long_enough = written >= rule.min_device_writes && wraps(&journal_written) >= rule.min_journal_wraps;
-        (steadiness.streak >= rule.steady_windows && long_enough) || written >= rule.max_device_writes
-    };
-    // The first pass alone may already be long enough; the loop still runs until steady.
-    simulation.age_with_until(&mut looped, &mut progress, &mut settled)?;
-    let aged = simulation.counters().clone();
     let aging = Aging {
-        device_writes: capacities(aged.host_pages_written),
-        journal_wraps: wraps(&journal_written),
-        steady: steadiness.streak >= rule.steady_windows,
-        long_enough: capacities(aged.host_pages_written) >= rule.min_device_writes
-            && wraps(&journal_written) >= rule.min_journal_wraps,
-        last_windows: last_windows(&steadiness.series, rule.steady_windows as usize + 1),
+        device_writes: aged.phase.counters.host_pages_written as f64 / logical,
+        journal_wraps: journal_written.get() as f64 / journal_pages.max(1) as f64,
+        passes: aged.passes.unwrap_or(0),
+        steady: aged.steady,
+        final_window_waf: aged.final_window_waf,
     };
     simulation.settle()?;
-    let mut measured = TracePass::new(&source, workload_start, false, journal_written)?;
+    let mut measured = TracePass::new(&source, workload_start, journal_written)?;
     simulation.replay_timed(&mut measured, &mut progress)?;
+    if let Some(failure) = measured.take_failure() {
+        return Err(failure);
+    }
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Failed("stopped by its observer".to_owned()));
     }
     Ok((simulation.report(), aging))
-}
-
-fn last_windows(series: &WafSeries, count: usize) -> Vec<f64> {
-    let points = series.points();
-    points[points.len().saturating_sub(count)..].iter().map(|point| point.waf_window).collect()
 }
 
 /// The index of the first record after the fill's marker: one read by
