@@ -352,7 +352,10 @@ fn a_rate_job_beside_a_closed_job_runs_in_timed_mode() {
     let [paced, closed] = timed.jobs.as_slice() else { panic!("two jobs: {:?}", timed.jobs) };
     assert_eq!((paced.requests, closed.requests), (90_000, 800_000));
     assert_eq!((paced.offered_iops, closed.offered_iops), (Some(1000.0), None));
-    eprintln!("paced: {:.1} IOPS over {:.2} s; closed: {:.1} IOPS over {:.2} s", paced.iops, paced.active_s, closed.iops, closed.active_s);
+    eprintln!(
+        "paced: {:.1} IOPS over {:.2} s; closed: {:.1} IOPS over {:.2} s",
+        paced.iops, paced.active_s, closed.iops, closed.active_s
+    );
     assert!((paced.iops / 1000.0 - 1.0).abs() < 0.01, "offered 1000, achieved {}", paced.iops);
     // Both run at once: the closed job lasts through most of the paced one.
     assert!(closed.active_s > 0.5 * paced.active_s, "{closed:?} beside {paced:?}");
