@@ -299,6 +299,9 @@ pub struct Simulation {
     workload: Synthetic,
     precondition: Option<PreconditionReport>,
     measure_start: Counters,
+    /// Every block's erase count when the measured phase began (the
+    /// lifetime forecast's per-block wear rates).
+    measure_start_erases: Vec<u32>,
     pblk_start: PblkStats,
     series: Vec<WafPoint>,
     timed: Option<TimedReport>,
@@ -370,7 +373,8 @@ impl Simulation {
     }
 
     fn assemble(config: &Config, geometry: Geometry, journal: &[SectorRange], layer: Layer) -> Result<Self, SimError> {
-        let measure_start = on_layer!(&layer, ftl => ftl.counters().clone());
+        let (measure_start, measure_start_erases) =
+            on_layer!(&layer, ftl => (ftl.counters().clone(), ftl.erase_counts().to_vec()));
         Ok(Self {
             stages: HostStages::new(&geometry, &config.host, &config.discard, journal)?,
             workload: Synthetic::new(&config.workload, &geometry, config.seed.wrapping_add(1)),
@@ -380,6 +384,7 @@ impl Simulation {
             layer,
             precondition: None,
             measure_start,
+            measure_start_erases,
             pblk_start: PblkStats::default(),
             series: Vec::new(),
             timed: None,
@@ -573,6 +578,7 @@ impl Simulation {
 
     fn start_measuring(&mut self) {
         self.measure_start = self.counters().clone();
+        self.measure_start_erases = self.erase_counts().to_vec();
         if let Layer::OpenChannel(pblk) = &self.layer {
             self.pblk_start = pblk.stats().clone();
         }
@@ -769,6 +775,7 @@ impl Simulation {
         let lifetime = on_layer!(&self.layer, ftl => LifetimeForecast::new(&WearInputs {
             geometry: &geometry,
             erase_counts: ftl.erase_counts(),
+            erase_counts_at_start: &self.measure_start_erases,
             measured: &measured,
             measured_ns: self.measured_ns(),
             seed: self.config.seed,
