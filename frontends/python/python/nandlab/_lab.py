@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from . import _native
@@ -156,6 +157,18 @@ def experiments() -> List[Dict[str, Any]]:
     return _native.experiments()
 
 
+def use_console_script_for_captures() -> None:
+    """Let experiments that capture a real file system find ``nandlab fsload``.
+
+    They run it as a separate process: ``NANDLAB_BIN`` when set, else
+    ``nandlab`` on ``PATH``. An interpreter whose environment is not activated
+    has this package's console script beside it, not on ``PATH``.
+    """
+    beside = os.path.join(os.path.dirname(sys.executable), "nandlab")
+    if "NANDLAB_BIN" not in os.environ and os.access(beside, os.X_OK):
+        os.environ["NANDLAB_BIN"] = beside
+
+
 def reproduce(
     name: str,
     out: "str | os.PathLike[str]",
@@ -177,7 +190,13 @@ def reproduce(
     simulations finish their current step first). Raises ``ValueError`` for
     an unknown name or ``set`` key and ``ExperimentError`` when the
     experiment fails (e.g. a capture without root).
+
+    Experiments whose ``experiments()`` entry says ``needs_root`` capture a
+    real file system on loop devices: run them as root. Their workloads run
+    as ``nandlab fsload`` processes: ``NANDLAB_BIN`` when set, else this
+    package's ``nandlab`` console script.
     """
+    use_console_script_for_captures()
     summary, html, seconds = _native.reproduce(
         name,
         os.fspath(out),

@@ -72,6 +72,8 @@ def reproduce(
 ) -> Tuple[pathlib.Path, pathlib.Path, float]:
     """Runs an experiment into ``out``; (summary path, report.html path, seconds)."""
 def preset_toml(name: str) -> str: ...
+def command_line(argv: List[str]) -> int:
+    """Runs the ``nandlab`` command line (program name first); returns its exit status."""
 def write_output(path: Union[str, "os.PathLike[str]"], data: bytes) -> None:
     """Writes ``data`` as every nandlab output: a file replaced whole (mode kept), a device or FIFO in place."""
 
