@@ -28,7 +28,7 @@ def replay(
     seed: Optional[int] = None,
     arrival: str = "trace",
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
-    device: Optional[str] = None,
+    trace_device: Optional[str] = None,
     open_channel: bool = False,
     age_with: "Optional[str | os.PathLike[str]]" = None,
     progress: bool = True,
@@ -46,8 +46,8 @@ def replay(
     device's size; ``fit=True`` does so from ``device_size``, else the trace
     header's size, else the highest sector the trace touches (raw traces give
     no size).
-    ``format`` names the trace format (detected when omitted), ``device``
-    picks one device of a multi-device trace, ``open_channel=True`` replays on
+    ``format`` names the trace format (detected when omitted), ``trace_device``
+    (``--trace-device``) picks one device of a multi-device trace, ``open_channel=True`` replays on
     the open-channel device under the pblk-like host FTL
     (``--device-mode open-channel``, i.e. ``ftl.kind = "open-channel"``).
     The device is aged first as the configuration's ``[precondition]`` says
@@ -77,7 +77,7 @@ def replay(
             fit=bool(fit),
             device_size=None if device_size is None else int(device_size),
             format=format,
-            device=device,
+            device=trace_device,
             open_channel=bool(open_channel),
             age_with=None if age_with is None else os.fspath(age_with),
             progress=update,
@@ -89,7 +89,7 @@ def read_trace(
     path: "str | os.PathLike[str]",
     *,
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
-    device: Optional[str] = None,
+    trace_device: Optional[str] = None,
     progress: bool = True,
 ) -> "pandas.DataFrame":
     """Read a block trace into a pandas DataFrame, one row per request.
@@ -107,6 +107,7 @@ def read_trace(
     the file system's journal, known from a capture's header) and
     ``journal_commit`` (bool: the replay counts it as a jbd2 commit).
 
+    ``format`` and ``trace_device`` are ``replay``'s.
     ``DataFrame.attrs["header"]`` holds the trace header (sector size, device
     size, source format, journal extents). Reading runs without the GIL and
     stops with ``KeyboardInterrupt`` on Ctrl-C.
@@ -115,7 +116,7 @@ def read_trace(
     import pandas as pd
 
     with progress_callback(progress, "read_trace", " requests") as update:
-        columns = _native.read_trace_columns(os.fspath(path), format=format, device=device, progress=update)
+        columns = _native.read_trace_columns(os.fspath(path), format=format, device=trace_device, progress=update)
 
     def numbers(name: str, dtype: str) -> "np.ndarray":
         return np.frombuffer(columns[name], dtype=dtype).copy()
