@@ -41,6 +41,9 @@ enum Command {
     Admit(commands::admit::AdmitArgs),
     /// Replay a block trace on the simulated SSD under a DISCARD policy.
     Replay(commands::replay::ReplayArgs),
+    /// Which mechanism saves this trace's flash? Every DISCARD policy, streams, journal
+    /// separation and priority cleaning that apply, replayed and ranked by years of life.
+    Advise(commands::advise::AdviseArgs),
     /// Reproduce a paper experiment into an output folder (data, plots, summary).
     Reproduce(commands::reproduce::ReproduceArgs),
     /// Inspect and convert block I/O traces.
@@ -79,6 +82,7 @@ where
         Command::Lifetime(args) => commands::lifetime::run(args),
         Command::Admit(args) => commands::admit::run(args),
         Command::Replay(args) => commands::replay::run(args),
+        Command::Advise(args) => commands::advise::run(args),
         Command::Reproduce(args) => commands::reproduce::run(args),
         Command::Trace(args) => commands::trace::run(args),
         Command::Capture(args) => commands::capture::run(args),
