@@ -121,6 +121,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(write_output, m)?)?;
     m.add_function(wrap_pyfunction!(lab::replay_json, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::advise_json, m)?)?;
     m.add_function(wrap_pyfunction!(lab::read_trace_columns, m)?)?;
     m.add_function(wrap_pyfunction!(lab::experiments, m)?)?;
     m.add_function(wrap_pyfunction!(lab::reproduce, m)?)?;

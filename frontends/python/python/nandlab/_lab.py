@@ -85,6 +85,56 @@ def replay(
     return json.loads(report)
 
 
+def advise(
+    trace: "str | os.PathLike[str]",
+    config: ConfigSource = None,
+    *,
+    preset: Optional[str] = None,
+    set: Optional[Iterable[str]] = None,  # noqa: A002 - mirrors the CLI's --set
+    seed: Optional[int] = None,
+    fit: bool = False,
+    device_size: Optional[int] = None,
+    gb_per_day: Optional[float] = None,
+    format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
+    trace_device: Optional[str] = None,
+    progress: bool = True,
+) -> "pandas.DataFrame":
+    """Which mechanism saves this trace's flash? ``nandlab advise`` as a DataFrame.
+
+    Replays the trace in timed mode on the workload-aged device under every
+    DISCARD policy, then hot/cold streams, journal separation (when the trace
+    has a journal) and priority-aware cleaning (when it has priority
+    requests), each with the best DISCARD policy. One row per configuration,
+    best first (years to first wear-out, then WAF, then GC copies): ``name``,
+    ``years_to_first_worn``, ``waf``, ``gc_page_copies``, ``erases``,
+    ``p99_read_us``, ``p99_write_us``, ``overrides`` (the ``set`` keys that
+    re-run the row with :func:`replay`) and ``lifetime_warnings``.
+    ``gb_per_day`` sets the write rate of the lifetime forecast (default: the
+    trace's own). Other arguments as in :func:`replay`. The whole document
+    (trace traits, seed) is in ``DataFrame.attrs["advice"]``.
+    """
+    import pandas as pd
+
+    arguments = config_arguments(config, preset, set or ())
+    with progress_callback(progress, "advise", " requests") as update:
+        advice = json.loads(
+            _native.advise_json(
+                os.fspath(trace),
+                **arguments,
+                seed=seed,
+                fit=bool(fit),
+                device_size=None if device_size is None else int(device_size),
+                gb_per_day=None if gb_per_day is None else float(gb_per_day),
+                format=format,
+                device=trace_device,
+                progress=update,
+            )
+        )
+    frame = pd.DataFrame(advice["ranked"])
+    frame.attrs["advice"] = advice
+    return frame
+
+
 def read_trace(
     path: "str | os.PathLike[str]",
     *,
