@@ -53,8 +53,11 @@ python_env() {
 python_tests() {
     # shellcheck disable=SC1091
     . .venv/bin/activate
-    (cd frontends/python && maturin develop --profile "$profile" --quiet)
-    NANDLAB_BIN="$PWD/target/$profile/nandlab" python -m pytest -q frontends/python/tests
+    # The README's one-step install, in this run's profile (maturin reads MATURIN_PEP517_ARGS), so
+    # the extension reuses the tests' build; it installs the `nandlab` console script that the
+    # experiments capturing a file system run as `nandlab fsload`.
+    MATURIN_PEP517_ARGS="--profile $profile" pip install --quiet ./frontends/python
+    python -m pytest -q frontends/python/tests
 }
 
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
@@ -67,7 +70,7 @@ stage "Rust: every crate's tests (profile $profile)" rust_tests
 stage "Claims: the fast generators reproduce their results files exactly" \
     env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
 stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
-stage "Python: the package (maturin, profile $profile) and pytest" python_tests
+stage "Python: pip install ./frontends/python (profile $profile) and pytest" python_tests
 
 echo "== stage times"
 printf '%s\n' "${timings[@]}"

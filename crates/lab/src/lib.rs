@@ -1,6 +1,7 @@
 //! nandlab lab: the paper experiments as a library, for the `nandlab` CLI and
 //! the Python package alike.
 //!
+//! - [`advise`]: one trace under every mechanism that applies, ranked by the flash life it gives;
 //! - [`document`]: the JSON document of a run (`schema_version`, the report, `wall_s`);
 //! - [`registry`]: every `reproduce` experiment by name, with its
 //!   description, whether it needs root and a rough run time;
@@ -15,6 +16,7 @@
 //!
 //! Errors are typed ([`Error`]); progress and cancellation go through [`Observer`].
 
+pub mod advise;
 pub mod document;
 mod drive;
 pub mod error;

@@ -154,7 +154,7 @@ pub fn replay(
 }
 
 /// Refuses a trace of which the replay would take no request — a
-/// `--device` that names no device of the trace, or a file with no event
+/// `--trace-device` that names no device of the trace, or a file with no event
 /// the format counts as a request (a blkparse file without `D` actions) —
 /// naming the filter and the devices the trace holds. Reads up to the first
 /// request (the whole trace only when there is none), before any aging.
@@ -168,10 +168,10 @@ pub fn selects_requests(source: &TraceSource<'_>) -> Result<()> {
     let held = if devices.is_empty() {
         "it holds no request of any device".to_owned()
     } else {
-        format!("it holds requests of device {} (pick one with --device)", devices.join(", "))
+        format!("it holds requests of device {} (pick one with --trace-device)", devices.join(", "))
     };
     let filter = match source.device {
-        Some(device) => format!("--device {device} selects none of its requests"),
+        Some(device) => format!("--trace-device {device} selects none of its requests"),
         None => format!("none of its lines is a request{}", requests_are(&format)),
     };
     Err(Error::Invalid(format!("{}: the replay would take no request: {filter}; {held}", source.path.display())))
@@ -689,7 +689,7 @@ mod tests {
         let source = TraceSource { device: Some("src1,0"), ..TraceSource::file(&trace) };
         let error = replay(&source, small(), ReplayMode::default(), &mut |_| Ok(())).expect_err("nothing selected");
         let message = error.to_string();
-        assert!(message.contains("--device src1,0 selects none") && message.contains("device hm,0"), "{message}");
+        assert!(message.contains("--trace-device src1,0 selects none") && message.contains("device hm,0"), "{message}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub enum TraceError {
     #[error("{}: byte {offset}: {message}", path.display())]
     Corrupt { path: PathBuf, offset: u64, message: String },
 
-    #[error("{}: cannot tell the trace format from its content ({hint}); name it with --from", path.display())]
+    #[error("{}: cannot tell the trace format from its content ({hint}); name it with --format", path.display())]
     UnknownFormat { path: PathBuf, hint: String },
 
     #[error("unknown trace format `{name}` (known: {known})")]

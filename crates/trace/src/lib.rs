@@ -53,7 +53,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 pub trait TraceRead: Iterator<Item = Result<Record, TraceError>> {
     fn header(&self) -> &TraceHeader;
 
-    /// The devices (as `--device` names them) of the requests read so far:
+    /// The devices (as `--trace-device` names them) of the requests read so far:
     /// the one device a trace read without a filter is for, or the devices
     /// a `device` filter skipped (at most 16). Empty for formats that hold
     /// one device and name none (nandlab's own).

@@ -173,7 +173,7 @@ impl<W: Write> TraceWrite for SimulatorWriter<W> {
 /// detection: a decimal point in the time column says DiskSim; all-integer
 /// columns ending in type 0 or 1 say MQSim. (A DiskSim trace with integer
 /// times and flags 0/1 reads the same either way but for the time unit; it
-/// is taken as MQSim and needs `--from disksim`.)
+/// is taken as MQSim and needs `--format disksim`.)
 pub(crate) fn looks_like(line: &[u8]) -> Option<SimulatorDialect> {
     let columns: Vec<&[u8]> = fields(line).collect();
     let [time, device, start, size, kind] = columns[..] else {
@@ -242,7 +242,7 @@ mod tests {
     fn a_second_device_needs_choosing() {
         let mut parser = SimulatorParser::new(SimulatorDialect::MqSim, None);
         parser.parse(b"1 0 8 8 0").expect("first device");
-        assert!(parser.parse(b"2 1 8 8 0").unwrap_err().contains("--device"));
+        assert!(parser.parse(b"2 1 8 8 0").unwrap_err().contains("--trace-device"));
         let mut chosen = SimulatorParser::new(SimulatorDialect::MqSim, Some("1"));
         assert_eq!(chosen.parse(b"1 0 8 8 0"), Ok(None));
         assert!(chosen.parse(b"2 1 8 8 0").expect("valid").is_some());

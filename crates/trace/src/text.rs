@@ -307,7 +307,7 @@ impl DeviceLock {
             }
             Some(first) if first.as_slice() == device => Ok(true),
             Some(first) => Err(format!(
-                "request for device `{}`, but the trace so far was for `{}`; pick one with --device",
+                "request for device `{}`, but the trace so far was for `{}`; pick one with --trace-device",
                 show(device),
                 show(first)
             )),

@@ -51,7 +51,7 @@ fn a_malformed_line_is_reported_with_file_and_line_number() {
 #[test]
 fn an_unknown_format_asks_for_an_explicit_one_and_the_override_wins() {
     let path = scratch_file("mystery.txt", b"hello world\n");
-    assert!(read_all(&path, None).unwrap_err().to_string().contains("--from"));
+    assert!(read_all(&path, None).unwrap_err().to_string().contains("--format"));
     let error = read_all(&path, Some(Format::Msr)).unwrap_err().to_string();
     assert!(error.contains("mystery.txt:1:"), "{error}");
 }

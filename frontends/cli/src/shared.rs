@@ -48,6 +48,28 @@ impl ConfigArgs {
     }
 }
 
+/// How to read a trace; shared by every command that reads one.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TraceInputArgs {
+    /// Trace format (native, tracefs, blkparse, msr, umass, fio-v2, fio-v3, mqsim, disksim).
+    /// Default: detected from the content.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Keep only this traced device's requests, when the trace holds several (`8,0` for
+    /// tracefs/blkparse, `host,disk` for MSR, the ASU for UMass, the file name for fio, the
+    /// device number for MQSim/DiskSim). Default: the only device; several are an error.
+    #[arg(long, value_name = "DEVICE")]
+    pub trace_device: Option<String>,
+}
+
+impl TraceInputArgs {
+    pub fn format(&self) -> anyhow::Result<Option<nandlab_trace::Format>> {
+        Ok(self.format.as_deref().map(nandlab_trace::Format::from_name).transpose()?)
+    }
+}
+
+/// `--timing [on|off]`: the same grammar in every command that can simulate
+/// time; a bare `--timing` means `on`. Each command documents its default.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Timing {
     On,
@@ -224,6 +246,16 @@ fn print_aging(out: &mut impl Write, report: &nandlab_core::Report) -> anyhow::R
     Ok(())
 }
 
+/// A configuration value as users type it (its TOML name, e.g. `delay-d`),
+/// never Rust's (`DelayD`).
+pub fn config_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        Ok(other) => other.to_string(),
+        Err(error) => format!("<{error}>"),
+    }
+}
+
 /// The summary table of a replayed (or emulated) run; `heading` says what ran.
 pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
@@ -234,17 +266,17 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
     match &report.open_channel {
         None => writeln!(
             out,
-            "device     {} logical, ρ = {:.4}, page FTL, gc {:?}, discard {:?}, device DISCARD {:?}",
+            "device     {} logical, ρ = {:.4}, page FTL, gc {}, discard {}, device DISCARD {}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
-            report.config.ftl.gc_policy,
-            report.config.discard.policy,
-            report.config.ftl.discard
+            config_name(&report.config.ftl.gc_policy),
+            config_name(&report.config.discard.policy),
+            config_name(&report.config.ftl.discard)
         )?,
         Some(open_channel) => writeln!(
             out,
             "device     {} logical, ρ = {:.4}, open-channel ({} groups x {} PUs x {} chunks of {} pages, ws_min {}, \
-             ws_opt {}, lines of {} pages) under pblk, separation {}, discard {:?}",
+             ws_opt {}, lines of {} pages) under pblk, separation {}, discard {}",
             bytes(report.device.logical_bytes),
             report.device.over_provisioning,
             open_channel.geometry.groups,
@@ -255,7 +287,7 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
             open_channel.line_layout.ws_opt,
             open_channel.line_layout.line_pages,
             if report.config.pblk.separate { "on" } else { "off" },
-            report.config.discard.policy
+            config_name(&report.config.discard.policy)
         )?,
     }
 

@@ -29,7 +29,7 @@ fn admit_json(args: &[&str]) -> Value {
 /// The paper's examples: g = 1 on the P = 8 device, storage admission only.
 fn example(tasks: &str, extra: &[&str]) -> Value {
     let (tasks, device) = (repo_file(tasks), repo_file("crates/admission/devices/paper-example-p8.toml"));
-    let mut args = vec![tasks.as_str(), "--device", device.as_str(), "--granularity", "1", "--tests", "storage"];
+    let mut args = vec![tasks.as_str(), "--preset", device.as_str(), "--granularity", "1", "--tests", "storage"];
     args.extend_from_slice(extra);
     admit_json(&args)
 }
@@ -101,7 +101,7 @@ fn a_job_is_charged_on_its_stripe() {
     let tasks = folder
         .file("one.toml", "[[task]]\nname = \"w\"\nwrite_pages = 32\nwrite_period_ms = 10\nlifetime_periods = 20\n");
     let at = |granularity: &str, spread: &str| {
-        admit_json(&[&tasks, "--device", "cosmos", "--granularity", granularity, "--write-spread", spread])
+        admit_json(&[&tasks, "--preset", "cosmos", "--granularity", granularity, "--write-spread", spread])
     };
     let striped = at("1", "stripe");
     assert_eq!(striped["report"]["decisions"][0]["rejection"], "throughput");
@@ -118,7 +118,7 @@ fn a_job_is_charged_on_its_stripe() {
     // The 0.353 had C^g rounded up to 1 ms.
     let rounded = admit_json(&[
         &tasks,
-        "--device",
+        "--preset",
         "cosmos",
         "--granularity",
         "1",
@@ -136,7 +136,7 @@ fn a_job_is_charged_on_its_stripe() {
     let simulated = |granularity: &str, spread: &str| {
         let report = admit_json(&[
             &tasks,
-            "--device",
+            "--preset",
             "cosmos",
             "--granularity",
             granularity,
@@ -209,14 +209,14 @@ fn bad_device_files_are_refused_naming_the_key() {
     let tasks = folder.file("ok.toml", "[[task]]\nwrite_pages = 4\nwrite_period_ms = 5\nlifetime_periods = 3\n");
     let device = |text: &str| folder.file("dev.toml", &format!("preset = \"cosmos\"\n{text}\n"));
     refused(
-        &["admit", &tasks, "--device", &device("pages_per_block = 0")],
+        &["admit", &tasks, "--preset", &device("pages_per_block = 0")],
         &["dev.toml", "key `pages_per_block`", "from 1 to 65536"],
     );
-    refused(&["admit", &tasks, "--device", &device("erase_us = 1e300")], &["key `erase_us`", "1e300"]);
-    refused(&["admit", &tasks, "--device", &device("blocks = 5")], &["dev.toml", "blocks"]);
-    refused(&["admit", &tasks, "--device", "no-such-device"], &["no-such-device", "cosmos"]);
+    refused(&["admit", &tasks, "--preset", &device("erase_us = 1e300")], &["key `erase_us`", "1e300"]);
+    refused(&["admit", &tasks, "--preset", &device("blocks = 5")], &["dev.toml", "blocks"]);
+    refused(&["admit", &tasks, "--preset", "no-such-device"], &["no-such-device", "cosmos"]);
     let small = folder.file("small.toml", "channels = 1\nchips_per_channel = 1\nblocks_per_chip = 64\npages_per_block = 8\npage_size_bytes = 4096\nread_us = 25\nwrite_us = 200\nerase_us = 1500\n");
-    let report = admit_json(&[&tasks, "--device", &small]);
+    let report = admit_json(&[&tasks, "--preset", &small]);
     assert_eq!(report["context"]["device"]["name"], "small");
     assert_eq!(report["context"]["device"]["blocks_per_chip"], 64);
 }

@@ -94,8 +94,8 @@ fn a_device_filter_that_selects_nothing_names_itself_and_the_devices_there() {
     let capture = capture.to_str().unwrap();
     for device in ["99", "all"] {
         refused(
-            &["replay", capture, "--preset", "small", "--fit", "--device", device],
-            &[&format!("--device {device} selects none of its requests"), "it holds requests of device 7,1"],
+            &["replay", capture, "--preset", "small", "--fit", "--trace-device", device],
+            &[&format!("--trace-device {device} selects none of its requests"), "it holds requests of device 7,1"],
         );
     }
     let (_, message) = succeeds(&[
@@ -104,7 +104,7 @@ fn a_device_filter_that_selects_nothing_names_itself_and_the_devices_there() {
         "--preset",
         "small",
         "--fit",
-        "--device",
+        "--trace-device",
         "7,1",
         "--set",
         "precondition.enabled=false",

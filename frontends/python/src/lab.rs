@@ -5,9 +5,11 @@
 //! stop the run.
 
 use crate::errors;
+use nandlab_core::config::Document;
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
+use nandlab_lab::advise::AdviseOptions;
 use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
 use nandlab_lab::replay::{FitSize, ReplayMode, SizeOrigin, TraceSource};
 use nandlab_lab::table::{self, TraceTable, OP_NAMES};
@@ -126,6 +128,69 @@ pub fn replay_json(
         .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
     let json = serde_json::to_string(&nandlab_lab::document::Document::new(&report, started.elapsed()));
     json.map_err(|error| errors::simulation_error(&error.to_string()))
+}
+
+/// Replays a trace under every mechanism that applies and returns the
+/// ranking as JSON text: the document `nandlab advise --json` writes.
+/// Configuration arguments as in `run_json`.
+#[pyfunction]
+#[allow(clippy::too_many_arguments, reason = "one parameter per Python keyword argument")]
+#[pyo3(signature = (
+    trace, preset=None, config_json=None, config_toml=None, origin=None, overrides=Vec::new(), seed=None,
+    fit=false, device_size=None, gb_per_day=None, format=None, device=None, progress=None,
+))]
+pub fn advise_json(
+    py: Python<'_>,
+    trace: PathBuf,
+    preset: Option<String>,
+    config_json: Option<String>,
+    config_toml: Option<String>,
+    origin: Option<String>,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+    fit: bool,
+    device_size: Option<u64>,
+    gb_per_day: Option<f64>,
+    format: Option<String>,
+    device: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    // Refused here, typed, before any replay.
+    crate::build_config(
+        preset.as_deref(),
+        config_json.clone(),
+        config_toml.as_deref(),
+        origin.clone(),
+        &overrides,
+        seed,
+    )?;
+    if let Some(rate) = gb_per_day.filter(|rate| !(rate.is_finite() && *rate > 0.0)) {
+        return Err(errors::config_error(&format!("gb_per_day={rate}: give a positive number of GB per day")));
+    }
+    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
+    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
+    let format = format.as_deref().map(nandlab_trace::Format::from_name).transpose().map_err(errors::from_trace)?;
+    let source = TraceSource { path: &trace, format, device: device.as_deref() };
+    let given = device_size.map(|bytes| FitSize { bytes, origin: SizeOrigin::Given });
+    let configure = |extra: &[String]| -> nandlab_lab::Result<nandlab_core::Config> {
+        let document = match (&table, config_toml.as_deref()) {
+            (Some(table), _) => Some(Document::Table(table.clone())),
+            (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
+            (None, None) => None,
+        };
+        let all: Vec<String> = overrides.iter().chain(extra).cloned().collect();
+        Ok(nandlab_core::config::from_sources(preset.as_deref(), document, &all, seed)?.0)
+    };
+    let mut observer = PyObserver::new(progress);
+    let advice = py
+        .detach(|| {
+            let mode = ReplayMode { fit, device_size: given, ..ReplayMode::default() };
+            let device_size = nandlab_lab::replay::fit_size(&source, &mode)?;
+            let options = AdviseOptions { fit: false, device_size, host_gb_per_day: gb_per_day };
+            nandlab_lab::advise::advise(&source, &configure, options, &mut |_, _, _| {}, &mut observer)
+        })
+        .map_err(|error| errors::from_lab(error, observer.take_raised()))?;
+    serde_json::to_string(&advice).map_err(|error| errors::simulation_error(&error.to_string()))
 }
 
 fn le_bytes<'py, T: Copy, const N: usize>(

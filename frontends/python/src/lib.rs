@@ -103,6 +103,15 @@ fn write_output(py: Python<'_>, path: std::path::PathBuf, data: Vec<u8>) -> PyRe
         .map_err(|source| errors::from_trace(nandlab_trace::TraceError::Io { path, source }))
 }
 
+/// Runs the `nandlab` command line with `argv` (the program name first), as
+/// the `nandlab` binary would, and returns its exit status. The console
+/// script `nandlab` and `python -m nandlab` call it; the GIL is released for
+/// the whole command.
+#[pyfunction]
+fn command_line(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> u8 {
+    py.detach(|| nandlab_cli::run_command_line(argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -112,9 +121,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(write_output, m)?)?;
     m.add_function(wrap_pyfunction!(lab::replay_json, m)?)?;
+    m.add_function(wrap_pyfunction!(lab::advise_json, m)?)?;
     m.add_function(wrap_pyfunction!(lab::read_trace_columns, m)?)?;
     m.add_function(wrap_pyfunction!(lab::experiments, m)?)?;
     m.add_function(wrap_pyfunction!(lab::reproduce, m)?)?;
+    m.add_function(wrap_pyfunction!(command_line, m)?)?;
     m.add_class::<dhrd::PyDhrd>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

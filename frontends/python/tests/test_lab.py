@@ -267,3 +267,17 @@ def test_ctrl_c_stops_a_long_replay_within_a_second(tmp_path, mode):
     assert "KeyboardInterrupt" in out, err
     assert child.returncode == 3
     assert waited < 1.0, f"stopped {waited:.2f} s after SIGINT"
+
+
+def test_advise_ranks_the_mechanisms_of_a_raw_capture_as_a_data_frame():
+    capture = ROOT / "crates/lab/tests/data/uav-single-ext4-1g-discard.tracefs.gz"
+    frame = nandlab.advise(capture, preset="small", fit=True, progress=False)
+    assert len(frame) >= 4
+    assert {"discard off", "discard online", "discard delay-d", "discard periodic"} <= set(frame["name"])
+    assert (frame["years_to_first_worn"] > 0).all() and frame["p99_write_us"].notna().all()
+    assert frame.attrs["advice"]["traits"]["journal_commits"] > 0
+    best = frame.iloc[0]
+    replayed = nandlab.replay(capture, preset="small", fit=True, timing=True, set=best["overrides"], progress=False)
+    assert replayed["measured"]["gc_page_copies"] == best["gc_page_copies"]
+    with pytest.raises(nandlab.ConfigError, match="gb_per_day"):
+        nandlab.advise(capture, preset="small", fit=True, gb_per_day=0, progress=False)

@@ -160,8 +160,11 @@ pub enum Document<'a> {
     Table(toml::Table),
 }
 
-/// The layering every front end uses: a preset (default [`DEFAULT_PRESET`]
-/// when no document is given), the document, the overrides, then the seed.
+/// The layering every front end uses: the document, the overrides, then the
+/// seed, over a preset. The preset is the one the caller names (`--preset`,
+/// which wins over a document's `preset = "NAME"` line: the command line is
+/// the user's last word), else the document's, else [`DEFAULT_PRESET`] when
+/// no document is given.
 pub fn from_sources(
     preset: Option<&str>,
     document: Option<Document<'_>>,
@@ -169,15 +172,16 @@ pub fn from_sources(
     seed: Option<u64>,
 ) -> Result<(Config, Geometry), ConfigError> {
     let mut builder = ConfigBuilder::new();
-    match (preset, &document) {
-        (Some(name), _) => builder.merge_preset(name)?,
-        (None, None) => builder.merge_preset(DEFAULT_PRESET)?,
-        (None, Some(_)) => {}
+    if preset.is_none() && document.is_none() {
+        builder.merge_preset(DEFAULT_PRESET)?;
     }
     match document {
         Some(Document::Toml { text, origin }) => builder.merge_toml(text, origin)?,
         Some(Document::Table(table)) => builder.merge_table(table)?,
         None => {}
+    }
+    if let Some(name) = preset {
+        builder.merge_preset(name)?;
     }
     for assignment in overrides {
         builder.set(assignment)?;
@@ -192,8 +196,8 @@ pub fn from_sources(
 /// `key=value` assignments, each overriding the ones before.
 ///
 /// The preset is the bottom layer whatever the order it is named in, and only
-/// one preset applies: the last one named (`--preset`, then a document's
-/// `preset` key, then a `preset=NAME` assignment) replaces the ones before —
+/// one preset applies: the last one named (a document's `preset` key, then
+/// `--preset`, then a `preset=NAME` assignment) replaces the ones before —
 /// presets never merge. Document keys and assignments always lie above it.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigBuilder {

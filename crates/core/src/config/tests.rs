@@ -230,11 +230,11 @@ mod hardening {
     }
 
     #[test]
-    fn a_files_preset_replaces_the_command_line_preset() {
-        let file = Document::Toml { text: "preset = \"small\"\n", origin: "f.toml" };
-        let (config, _) = from_sources(Some("femu-32g"), Some(file), &[], None).expect("valid");
-        let (small, _) = from_sources(Some("small"), None, &[], None).expect("valid");
-        assert_eq!(config, small, "nothing of femu-32g (its DISCARD cost) survives");
+    fn the_command_line_preset_replaces_a_files_preset_under_the_files_keys() {
+        let file = Document::Toml { text: "preset = \"femu-32g\"\nseed = 9\n", origin: "f.toml" };
+        let (config, _) = from_sources(Some("small"), Some(file), &[], None).expect("valid");
+        let (small, _) = from_sources(Some("small"), None, &["seed=9".to_owned()], None).expect("valid");
+        assert_eq!(config, small, "nothing of femu-32g (its DISCARD cost) survives; the file's seed does");
     }
 
     #[test]

@@ -42,7 +42,7 @@ const OVER_PROVISIONING: f64 = 0.10;
 // ---------------------------------------------------------------------------
 
 /// The Cosmos board as Section 6.3 describes it, in the device TOML format
-/// `nandlab admit --device` reads. Derivation (docs/telomere-simulation.md):
+/// `nandlab admit --preset` reads. Derivation (docs/telomere-simulation.md):
 /// the paper's part, MT29F256G08CMCABH2 (Micron L74A MLC: 64 Gb dies of
 /// 4,096 blocks of 256 8-KB pages; read 75 µs max, program 1,300 µs and
 /// erase 3.8 ms typical), 4 channels × 4 ways as the Cosmos OpenSSD's own

@@ -24,7 +24,7 @@ pub struct AdmitArgs {
     pub tasks: PathBuf,
     /// Device: a preset, `telomere-1tb` (or `1tb`, Section 6.1.1) or `cosmos` (Section 6.3), or a device TOML file
     /// (keys in docs/telomere.md).
-    #[arg(long, visible_alias = "preset", default_value = "telomere-1tb")]
+    #[arg(long = "preset", value_name = "NAME|FILE", default_value = "telomere-1tb")]
     pub device: String,
     /// Telomere block placement.
     #[arg(long, value_enum, default_value_t = Placement::Sharp)]

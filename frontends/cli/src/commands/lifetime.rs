@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use nandlab_lab::replay::{replay, ReplayMode, TraceSource};
 
-use crate::shared::{print_lifetime, warn_lifetime, ConfigArgs};
+use crate::shared::{print_lifetime, warn_lifetime, ConfigArgs, TraceInputArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct LifetimeArgs {
@@ -18,6 +18,9 @@ pub struct LifetimeArgs {
     /// The workload: this trace (any format `replay` reads) instead of the configured synthetic mix.
     #[arg(long, value_name = "TRACE")]
     trace: Option<PathBuf>,
+    /// How to read `--trace`.
+    #[command(flatten)]
+    input: TraceInputArgs,
     /// Share of blocks whose wear-out ends the device (default 0.02, Telomere Section 6.2).
     #[arg(long, value_name = "SHARE")]
     worn_share: Option<f64>,
@@ -34,7 +37,10 @@ pub fn run(args: LifetimeArgs) -> anyhow::Result<()> {
     }
     config.validate()?;
     let report = match &args.trace {
-        Some(path) => replay(&TraceSource::file(path), config, ReplayMode::default(), &mut |_| Ok(()))?,
+        Some(path) => {
+            let source = TraceSource { path, format: args.input.format()?, device: args.input.trace_device.as_deref() };
+            replay(&source, config, ReplayMode::default(), &mut |_| Ok(()))?
+        }
         None => nandlab_core::run(&config, &mut |_| {})?,
     };
     let measured = &report.measured;

@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and a `run` function.
 
 pub mod admit;
+pub mod advise;
 pub mod bench;
 pub mod capture;
 pub mod dhrd;

@@ -2,7 +2,7 @@
 //! simulated SSD, in counting mode or through the timing model (the replay
 //! itself is `nandlab_lab::replay`).
 
-use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing};
+use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing, TraceInputArgs};
 use nandlab_core::device::{DeviceConfig, Geometry};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
@@ -13,7 +13,6 @@ use nandlab_core::Report;
 use nandlab_dhrd::parse_byte_size;
 use nandlab_lab::document::Document;
 use nandlab_lab::replay::{fit_error, fit_size, fitted_device, replay, FitSize, ReplayMode, SizeOrigin, TraceSource};
-use nandlab_trace::Format;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -21,15 +20,12 @@ use std::time::Instant;
 pub struct ReplayArgs {
     /// The trace (nandlab, tracefs text, blkparse text, MSR/UMass CSV, fio iolog, MQSim or DiskSim ASCII).
     pub trace: PathBuf,
-    /// Trace format; detected from the content when omitted.
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
-    /// Keep only this device's requests (e.g. `7,0`), when the trace holds several.
-    #[arg(long)]
-    pub device: Option<String>,
+    #[command(flatten)]
+    pub input: TraceInputArgs,
     #[command(flatten)]
     pub config: ConfigArgs,
     /// DISCARD policy: off (dropped), online (as issued), delay-d, periodic (fstrim-like).
+    /// Default: the configuration's `discard.policy` (`online` in every preset).
     #[arg(long, value_enum)]
     pub discard: Option<DiscardArg>,
     /// Scale the device (blocks per plane, same over-provisioning) so its
@@ -64,7 +60,8 @@ pub struct ReplayArgs {
     pub device_mode: DeviceMode,
     /// `on`: simulate time with the `[timing]` model (run time, throughput,
     /// latency percentiles, DISCARD cost). `off`: count operations only (fast).
-    #[arg(long, value_enum, default_value_t = Timing::Off)]
+    /// A bare `--timing` means `on`.
+    #[arg(long, value_enum, default_value_t = Timing::Off, num_args = 0..=1, default_missing_value = "on")]
     pub timing: Timing,
     /// Age the device by replaying this trace first (instead of `[precondition]`);
     /// its counts are reported apart from the measured replay.
@@ -112,7 +109,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
     if args.timing == Timing::Off && args.arrival != ArrivalArg::Trace {
         anyhow::bail!("--arrival needs --timing on");
     }
-    let format = args.format.as_deref().map(Format::from_name).transpose()?;
+    let format = args.input.format()?;
     let timed = (args.timing == Timing::On).then_some(match args.arrival {
         ArrivalArg::Trace => Arrival::Open,
         ArrivalArg::Closed => Arrival::Closed,
@@ -129,7 +126,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<()> {
         config.ftl.kind = LayerKind::OpenChannel;
     }
     let ([json, parquet], to_stdout) = crate::output::open_all([args.json.as_deref(), args.parquet.as_deref()])?;
-    let source = TraceSource { path: &args.trace, format, device: args.device.as_deref() };
+    let source = TraceSource { path: &args.trace, format, device: args.input.trace_device.as_deref() };
     // Resolved once here, so the replay does not scan the trace for its extent again.
     if let Some(size) = fit_size(&source, &mode)? {
         let fitted = fitted_device(&config, size).map_err(|error| fit_error(error, size))?;

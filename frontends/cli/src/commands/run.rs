@@ -39,7 +39,8 @@ pub struct RunArgs {
     pub quiet: bool,
     /// `on`: simulate time with the `[timing]` model (throughput, latency
     /// percentiles, GC share; see docs/timing.md). `off`: count operations only.
-    #[arg(long, value_enum, default_value_t = Timing::Off)]
+    /// A bare `--timing` means `on`.
+    #[arg(long, value_enum, default_value_t = Timing::Off, num_args = 0..=1, default_missing_value = "on")]
     pub timing: Timing,
     /// With `--timing on`: write the throughput-over-time series as CSV (`-`: to standard output).
     #[arg(long, value_name = "FILE")]
@@ -228,7 +229,12 @@ fn print_summary(report: &Report, elapsed: Duration) -> anyhow::Result<()> {
         device.over_provisioning
     )?;
     let ftl = &report.config.ftl;
-    writeln!(out, "ftl        gc {:?}, threshold {} free blocks per unit", ftl.gc_policy, ftl.gc_threshold_blocks)?;
+    writeln!(
+        out,
+        "ftl        gc {}, threshold {} free blocks per unit",
+        crate::shared::config_name(&ftl.gc_policy),
+        ftl.gc_threshold_blocks
+    )?;
     if let Some(pre) = &report.precondition {
         writeln!(
             out,

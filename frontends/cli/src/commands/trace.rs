@@ -1,6 +1,7 @@
 //! `nandlab trace`: inspect (`info`), convert (`convert`) and benchmark the
 //! parsing of (`bench`) block traces. The formats live in `nandlab-trace`.
 
+use crate::shared::TraceInputArgs;
 use anyhow::Context;
 use nandlab_trace::{
     Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceRead, TraceSummary,
@@ -28,20 +29,10 @@ enum TraceCommand {
 }
 
 #[derive(clap::Args)]
-struct InputArgs {
-    /// Input format (native, tracefs, blkparse, msr, umass, fio-v2, fio-v3, mqsim, disksim); detected from the content when absent.
-    #[arg(long = "from", value_name = "FORMAT")]
-    from: Option<String>,
-    /// Keep only this device's requests (`8,0` for tracefs/blkparse, `host,disk` for MSR, the ASU for UMass, the file name for fio, the device number for MQSim/DiskSim).
-    #[arg(long)]
-    device: Option<String>,
-}
-
-#[derive(clap::Args)]
 struct InfoArgs {
     trace: PathBuf,
     #[command(flatten)]
-    input: InputArgs,
+    input: TraceInputArgs,
 }
 
 #[derive(clap::Args)]
@@ -49,7 +40,7 @@ struct ConvertArgs {
     input_path: PathBuf,
     output_path: PathBuf,
     #[command(flatten)]
-    input: InputArgs,
+    input: TraceInputArgs,
     /// Output format (native, msr, fio-v2, fio-v3, mqsim, disksim); from the extension (.nlt, .csv, .iolog, .mqsim, .disksim) or native when absent.
     #[arg(long = "to", value_name = "FORMAT")]
     to: Option<String>,
@@ -59,7 +50,7 @@ struct ConvertArgs {
 struct CatArgs {
     trace: PathBuf,
     #[command(flatten)]
-    input: InputArgs,
+    input: TraceInputArgs,
     /// Print at most this many requests.
     #[arg(long)]
     limit: Option<u64>,
@@ -87,10 +78,9 @@ pub fn run(args: TraceArgs) -> anyhow::Result<()> {
     }
 }
 
-fn open_input(path: &Path, input: &InputArgs) -> anyhow::Result<Box<dyn TraceRead + Send>> {
-    let format = input.from.as_deref().map(Format::from_name).transpose()?;
-    let options = ReadOptions { device: input.device.clone() };
-    Ok(nandlab_trace::open(path, format, &options)?)
+fn open_input(path: &Path, input: &TraceInputArgs) -> anyhow::Result<Box<dyn TraceRead + Send>> {
+    let options = ReadOptions { device: input.trace_device.clone() };
+    Ok(nandlab_trace::open(path, input.format()?, &options)?)
 }
 
 fn run_info(args: &InfoArgs) -> anyhow::Result<()> {

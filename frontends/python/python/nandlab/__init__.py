@@ -38,7 +38,7 @@ from typing import Iterable, Optional
 
 from . import _native
 from ._config import ConfigSource, config_arguments
-from ._lab import experiments, read_trace, replay, reproduce
+from ._lab import advise, experiments, read_trace, replay, reproduce
 from ._native import ConfigError, Dhrd, ExperimentError, SimulationError, TraceError
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "presets",
     "preset_toml",
     "replay",
+    "advise",
     "read_trace",
     "reproduce",
     "experiments",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from . import _native
@@ -27,7 +28,7 @@ def replay(
     seed: Optional[int] = None,
     arrival: str = "trace",
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
-    device: Optional[str] = None,
+    trace_device: Optional[str] = None,
     open_channel: bool = False,
     age_with: "Optional[str | os.PathLike[str]]" = None,
     progress: bool = True,
@@ -45,8 +46,8 @@ def replay(
     device's size; ``fit=True`` does so from ``device_size``, else the trace
     header's size, else the highest sector the trace touches (raw traces give
     no size).
-    ``format`` names the trace format (detected when omitted), ``device``
-    picks one device of a multi-device trace, ``open_channel=True`` replays on
+    ``format`` names the trace format (detected when omitted), ``trace_device``
+    (``--trace-device``) picks one device of a multi-device trace, ``open_channel=True`` replays on
     the open-channel device under the pblk-like host FTL
     (``--device-mode open-channel``, i.e. ``ftl.kind = "open-channel"``).
     The device is aged first as the configuration's ``[precondition]`` says
@@ -76,7 +77,7 @@ def replay(
             fit=bool(fit),
             device_size=None if device_size is None else int(device_size),
             format=format,
-            device=device,
+            device=trace_device,
             open_channel=bool(open_channel),
             age_with=None if age_with is None else os.fspath(age_with),
             progress=update,
@@ -84,11 +85,61 @@ def replay(
     return json.loads(report)
 
 
+def advise(
+    trace: "str | os.PathLike[str]",
+    config: ConfigSource = None,
+    *,
+    preset: Optional[str] = None,
+    set: Optional[Iterable[str]] = None,  # noqa: A002 - mirrors the CLI's --set
+    seed: Optional[int] = None,
+    fit: bool = False,
+    device_size: Optional[int] = None,
+    gb_per_day: Optional[float] = None,
+    format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
+    trace_device: Optional[str] = None,
+    progress: bool = True,
+) -> "pandas.DataFrame":
+    """Which mechanism saves this trace's flash? ``nandlab advise`` as a DataFrame.
+
+    Replays the trace in timed mode on the workload-aged device under every
+    DISCARD policy, then hot/cold streams, journal separation (when the trace
+    has a journal) and priority-aware cleaning (when it has priority
+    requests), each with the best DISCARD policy. One row per configuration,
+    best first (years to first wear-out, then WAF, then GC copies): ``name``,
+    ``years_to_first_worn``, ``waf``, ``gc_page_copies``, ``erases``,
+    ``p99_read_us``, ``p99_write_us``, ``overrides`` (the ``set`` keys that
+    re-run the row with :func:`replay`) and ``lifetime_warnings``.
+    ``gb_per_day`` sets the write rate of the lifetime forecast (default: the
+    trace's own). Other arguments as in :func:`replay`. The whole document
+    (trace traits, seed) is in ``DataFrame.attrs["advice"]``.
+    """
+    import pandas as pd
+
+    arguments = config_arguments(config, preset, set or ())
+    with progress_callback(progress, "advise", " requests") as update:
+        advice = json.loads(
+            _native.advise_json(
+                os.fspath(trace),
+                **arguments,
+                seed=seed,
+                fit=bool(fit),
+                device_size=None if device_size is None else int(device_size),
+                gb_per_day=None if gb_per_day is None else float(gb_per_day),
+                format=format,
+                device=trace_device,
+                progress=update,
+            )
+        )
+    frame = pd.DataFrame(advice["ranked"])
+    frame.attrs["advice"] = advice
+    return frame
+
+
 def read_trace(
     path: "str | os.PathLike[str]",
     *,
     format: Optional[str] = None,  # noqa: A002 - mirrors the CLI's --format
-    device: Optional[str] = None,
+    trace_device: Optional[str] = None,
     progress: bool = True,
 ) -> "pandas.DataFrame":
     """Read a block trace into a pandas DataFrame, one row per request.
@@ -106,6 +157,7 @@ def read_trace(
     the file system's journal, known from a capture's header) and
     ``journal_commit`` (bool: the replay counts it as a jbd2 commit).
 
+    ``format`` and ``trace_device`` are ``replay``'s.
     ``DataFrame.attrs["header"]`` holds the trace header (sector size, device
     size, source format, journal extents). Reading runs without the GIL and
     stops with ``KeyboardInterrupt`` on Ctrl-C.
@@ -114,7 +166,7 @@ def read_trace(
     import pandas as pd
 
     with progress_callback(progress, "read_trace", " requests") as update:
-        columns = _native.read_trace_columns(os.fspath(path), format=format, device=device, progress=update)
+        columns = _native.read_trace_columns(os.fspath(path), format=format, device=trace_device, progress=update)
 
     def numbers(name: str, dtype: str) -> "np.ndarray":
         return np.frombuffer(columns[name], dtype=dtype).copy()
@@ -156,6 +208,18 @@ def experiments() -> List[Dict[str, Any]]:
     return _native.experiments()
 
 
+def use_console_script_for_captures() -> None:
+    """Let experiments that capture a real file system find ``nandlab fsload``.
+
+    They run it as a separate process: ``NANDLAB_BIN`` when set, else
+    ``nandlab`` on ``PATH``. An interpreter whose environment is not activated
+    has this package's console script beside it, not on ``PATH``.
+    """
+    beside = os.path.join(os.path.dirname(sys.executable), "nandlab")
+    if "NANDLAB_BIN" not in os.environ and os.access(beside, os.X_OK):
+        os.environ["NANDLAB_BIN"] = beside
+
+
 def reproduce(
     name: str,
     out: "str | os.PathLike[str]",
@@ -177,7 +241,13 @@ def reproduce(
     simulations finish their current step first). Raises ``ValueError`` for
     an unknown name or ``set`` key and ``ExperimentError`` when the
     experiment fails (e.g. a capture without root).
+
+    Experiments whose ``experiments()`` entry says ``needs_root`` capture a
+    real file system on loop devices: run them as root. Their workloads run
+    as ``nandlab fsload`` processes: ``NANDLAB_BIN`` when set, else this
+    package's ``nandlab`` console script.
     """
+    use_console_script_for_captures()
     summary, html, seconds = _native.reproduce(
         name,
         os.fspath(out),

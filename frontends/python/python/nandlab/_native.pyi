@@ -72,6 +72,24 @@ def reproduce(
 ) -> Tuple[pathlib.Path, pathlib.Path, float]:
     """Runs an experiment into ``out``; (summary path, report.html path, seconds)."""
 def preset_toml(name: str) -> str: ...
+def advise_json(
+    trace: str,
+    preset: Optional[str] = ...,
+    config_json: Optional[str] = ...,
+    config_toml: Optional[str] = ...,
+    origin: Optional[str] = ...,
+    overrides: List[str] = ...,
+    seed: Optional[int] = ...,
+    fit: bool = ...,
+    device_size: Optional[int] = ...,
+    gb_per_day: Optional[float] = ...,
+    format: Optional[str] = ...,
+    device: Optional[str] = ...,
+    progress: Optional[Callable[[int], None]] = ...,
+) -> str:
+    """``nandlab advise --json``: every mechanism that applies, ranked."""
+def command_line(argv: List[str]) -> int:
+    """Runs the ``nandlab`` command line (program name first); returns its exit status."""
 def write_output(path: Union[str, "os.PathLike[str]"], data: bytes) -> None:
     """Writes ``data`` as every nandlab output: a file replaced whole (mode kept), a device or FIFO in place."""
 
