@@ -143,6 +143,63 @@ def derive_none(_out):
     return {}
 
 
+def derive_priority(out):
+    """docs/priority-cleaning.md's tables: per write share, the means (ms)
+    unaware and aware and the change (%), for the single workload and for
+    the two jobs; and the figures its prose quotes from them."""
+
+    def pairs(name):
+        rows = read_csv(os.path.join(out, "priority-cleaning", name))
+        by_share = {}
+        for row in rows:
+            by_share.setdefault(int(row["write_percent"]), {})[row["priority_aware"]] = row
+        return [(share, by_share[share]["false"], by_share[share]["true"]) for share in sorted(by_share)]
+
+    def change(unaware, aware):
+        return round(100 * (float(aware) / float(unaware) - 1), 6)
+
+    single, jobs = pairs("priority_cleaning.csv"), pairs("priority_jobs.csv")
+    single_table = [
+        [
+            float(off["priority_mean_ms"]),
+            float(on["priority_mean_ms"]),
+            change(off["priority_mean_ms"], on["priority_mean_ms"]),
+            float(off["normal_mean_ms"]),
+            float(on["normal_mean_ms"]),
+        ]
+        for _, off, on in single
+    ]
+    jobs_table = [
+        [
+            float(off[f"{job}_{stat}"]) if which == "off" else float(on[f"{job}_{stat}"])
+            for job, stat in (("priority_job", "mean_ms"),)
+            for which in ("off", "on")
+        ]
+        + [change(off["priority_job_mean_ms"], on["priority_job_mean_ms"])]
+        + [
+            float(row[f"{job}_{stat}"])
+            for job, stat in (("priority_job", "p99_ms"), ("bulk_job", "mean_ms"), ("bulk_job", "p99_ms"))
+            for row in (off, on)
+        ]
+        for _, off, on in jobs
+    ]
+    priority_gain = [-change(off["priority_mean_ms"], on["priority_mean_ms"]) for _, off, on in single]
+    normal_change = [abs(change(off["normal_mean_ms"], on["normal_mean_ms"])) for _, off, on in single]
+    job_gain = [-change(off["priority_job_mean_ms"], on["priority_job_mean_ms"]) for _, off, on in jobs]
+    return {
+        "write_percent": [share for share, _, _ in single],
+        "single_workload_table": single_table,
+        "priority_mean_gain_percent": {"min": min(priority_gain), "max": max(priority_gain)},
+        "normal_mean_change_percent_largest": max(normal_change),
+        "jobs_write_percent": [share for share, _, _ in jobs],
+        "jobs_table": jobs_table,
+        "priority_job_mean_gain_percent": {"min": min(job_gain), "max": max(job_gain)},
+        "priority_job_p99_change_percent": {
+            str(share): change(off["priority_job_p99_ms"], on["priority_job_p99_ms"]) for share, off, on in jobs
+        },
+    }
+
+
 def derive_fig9(out):
     rows = read_csv(os.path.join(out, "fig9", "figure9.csv"))
     fields = {}
@@ -372,7 +429,7 @@ GENERATORS = [
         "priority-cleaning",
         [("priority-cleaning", ["reproduce", "priority-cleaning", "--seed", "1"])],
         kept("priority-cleaning", "priority-cleaning", ["priority_cleaning.csv", "priority_jobs.csv"]),
-        derive_none,
+        derive_priority,
         fast=True,
     ),
     Generator(
