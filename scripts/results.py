@@ -364,27 +364,47 @@ def derive_delay_d(out):
 
 
 def derive_dhrd(out):
-    """In-process DHRD against the O_DIRECT file, one thread: random 4 KiB
-    reads per second and the durable random 4 KiB writes' ratio."""
+    """In-process DHRD against the O_DIRECT file (`SSD`), per thread count:
+    the DHRD / SSD ratios of docs/dhrd.md's table (random 4 KiB reads, writes,
+    mixed 66:34, sequential 1 MiB reads), random writes at 4 threads over 1,
+    and the first I/O after start."""
     rows = read_csv(os.path.join(out, "dhrd", "dhrd.csv"))
 
-    def iops(configuration, workload):
+    def iops(configuration, threads, workload):
         return next(
             float(row["iops"])
             for row in rows
-            if row["configuration"] == configuration and row["threads"] == "1" and row["workload"] == workload
+            if row["configuration"] == configuration and row["threads"] == str(threads) and row["workload"] == workload
         )
 
-    dhrd_reads, file_reads = iops("DHRD (read_at)", "random read 4 KiB"), iops("SSD file (O_DIRECT)", "random read 4 KiB")
-    dhrd_writes = iops("DHRD (read_at)", "random write 4 KiB")
-    file_writes = iops("SSD file (O_DIRECT)", "random write 4 KiB")
-    return {
-        "one_thread": {
-            "dhrd_random_read_iops": round(dhrd_reads),
-            "file_random_read_iops": round(file_reads),
-            "random_read_dhrd_over_file": round(dhrd_reads / file_reads, 3),
-            "random_write_dhrd_over_file": round(dhrd_writes / file_writes, 3),
+    workloads = {
+        "random_read": "random read 4 KiB",
+        "random_write": "random write 4 KiB",
+        "mixed": "mixed 66:34 4 KiB",
+        "sequential_read": "sequential read 1 MiB",
+    }
+    per_threads = {}
+    for threads in (1, 4):
+        entry = {
+            "dhrd_random_read_iops": round(iops("DHRD (read_at)", threads, workloads["random_read"])),
+            "file_random_read_iops": round(iops("SSD file (O_DIRECT)", threads, workloads["random_read"])),
         }
+        for key, workload in workloads.items():
+            ratio = iops("DHRD (read_at)", threads, workload) / iops("SSD file (O_DIRECT)", threads, workload)
+            entry[f"{key}_dhrd_over_file"] = round(ratio, 3)
+        per_threads[f"{threads}_threads"] = entry
+    with open(os.path.join(out, "dhrd", "first_io.json"), encoding="utf-8") as handle:
+        first_io = json.load(handle)
+    return {
+        "one_thread": per_threads["1_threads"],
+        "four_threads": per_threads["4_threads"],
+        "random_write_4_threads_over_1": {
+            configuration: round(
+                iops(configuration, 4, workloads["random_write"]) / iops(configuration, 1, workloads["random_write"]), 3
+            )
+            for configuration in ("DHRD (read_at)", "SSD file (O_DIRECT)")
+        },
+        "first_io": first_io,
     }
 
 
@@ -459,7 +479,7 @@ GENERATORS = [
     Generator(
         "dhrd",
         [("dhrd", ["reproduce", "dhrd", "--seed", "1"])],
-        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg"]),
+        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg", "summary.md"]),
         derive_dhrd,
         fast=False,
     ),
