@@ -42,7 +42,7 @@ AFTER_UNIT = re.compile(r"(?:\s?[-–]\s?\d[\d.,]*)?(?:x(?![\w])|×|\s?(?:%|" + 
 # slide, algorithm, issue and step numbers (a numeral with a unit is a figure
 # whatever precedes it).
 NAME_BEFORE = re.compile(
-    r"(?:§|Section|Sections|Figure|Figures|Fig\.|Figs\.|Table|Tables|eq\.|eqs\.|Eq\.|equation|"
+    r"(?:§|Section|Sections|section|sections|Figure|Figures|Fig\.|Figs\.|Table|Tables|eq\.|eqs\.|Eq\.|equation|"
     r"slide|slides|Algorithm|issue|step|Step|Chapter|Appendix|lines?|Lemma|Theorem)\s*\(?$"
 )
 # Text that is never a figure, masked before numerals are read: dates, clock
