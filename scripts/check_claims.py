@@ -26,6 +26,9 @@ BASELINE = "docs/results/claims-baseline.json"
 # their numerals are inputs, not figures. Any other fence (none, `text`,
 # `console`) is command output, whose figures are claims like prose.
 CODE_LANGUAGES = {"sh", "bash", "shell", "rust", "toml", "python", "json", "ini", "c", "yaml"}
+# A whole-line comment in a shell block is prose, often the command's output
+# shown beneath it (`#   42,348 IOPS`): its figures are claims too.
+SHELL_LANGUAGES = {"sh", "bash", "shell"}
 
 # Units that make an integer a figure: times, rates and counts in thousands or
 # millions. Integer sizes (KiB, MiB, GiB, pages, blocks) are not among them:
@@ -233,7 +236,8 @@ def check_file(path, results, problems, unmarked, text=None, checked=None, fixes
             fence_lang = stripped[3:].strip().split(" ")[0].lower() if in_fence else ""
             continue
         if in_fence and fence_lang in CODE_LANGUAGES:
-            continue
+            if not (fence_lang in SHELL_LANGUAGES and stripped.startswith("#") and not stripped.startswith("#!")):
+                continue
         found = [] if in_fence and "<!--" in line else numerals(line)
         # Markers in inline code are examples, not markers.
         markers = list(MARKER.finditer(MASKS[0].sub(lambda m: " " * len(m.group(0)), line))) if not in_fence else []

@@ -124,12 +124,13 @@ class Generator:
         self.root = root
 
     def command(self):
-        return " ; ".join("nandlab " + " ".join(argv) + f" --out OUT/{label}" for label, argv in self.runs)
+        return " ; ".join("nandlab " + " ".join(placed(argv, f"OUT/{label}")) for label, argv in self.runs)
 
     def produce(self, out, run=True):
         for label, argv in self.runs if run else []:
             target = os.path.join(out, label)
-            result = subprocess.run([nandlab(), *argv, "--out", target], capture_output=True, text=True, check=False)
+            os.makedirs(target, exist_ok=True)
+            result = subprocess.run([nandlab(), *placed(argv, target)], capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"{self.name}: `nandlab {' '.join(argv)}` failed:\n{result.stderr[-2000:]}")
         document = {"derived": self.derive(out)}
@@ -137,6 +138,14 @@ class Generator:
             label: comparisons(os.path.join(out, label, "summary.md")) for label, _ in self.runs
         }
         return document
+
+
+def placed(argv, target):
+    """The run's arguments writing into `target`: `{out}` in an argument is
+    replaced by it (`--json {out}/run.json`); without one, `--out TARGET`."""
+    if any("{out}" in arg for arg in argv):
+        return [arg.replace("{out}", target) for arg in argv]
+    return [*argv, "--out", target]
 
 
 def derive_none(_out):
@@ -198,6 +207,47 @@ def derive_priority(out):
             str(share): change(off["priority_job_p99_ms"], on["priority_job_p99_ms"]) for share, off, on in jobs
         },
     }
+
+
+def derive_timing_examples(out):
+    """docs/timing.md's two examples (femu-32g aged, QD 32): what `nandlab
+    run --timing on` prints for random writes and for random reads."""
+
+    def report(label):
+        with open(os.path.join(out, label, "run.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+
+    write, read = report("writes"), report("reads")
+    write_latency, read_latency = write["timed"]["latency"]["write"], read["timed"]["latency"]["read"]
+    derived = {
+        "writes": {
+            "iops": write["timed"]["iops"],
+            "write_mb_s": write["timed"]["write_mb_s"],
+            "mean_us": write_latency["mean_us"],
+            "p50_us": write_latency["p50_us"],
+            "p99_ms": write_latency["p99_us"] / 1000,
+            "p999_ms": write_latency["p999_us"] / 1000,
+            "die_busy_percent": 100 * write["timed"]["die_utilization"],
+            "gc_share_of_die_time_percent": 100 * write["timed"]["gc_die_time_share"],
+            "waf": write["measured"]["waf"],
+        },
+        "reads": {
+            "iops": read["timed"]["iops"],
+            "mean_us": read_latency["mean_us"],
+            "p50_us": read_latency["p50_us"],
+            "p99_us": read_latency["p99_us"],
+            "die_busy_percent": 100 * read["timed"]["die_utilization"],
+            "gc_share_of_die_time_percent": 100 * read["timed"]["gc_die_time_share"],
+        },
+    }
+    # The figures of the doc's example block, in the order it quotes them.
+    quoted = {
+        "writes": ["iops", "write_mb_s", "mean_us", "p50_us", "p99_ms", "p999_ms", "die_busy_percent"]
+        + ["gc_share_of_die_time_percent", "waf"],
+        "reads": ["iops", "mean_us", "p50_us", "p99_us", "die_busy_percent"],
+    }
+    derived["example_block"] = [derived[run][key] for run, keys in quoted.items() for key in keys]
+    return derived
 
 
 def derive_fig9(out):
@@ -443,6 +493,30 @@ GENERATORS = [
         [(f"seed{seed}", ["reproduce", "telomere-fig10", "--seed", str(seed)]) for seed in SEEDS_FIG10],
         {},
         derive_fig10,
+        fast=True,
+    ),
+    Generator(
+        "timing-examples",
+        [
+            ("writes", ["run", "--timing", "on", "--set", "workload.requests=2000000", "-q", "--json", "{out}/run.json"]),
+            (
+                "reads",
+                [
+                    "run",
+                    "--timing",
+                    "on",
+                    "--set",
+                    "workload.requests=1000000",
+                    "--set",
+                    "workload.read_fraction=1.0",
+                    "-q",
+                    "--json",
+                    "{out}/run.json",
+                ],
+            ),
+        ],
+        {},
+        derive_timing_examples,
         fast=True,
     ),
     Generator(
