@@ -157,8 +157,8 @@ def derive_priority(out):
     unaware and aware and the change (%), for the single workload and for
     the two jobs; and the figures its prose quotes from them."""
 
-    def pairs(name):
-        rows = read_csv(os.path.join(out, "priority-cleaning", name))
+    def pairs(name, label="priority-cleaning"):
+        rows = read_csv(os.path.join(out, label, name))
         by_share = {}
         for row in rows:
             by_share.setdefault(int(row["write_percent"]), {})[row["priority_aware"]] = row
@@ -195,7 +195,28 @@ def derive_priority(out):
     priority_gain = [-change(off["priority_mean_ms"], on["priority_mean_ms"]) for _, off, on in single]
     normal_change = [abs(change(off["normal_mean_ms"], on["normal_mean_ms"])) for _, off, on in single]
     job_gain = [-change(off["priority_job_mean_ms"], on["priority_job_mean_ms"]) for _, off, on in jobs]
+    over_seeds = {}
+    for name, mean, p99 in (
+        ("single_workload", "priority_mean_ms", "priority_p99_ms"),
+        ("jobs", "priority_job_mean_ms", "priority_job_p99_ms"),
+    ):
+        csv_name = "priority_cleaning.csv" if name == "single_workload" else "priority_jobs.csv"
+        runs = [pairs(csv_name, priority_label(seed)) for seed in SEEDS_PRIORITY]
+        gains = [[-change(off[mean], on[mean]) for _, off, on in run] for run in runs]
+        p99_changes = [[change(off[p99], on[p99]) for _, off, on in run] for run in runs]
+        shares = [share for share, _, _ in runs[0]]
+        over_seeds[name] = {
+            "priority_mean_gain_percent": {str(s): spread(g[i] for g in gains) for i, s in enumerate(shares)},
+            "priority_p99_change_percent": {str(s): spread(c[i] for c in p99_changes) for i, s in enumerate(shares)},
+            "priority_mean_gain_percent_all_points": spread(value for g in gains for value in g),
+            "priority_p99_change_percent_all_points": spread(value for c in p99_changes for value in c),
+        }
+        if name == "single_workload":
+            normal = [abs(change(off["normal_mean_ms"], on["normal_mean_ms"])) for run in runs for _, off, on in run]
+            over_seeds[name]["normal_mean_change_percent_largest"] = max(normal)
     return {
+        "seeds": list(SEEDS_PRIORITY),
+        "over_seeds": over_seeds,
         "write_percent": [share for share, _, _ in single],
         "single_workload_table": single_table,
         "priority_mean_gain_percent": {"min": min(priority_gain), "max": max(priority_gain)},
@@ -459,6 +480,12 @@ def derive_dhrd(out):
 
 
 SEEDS_FIG10 = range(1, 11)
+SEEDS_PRIORITY = range(1, 6)
+
+
+def priority_label(seed):
+    """The run folder of priority-cleaning's seed: seed 1's data files are kept."""
+    return "priority-cleaning" if seed == 1 else f"seed{seed}"
 
 
 def kept(folder, label, names):
@@ -521,7 +548,7 @@ GENERATORS = [
     ),
     Generator(
         "priority-cleaning",
-        [("priority-cleaning", ["reproduce", "priority-cleaning", "--seed", "1"])],
+        [(priority_label(seed), ["reproduce", "priority-cleaning", "--seed", str(seed)]) for seed in SEEDS_PRIORITY],
         kept("priority-cleaning", "priority-cleaning", ["priority_cleaning.csv", "priority_jobs.csv"]),
         derive_priority,
         fast=True,
