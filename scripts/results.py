@@ -435,11 +435,28 @@ def derive_delay_d(out):
 
 
 def derive_dhrd(out):
-    """In-process DHRD against the O_DIRECT file (`SSD`), per thread count:
-    the DHRD / SSD ratios of docs/dhrd.md's table (random 4 KiB reads, writes,
-    mixed 66:34, sequential 1 MiB reads), random writes at 4 threads over 1,
-    and the first I/O after start."""
-    rows = read_csv(os.path.join(out, "dhrd", "dhrd.csv"))
+    """docs/dhrd.md's table over the runs of seeds 1-5 (timings on a shared
+    machine move from run to run): each figure of `dhrd_run` as median, min
+    and max over the runs, and each run's own figures."""
+    runs = {str(seed): dhrd_run(os.path.join(out, dhrd_label(seed))) for seed in SEEDS_DHRD}
+
+    def over_runs(first):
+        return {
+            key: over_runs({seed: run[key] for seed, run in first.items()})
+            if isinstance(next(iter(first.values()))[key], dict)
+            else spread(run[key] for run in first.values())
+            for key in next(iter(first.values()))
+        }
+
+    return {"seeds": list(SEEDS_DHRD), "over_runs": over_runs(runs), "runs": runs}
+
+
+def dhrd_run(folder):
+    """In-process DHRD against the O_DIRECT file (`SSD`) in one run, per
+    thread count: the DHRD / SSD ratios (random 4 KiB reads, writes, mixed
+    66:34, sequential 1 MiB reads), random writes at 4 threads over 1, and
+    the first I/O after start."""
+    rows = read_csv(os.path.join(folder, "dhrd.csv"))
 
     def iops(configuration, threads, workload):
         return next(
@@ -464,7 +481,7 @@ def derive_dhrd(out):
             ratio = iops("DHRD (read_at)", threads, workload) / iops("SSD file (O_DIRECT)", threads, workload)
             entry[f"{key}_dhrd_over_file"] = round(ratio, 3)
         per_threads[f"{threads}_threads"] = entry
-    with open(os.path.join(out, "dhrd", "first_io.json"), encoding="utf-8") as handle:
+    with open(os.path.join(folder, "first_io.json"), encoding="utf-8") as handle:
         first_io = json.load(handle)
     return {
         "one_thread": per_threads["1_threads"],
@@ -481,6 +498,12 @@ def derive_dhrd(out):
 
 SEEDS_FIG10 = range(1, 11)
 SEEDS_PRIORITY = range(1, 6)
+SEEDS_DHRD = range(1, 6)
+
+
+def dhrd_label(seed):
+    """The run folder of dhrd's seed: seed 1's data files and charts are kept."""
+    return "dhrd" if seed == 1 else f"seed{seed}"
 
 
 def priority_label(seed):
@@ -579,7 +602,7 @@ GENERATORS = [
     ),
     Generator(
         "dhrd",
-        [("dhrd", ["reproduce", "dhrd", "--seed", "1"])],
+        [(dhrd_label(seed), ["reproduce", "dhrd", "--seed", str(seed)]) for seed in SEEDS_DHRD],
         kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg", "summary.md"]),
         derive_dhrd,
         fast=False,
