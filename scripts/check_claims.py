@@ -104,7 +104,7 @@ def numerals(line):
         with_unit = match.group("mult") is not None or AFTER_UNIT.match(after) is not None
         is_figure = with_unit or (("." in text or "," in text) and not named)
         negative = re.search(r"(?:^|[^\w.,])[−-]$", before) is not None
-        found.append(Figure(text, match.start(), match.end(), is_figure, negative))
+        found.append(Figure(text, match.start(), match.end("num"), is_figure, negative))
     return found
 
 

@@ -647,10 +647,12 @@ def regenerate(generator, existing=None):
     with tempfile.TemporaryDirectory(prefix=f"nandlab-{generator.name}-") as scratch:
         out = existing or scratch
         document = generator.produce(out, run=existing is None)
+        # The provenance (commit, `-dirty`) before the data files are copied
+        # into the tree, so that they do not mark it dirty themselves.
+        document = {"provenance": provenance(generator.command(), started), **document}
         for target, source in generator.keep.items():
             os.makedirs(os.path.dirname(os.path.join(ROOT, target)), exist_ok=True)
             shutil.copyfile(os.path.join(out, source), os.path.join(ROOT, target))
-    document = {"provenance": provenance(generator.command(), started), **document}
     if existing:
         document["provenance"]["outputs_of_an_earlier_run"] = existing
     os.makedirs(RESULTS, exist_ok=True)
