@@ -154,7 +154,7 @@ class ResultsFiles:
         """The number at `pointer`: a JSON pointer (/a/0/b) or, in a CSV, ROW/COLUMN
         where ROW is a row index or KEY=VALUE (the first row whose KEY is VALUE)."""
         document = self.load(path)
-        parts = [unquote(p).replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+        parts = pointer_parts(pointer)
         if path.endswith(".csv"):
             if len(parts) != 2:
                 raise LookupError(f"{path}#{pointer}: a CSV pointer is /ROW/COLUMN")
@@ -168,14 +168,7 @@ class ResultsFiles:
                 raise LookupError(f"{path}#{pointer}: no such row or column")
             value = rows[0][column]
         else:
-            value = document
-            for part in parts:
-                if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                    value = value[int(part)]
-                elif isinstance(value, dict) and part in value:
-                    value = value[part]
-                else:
-                    raise LookupError(f"{path}#{pointer}: no field {part!r}")
+            value = walk(document, parts, path, pointer)
         return number(path, pointer, value)
 
     def numbers(self, path, pointer):
@@ -183,14 +176,7 @@ class ResultsFiles:
         document = self.load(path)
         if not path.endswith(".json"):
             raise LookupError(f"{path}: a claim block names a list in a JSON file")
-        value = document
-        for part in [unquote(p).replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]:
-            if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                value = value[int(part)]
-            elif isinstance(value, dict) and part in value:
-                value = value[part]
-            else:
-                raise LookupError(f"{path}#{pointer}: no field {part!r}")
+        value = walk(document, pointer_parts(pointer), path, pointer)
         if not isinstance(value, list):
             raise LookupError(f"{path}#{pointer}: not a list")
 
@@ -199,6 +185,24 @@ class ResultsFiles:
                 yield from flat(item) if isinstance(item, list) else [number(path, pointer, item)]
 
         return list(flat(value))
+
+
+def pointer_parts(pointer):
+    """A JSON pointer's segments, unescaped (`%20` for a space, `~1` for `/`)."""
+    return [unquote(p).replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+def walk(document, parts, path, pointer):
+    """The value at `parts` in a JSON document; a missing field fails naming it."""
+    value = document
+    for part in parts:
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise LookupError(f"{path}#{pointer}: no field {part!r}")
+    return value
 
 
 def number(path, pointer, value):
