@@ -26,6 +26,9 @@ BASELINE = "docs/results/claims-baseline.json"
 # their numerals are inputs, not figures. Any other fence (none, `text`,
 # `console`) is command output, whose figures are claims like prose.
 CODE_LANGUAGES = {"sh", "bash", "shell", "rust", "toml", "python", "json", "ini", "c", "yaml"}
+# A whole-line comment in a shell block is prose, often the command's output
+# shown beneath it (`#   42,348 IOPS`): its figures are claims too.
+SHELL_LANGUAGES = {"sh", "bash", "shell"}
 
 # Units that make an integer a figure: times, rates and counts in thousands or
 # millions. Integer sizes (KiB, MiB, GiB, pages, blocks) are not among them:
@@ -42,7 +45,7 @@ AFTER_UNIT = re.compile(r"(?:\s?[-–]\s?\d[\d.,]*)?(?:x(?![\w])|×|\s?(?:%|" + 
 # slide, algorithm, issue and step numbers (a numeral with a unit is a figure
 # whatever precedes it).
 NAME_BEFORE = re.compile(
-    r"(?:§|Section|Sections|Figure|Figures|Fig\.|Figs\.|Table|Tables|eq\.|eqs\.|Eq\.|equation|"
+    r"(?:§|Section|Sections|section|sections|Figure|Figures|Fig\.|Figs\.|Table|Tables|eq\.|eqs\.|Eq\.|equation|"
     r"slide|slides|Algorithm|issue|step|Step|Chapter|Appendix|lines?|Lemma|Theorem)\s*\(?$"
 )
 # Text that is never a figure, masked before numerals are read: dates, clock
@@ -56,7 +59,7 @@ MASKS = [
     re.compile(r"\bv?\d+\.\d+\.\d+\b"),
     re.compile(r"https?://\S+"),
 ]
-MARKER = re.compile(r"<!--\s*(claim|exempt-begin|exempt-end|exempt)(?![\w-]):?\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(claim-begin|claim-end|claim|exempt-begin|exempt-end|exempt)(?![\w-]):?\s*(.*?)\s*-->")
 # A repository path named in the docs: it must exist (a glob must match).
 REPO_PATH = re.compile(
     r"(?<![\w./-])((?:crates|frontends|scripts|docs|examples|fuzz|\.ci)/[\w.*/{}-]*[\w*}])"
@@ -66,13 +69,20 @@ REPO_PATH = re.compile(
 class Figure:
     """One numeral of a doc line: its value, its column and whether it is a figure."""
 
-    def __init__(self, text, start, end, is_figure):
+    def __init__(self, text, start, end, is_figure, negative=False):
         self.text = text
         self.start = start
         self.end = end
         self.is_figure = is_figure
         self.value = float(text.replace(",", ""))
+        # A minus sign glued to the numeral ("−9.8 %", not the dash of a
+        # range "39-42 %"): block claims compare the signed value.
+        self.signed = -self.value if negative else self.value
         self.covered = False
+
+    def decimals(self):
+        """The places the figure is quoted to: its rounding in a block claim."""
+        return len(self.text.partition(".")[2])
 
 
 def mask(line):
@@ -93,7 +103,8 @@ def numerals(line):
         after = masked[match.end() :]
         with_unit = match.group("mult") is not None or AFTER_UNIT.match(after) is not None
         is_figure = with_unit or (("." in text or "," in text) and not named)
-        found.append(Figure(text, match.start(), match.end(), is_figure))
+        negative = re.search(r"(?:^|[^\w.,])[−-]$", before) is not None
+        found.append(Figure(text, match.start(), match.end("num"), is_figure, negative))
     return found
 
 
@@ -143,7 +154,7 @@ class ResultsFiles:
         """The number at `pointer`: a JSON pointer (/a/0/b) or, in a CSV, ROW/COLUMN
         where ROW is a row index or KEY=VALUE (the first row whose KEY is VALUE)."""
         document = self.load(path)
-        parts = [unquote(p).replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+        parts = pointer_parts(pointer)
         if path.endswith(".csv"):
             if len(parts) != 2:
                 raise LookupError(f"{path}#{pointer}: a CSV pointer is /ROW/COLUMN")
@@ -157,18 +168,48 @@ class ResultsFiles:
                 raise LookupError(f"{path}#{pointer}: no such row or column")
             value = rows[0][column]
         else:
-            value = document
-            for part in parts:
-                if isinstance(value, list) and part.isdigit() and int(part) < len(value):
-                    value = value[int(part)]
-                elif isinstance(value, dict) and part in value:
-                    value = value[part]
-                else:
-                    raise LookupError(f"{path}#{pointer}: no field {part!r}")
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise LookupError(f"{path}#{pointer}: {value!r} is not a number") from None
+            value = walk(document, parts, path, pointer)
+        return number(path, pointer, value)
+
+    def numbers(self, path, pointer):
+        """The list at `pointer` (JSON), flattened row by row, as numbers."""
+        document = self.load(path)
+        if not path.endswith(".json"):
+            raise LookupError(f"{path}: a claim block names a list in a JSON file")
+        value = walk(document, pointer_parts(pointer), path, pointer)
+        if not isinstance(value, list):
+            raise LookupError(f"{path}#{pointer}: not a list")
+
+        def flat(items):
+            for item in items:
+                yield from flat(item) if isinstance(item, list) else [number(path, pointer, item)]
+
+        return list(flat(value))
+
+
+def pointer_parts(pointer):
+    """A JSON pointer's segments, unescaped (`%20` for a space, `~1` for `/`)."""
+    return [unquote(p).replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+def walk(document, parts, path, pointer):
+    """The value at `parts` in a JSON document; a missing field fails naming it."""
+    value = document
+    for part in parts:
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            raise LookupError(f"{path}#{pointer}: no field {part!r}")
+    return value
+
+
+def number(path, pointer, value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise LookupError(f"{path}#{pointer}: {value!r} is not a number") from None
 
 
 def agrees(quoted, source, decimals, scale):
@@ -179,13 +220,13 @@ def agrees(quoted, source, decimals, scale):
     return math.isfinite(expected) and abs(quoted - expected) <= tolerance
 
 
-def check_file(path, results, problems, unmarked, text=None, checked=None, fixes=None):
+def check_file(path, results, problems, unmarked, text=None, checked=None, fixes=None, collect=None):
     """Checks one markdown file (or `text` in its place); appends `file:line:
     message` problems and unmarked figures (`file:line: figure`); `checked`
     collects (line index, start, end) of every figure a claim marker checks;
     `fixes` collects (line index, start, end, text) for every figure that
     disagrees: its source's value, rounded and written as the figure was."""
-    in_fence, fence_lang, exempt_reason = False, "", None
+    in_fence, fence_lang, exempt_reason, block = False, "", None, None
     if text is None:
         with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
             text = handle.read()
@@ -199,13 +240,26 @@ def check_file(path, results, problems, unmarked, text=None, checked=None, fixes
             fence_lang = stripped[3:].strip().split(" ")[0].lower() if in_fence else ""
             continue
         if in_fence and fence_lang in CODE_LANGUAGES:
-            continue
+            if not (fence_lang in SHELL_LANGUAGES and stripped.startswith("#") and not stripped.startswith("#!")):
+                continue
         found = [] if in_fence and "<!--" in line else numerals(line)
         # Markers in inline code are examples, not markers.
         markers = list(MARKER.finditer(MASKS[0].sub(lambda m: " " * len(m.group(0)), line))) if not in_fence else []
+        block_figures_start = len(found) if block is None else 0
         for marker in markers:
             kind, body = marker.group(1), marker.group(2)
-            if kind == "exempt-begin":
+            if kind == "claim-begin":
+                if block is not None:
+                    problems.append(f"{where}: claim-begin inside the claim block of line {block.line}")
+                block = ClaimBlock.open(where, number, body, results, problems)
+                block_figures_start = len(found)
+            elif kind == "claim-end":
+                if block is None:
+                    problems.append(f"{where}: claim-end without claim-begin")
+                else:
+                    block.close(where, problems)
+                block, block_figures_start = None, len(found)
+            elif kind == "exempt-begin":
                 if not body:
                     problems.append(f"{where}: exempt-begin without a reason")
                 exempt_reason = body or "?"
@@ -225,14 +279,84 @@ def check_file(path, results, problems, unmarked, text=None, checked=None, fixes
                         checked.append((number - 1, figure.start, figure.end))
                     if fixes is not None and fixed is not None:
                         fixes.append((number - 1, figure.start, figure.end, fixed))
+        if block is not None and number != block.line:
+            for figure in found[block_figures_start:]:
+                if figure.is_figure and not figure.covered:
+                    figure.covered = True
+                    fixed = block.check(where, figure, problems)
+                    if checked is not None:
+                        checked.append((number - 1, figure.start, figure.end))
+                    if fixes is not None and fixed is not None:
+                        fixes.append((number - 1, figure.start, figure.end, fixed))
         if exempt_reason is not None:
             continue
         for figure in found:
             if figure.is_figure and not figure.covered:
                 message = f"{where}: {figure.text} has no claim marker ({line.strip()[:90]})"
                 unmarked.append((fingerprint(figure.text, line), message))
+                if collect is not None:
+                    collect.append((number, figure))
     if exempt_reason is not None:
         problems.append(f"{path}: exempt-begin ({exempt_reason}) without exempt-end")
+    if block is not None:
+        problems.append(f"{path}:{block.line}: claim-begin without claim-end")
+
+
+class ClaimBlock:
+    """`<!-- claim-begin: FILE#POINTER [scale=S] -->` … `<!-- claim-end -->`:
+    every figure on the lines between (prose, table cells, command output)
+    that no marker of its own covers is checked, in reading order, against
+    the next number of the list at POINTER (nested lists read row by row),
+    to the places the figure is quoted to, sign included (−9.8 %)."""
+
+    def __init__(self, line, path, pointer, values, scale):
+        self.line = line
+        self.path = path
+        self.pointer = pointer
+        self.values = values
+        self.scale = scale
+        self.used = 0
+
+    @classmethod
+    def open(cls, where, number, body, results, problems):
+        try:
+            sources, options = parse_fields(body)
+            if len(sources) != 1:
+                raise ValueError("a block names one FILE#POINTER")
+            scale = float(options.get("scale", "1"))
+            path, pointer = sources[0]
+            values = results.numbers(path, pointer)
+        except (ValueError, LookupError) as error:
+            problems.append(f"{where}: bad claim-begin ({error}); want FILE#POINTER [scale=S] naming a list of numbers")
+            return cls(number, "?", "", None, 1.0)
+        return cls(number, path, pointer, values, scale)
+
+    def check(self, where, figure, problems):
+        """Checks one figure; returns its source's value written as the
+        figure was when they disagree (for --fix), else None."""
+        if self.values is None:
+            return None
+        if self.used >= len(self.values):
+            if self.used == len(self.values):
+                problems.append(f"{where}: {figure.text} is past the {len(self.values)} numbers of {self.path}#{self.pointer} (claim block of line {self.line})")
+            self.used += 1
+            return None
+        source = self.values[self.used] * self.scale
+        self.used += 1
+        decimals = figure.decimals()
+        if agrees(figure.signed, source, decimals, 1.0):
+            return None
+        problems.append(
+            f"{where}: quotes {figure.text} but number {self.used - 1} of {self.path}#{self.pointer} is {source!r}"
+            f" (rounded to {decimals} decimals: {round(abs(source), decimals)}; claim block of line {self.line})"
+        )
+        return written_as(figure.text, abs(source), decimals)
+
+    def close(self, where, problems):
+        if self.values is not None and self.used < len(self.values):
+            problems.append(
+                f"{where}: the claim block of line {self.line} quotes {self.used} figures but {self.path}#{self.pointer} holds {len(self.values)}"
+            )
 
 
 def fingerprint(figure, line):
@@ -316,27 +440,31 @@ def check_paths(path, where, line, problems):
 
 
 def self_test(results):
-    """Changes, one at a time, the last digit of every figure of README.md that
-    a claim marker checks, and requires the check to fail naming its line."""
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    checked = []
-    check_file("README.md", results, [], [], checked=checked)
+    """Changes, one at a time, every digit of every figure of README.md that a
+    marker checks (a claim or a claim block), and the last digit of every
+    checked figure of docs/*.md, and requires the check to fail naming the
+    file and line."""
     tried, missed = 0, []
-    for index, start, end in checked:
-        line, text = lines[index], lines[index][start:end]
-        for position in [i for i, c in enumerate(text) if c.isdigit()]:
-            digit = text[position]
-            changed = text[:position] + ("8" if digit == "9" else str(int(digit) + 1)) + text[position + 1 :]
-            mutated = lines[:index] + [line[:start] + changed + line[end:]] + lines[index + 1 :]
-            problems, unmarked = [], []
-            check_file("README.md", results, problems, unmarked, text="\n".join(mutated))
-            tried += 1
-            if not any(p.startswith(f"README.md:{index + 1}:") for p in problems):
-                missed.append(f"README.md:{index + 1}: {text} → {changed} was not caught")
+    for path in documents():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+            lines = handle.read().split("\n")
+        checked = []
+        check_file(path, results, [], [], checked=checked)
+        for index, start, end in checked:
+            line, text = lines[index], lines[index][start:end]
+            positions = [i for i, c in enumerate(text) if c.isdigit()]
+            for position in positions if path == "README.md" else positions[-1:]:
+                digit = text[position]
+                changed = text[:position] + ("8" if digit == "9" else str(int(digit) + 1)) + text[position + 1 :]
+                mutated = lines[:index] + [line[:start] + changed + line[end:]] + lines[index + 1 :]
+                problems = []
+                check_file(path, results, problems, [], text="\n".join(mutated))
+                tried += 1
+                if not any(p.startswith(f"{path}:{index + 1}:") for p in problems):
+                    missed.append(f"{path}:{index + 1}: {text} → {changed} was not caught")
     for miss in missed:
         print(miss)
-    print(f"self-test: {tried - len(missed)} of {tried} changed README figures caught, each naming its line")
+    print(f"self-test: {tried - len(missed)} of {tried} changed figures (README.md and docs/*.md) caught, each naming its file and line")
     return 1 if missed or tried == 0 else 0
 
 
@@ -367,12 +495,28 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--update-baseline", action="store_true", help="write the current unmarked counts of the docs not yet marked up")
     parser.add_argument("--list-unmarked", metavar="FILE", help="print the unmarked figures of one file")
+    parser.add_argument(
+        "--figures",
+        nargs=3,
+        metavar=("FILE", "FIRST", "LAST"),
+        help="print the unmarked figures of lines FIRST..LAST of FILE as a JSON list per line (the list a claim block names)",
+    )
     parser.add_argument("--fix", action="store_true", help="rewrite each marked figure that disagrees to its source's value (after regenerating results)")
     parser.add_argument("--self-test", action="store_true", help="change each checked README figure in turn; every change must fail the check")
     args = parser.parse_args()
     results = ResultsFiles(ROOT)
     if args.self_test:
         return self_test(results)
+    if args.figures:
+        path, first, last = args.figures[0], int(args.figures[1]), int(args.figures[2])
+        collected = []
+        check_file(path, results, [], [], collect=collected)
+        rows = {}
+        for number, figure in collected:
+            if first <= number <= last:
+                rows.setdefault(number, []).append(int(figure.signed) if figure.decimals() == 0 else figure.signed)
+        print(json.dumps(list(rows.values()), ensure_ascii=False))
+        return 0
     if args.fix:
         for path in documents():
             changed = fix_file(path, results)

@@ -124,12 +124,13 @@ class Generator:
         self.root = root
 
     def command(self):
-        return " ; ".join("nandlab " + " ".join(argv) + f" --out OUT/{label}" for label, argv in self.runs)
+        return " ; ".join("nandlab " + " ".join(placed(argv, f"OUT/{label}")) for label, argv in self.runs)
 
     def produce(self, out, run=True):
         for label, argv in self.runs if run else []:
             target = os.path.join(out, label)
-            result = subprocess.run([nandlab(), *argv, "--out", target], capture_output=True, text=True, check=False)
+            os.makedirs(target, exist_ok=True)
+            result = subprocess.run([nandlab(), *placed(argv, target)], capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"{self.name}: `nandlab {' '.join(argv)}` failed:\n{result.stderr[-2000:]}")
         document = {"derived": self.derive(out)}
@@ -139,8 +140,135 @@ class Generator:
         return document
 
 
+def placed(argv, target):
+    """The run's arguments writing into `target`: `{out}` in an argument is
+    replaced by it (`--json {out}/run.json`); without one, `--out TARGET`."""
+    if any("{out}" in arg for arg in argv):
+        return [arg.replace("{out}", target) for arg in argv]
+    return [*argv, "--out", target]
+
+
 def derive_none(_out):
     return {}
+
+
+def derive_priority(out):
+    """docs/priority-cleaning.md's tables: per write share, the means (ms)
+    unaware and aware and the change (%), for the single workload and for
+    the two jobs; and the figures its prose quotes from them."""
+
+    def pairs(name, label="priority-cleaning"):
+        rows = read_csv(os.path.join(out, label, name))
+        by_share = {}
+        for row in rows:
+            by_share.setdefault(int(row["write_percent"]), {})[row["priority_aware"]] = row
+        return [(share, by_share[share]["false"], by_share[share]["true"]) for share in sorted(by_share)]
+
+    def change(unaware, aware):
+        return round(100 * (float(aware) / float(unaware) - 1), 6)
+
+    single, jobs = pairs("priority_cleaning.csv"), pairs("priority_jobs.csv")
+    single_table = [
+        [
+            float(off["priority_mean_ms"]),
+            float(on["priority_mean_ms"]),
+            change(off["priority_mean_ms"], on["priority_mean_ms"]),
+            float(off["normal_mean_ms"]),
+            float(on["normal_mean_ms"]),
+        ]
+        for _, off, on in single
+    ]
+    jobs_table = [
+        [
+            float(off[f"{job}_{stat}"]) if which == "off" else float(on[f"{job}_{stat}"])
+            for job, stat in (("priority_job", "mean_ms"),)
+            for which in ("off", "on")
+        ]
+        + [change(off["priority_job_mean_ms"], on["priority_job_mean_ms"])]
+        + [
+            float(row[f"{job}_{stat}"])
+            for job, stat in (("priority_job", "p99_ms"), ("bulk_job", "mean_ms"), ("bulk_job", "p99_ms"))
+            for row in (off, on)
+        ]
+        for _, off, on in jobs
+    ]
+    priority_gain = [-change(off["priority_mean_ms"], on["priority_mean_ms"]) for _, off, on in single]
+    normal_change = [abs(change(off["normal_mean_ms"], on["normal_mean_ms"])) for _, off, on in single]
+    job_gain = [-change(off["priority_job_mean_ms"], on["priority_job_mean_ms"]) for _, off, on in jobs]
+    over_seeds = {}
+    for name, mean, p99 in (
+        ("single_workload", "priority_mean_ms", "priority_p99_ms"),
+        ("jobs", "priority_job_mean_ms", "priority_job_p99_ms"),
+    ):
+        csv_name = "priority_cleaning.csv" if name == "single_workload" else "priority_jobs.csv"
+        runs = [pairs(csv_name, priority_label(seed)) for seed in SEEDS_PRIORITY]
+        gains = [[-change(off[mean], on[mean]) for _, off, on in run] for run in runs]
+        p99_changes = [[change(off[p99], on[p99]) for _, off, on in run] for run in runs]
+        shares = [share for share, _, _ in runs[0]]
+        over_seeds[name] = {
+            "priority_mean_gain_percent": {str(s): spread(g[i] for g in gains) for i, s in enumerate(shares)},
+            "priority_p99_change_percent": {str(s): spread(c[i] for c in p99_changes) for i, s in enumerate(shares)},
+            "priority_mean_gain_percent_all_points": spread(value for g in gains for value in g),
+            "priority_p99_change_percent_all_points": spread(value for c in p99_changes for value in c),
+        }
+        if name == "single_workload":
+            normal = [abs(change(off["normal_mean_ms"], on["normal_mean_ms"])) for run in runs for _, off, on in run]
+            over_seeds[name]["normal_mean_change_percent_largest"] = max(normal)
+    return {
+        "seeds": list(SEEDS_PRIORITY),
+        "over_seeds": over_seeds,
+        "write_percent": [share for share, _, _ in single],
+        "single_workload_table": single_table,
+        "priority_mean_gain_percent": {"min": min(priority_gain), "max": max(priority_gain)},
+        "normal_mean_change_percent_largest": max(normal_change),
+        "jobs_write_percent": [share for share, _, _ in jobs],
+        "jobs_table": jobs_table,
+        "priority_job_mean_gain_percent": {"min": min(job_gain), "max": max(job_gain)},
+        "priority_job_p99_change_percent": {
+            str(share): change(off["priority_job_p99_ms"], on["priority_job_p99_ms"]) for share, off, on in jobs
+        },
+    }
+
+
+def derive_timing_examples(out):
+    """docs/timing.md's two examples (femu-32g aged, QD 32): what `nandlab
+    run --timing on` prints for random writes and for random reads."""
+
+    def report(label):
+        with open(os.path.join(out, label, "run.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+
+    write, read = report("writes"), report("reads")
+    write_latency, read_latency = write["timed"]["latency"]["write"], read["timed"]["latency"]["read"]
+    derived = {
+        "writes": {
+            "iops": write["timed"]["iops"],
+            "write_mb_s": write["timed"]["write_mb_s"],
+            "mean_us": write_latency["mean_us"],
+            "p50_us": write_latency["p50_us"],
+            "p99_ms": write_latency["p99_us"] / 1000,
+            "p999_ms": write_latency["p999_us"] / 1000,
+            "die_busy_percent": 100 * write["timed"]["die_utilization"],
+            "gc_share_of_die_time_percent": 100 * write["timed"]["gc_die_time_share"],
+            "waf": write["measured"]["waf"],
+        },
+        "reads": {
+            "iops": read["timed"]["iops"],
+            "mean_us": read_latency["mean_us"],
+            "p50_us": read_latency["p50_us"],
+            "p99_us": read_latency["p99_us"],
+            "die_busy_percent": 100 * read["timed"]["die_utilization"],
+            "gc_share_of_die_time_percent": 100 * read["timed"]["gc_die_time_share"],
+        },
+    }
+    # The figures of the doc's example block, in the order it quotes them.
+    quoted = {
+        "writes": ["iops", "write_mb_s", "mean_us", "p50_us", "p99_ms", "p999_ms", "die_busy_percent"]
+        + ["gc_share_of_die_time_percent", "waf"],
+        "reads": ["iops", "mean_us", "p50_us", "p99_us", "die_busy_percent"],
+    }
+    derived["example_block"] = [derived[run][key] for run, keys in quoted.items() for key in keys]
+    return derived
 
 
 def derive_fig9(out):
@@ -307,31 +435,80 @@ def derive_delay_d(out):
 
 
 def derive_dhrd(out):
-    """In-process DHRD against the O_DIRECT file, one thread: random 4 KiB
-    reads per second and the durable random 4 KiB writes' ratio."""
-    rows = read_csv(os.path.join(out, "dhrd", "dhrd.csv"))
+    """docs/dhrd.md's table over the runs of seeds 1-5 (timings on a shared
+    machine move from run to run): each figure of `dhrd_run` as median, min
+    and max over the runs, and each run's own figures."""
+    runs = {str(seed): dhrd_run(os.path.join(out, dhrd_label(seed))) for seed in SEEDS_DHRD}
 
-    def iops(configuration, workload):
+    def over_runs(first):
+        return {
+            key: over_runs({seed: run[key] for seed, run in first.items()})
+            if isinstance(next(iter(first.values()))[key], dict)
+            else spread(run[key] for run in first.values())
+            for key in next(iter(first.values()))
+        }
+
+    return {"seeds": list(SEEDS_DHRD), "over_runs": over_runs(runs), "runs": runs}
+
+
+def dhrd_run(folder):
+    """In-process DHRD against the O_DIRECT file (`SSD`) in one run, per
+    thread count: the DHRD / SSD ratios (random 4 KiB reads, writes, mixed
+    66:34, sequential 1 MiB reads), random writes at 4 threads over 1, and
+    the first I/O after start."""
+    rows = read_csv(os.path.join(folder, "dhrd.csv"))
+
+    def iops(configuration, threads, workload):
         return next(
             float(row["iops"])
             for row in rows
-            if row["configuration"] == configuration and row["threads"] == "1" and row["workload"] == workload
+            if row["configuration"] == configuration and row["threads"] == str(threads) and row["workload"] == workload
         )
 
-    dhrd_reads, file_reads = iops("DHRD (read_at)", "random read 4 KiB"), iops("SSD file (O_DIRECT)", "random read 4 KiB")
-    dhrd_writes = iops("DHRD (read_at)", "random write 4 KiB")
-    file_writes = iops("SSD file (O_DIRECT)", "random write 4 KiB")
-    return {
-        "one_thread": {
-            "dhrd_random_read_iops": round(dhrd_reads),
-            "file_random_read_iops": round(file_reads),
-            "random_read_dhrd_over_file": round(dhrd_reads / file_reads, 3),
-            "random_write_dhrd_over_file": round(dhrd_writes / file_writes, 3),
+    workloads = {
+        "random_read": "random read 4 KiB",
+        "random_write": "random write 4 KiB",
+        "mixed": "mixed 66:34 4 KiB",
+        "sequential_read": "sequential read 1 MiB",
+    }
+    per_threads = {}
+    for threads in (1, 4):
+        entry = {
+            "dhrd_random_read_iops": round(iops("DHRD (read_at)", threads, workloads["random_read"])),
+            "file_random_read_iops": round(iops("SSD file (O_DIRECT)", threads, workloads["random_read"])),
         }
+        for key, workload in workloads.items():
+            ratio = iops("DHRD (read_at)", threads, workload) / iops("SSD file (O_DIRECT)", threads, workload)
+            entry[f"{key}_dhrd_over_file"] = round(ratio, 3)
+        per_threads[f"{threads}_threads"] = entry
+    with open(os.path.join(folder, "first_io.json"), encoding="utf-8") as handle:
+        first_io = json.load(handle)
+    return {
+        "one_thread": per_threads["1_threads"],
+        "four_threads": per_threads["4_threads"],
+        "random_write_4_threads_over_1": {
+            configuration: round(
+                iops(configuration, 4, workloads["random_write"]) / iops(configuration, 1, workloads["random_write"]), 3
+            )
+            for configuration in ("DHRD (read_at)", "SSD file (O_DIRECT)")
+        },
+        "first_io": first_io,
     }
 
 
 SEEDS_FIG10 = range(1, 11)
+SEEDS_PRIORITY = range(1, 6)
+SEEDS_DHRD = range(1, 6)
+
+
+def dhrd_label(seed):
+    """The run folder of dhrd's seed: seed 1's data files and charts are kept."""
+    return "dhrd" if seed == 1 else f"seed{seed}"
+
+
+def priority_label(seed):
+    """The run folder of priority-cleaning's seed: seed 1's data files are kept."""
+    return "priority-cleaning" if seed == 1 else f"seed{seed}"
 
 
 def kept(folder, label, names):
@@ -411,10 +588,34 @@ GENERATORS = [
         fast=True,
     ),
     Generator(
+        "timing-examples",
+        [
+            ("writes", ["run", "--timing", "on", "--set", "workload.requests=2000000", "-q", "--json", "{out}/run.json"]),
+            (
+                "reads",
+                [
+                    "run",
+                    "--timing",
+                    "on",
+                    "--set",
+                    "workload.requests=1000000",
+                    "--set",
+                    "workload.read_fraction=1.0",
+                    "-q",
+                    "--json",
+                    "{out}/run.json",
+                ],
+            ),
+        ],
+        {},
+        derive_timing_examples,
+        fast=True,
+    ),
+    Generator(
         "priority-cleaning",
-        [("priority-cleaning", ["reproduce", "priority-cleaning", "--seed", "1"])],
+        [(priority_label(seed), ["reproduce", "priority-cleaning", "--seed", str(seed)]) for seed in SEEDS_PRIORITY],
         kept("priority-cleaning", "priority-cleaning", ["priority_cleaning.csv", "priority_jobs.csv"]),
-        derive_none,
+        derive_priority,
         fast=True,
     ),
     Generator(
@@ -458,8 +659,8 @@ GENERATORS = [
     ),
     Generator(
         "dhrd",
-        [("dhrd", ["reproduce", "dhrd", "--seed", "1"])],
-        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg"]),
+        [(dhrd_label(seed), ["reproduce", "dhrd", "--seed", str(seed)]) for seed in SEEDS_DHRD],
+        kept("dhrd", "dhrd", ["dhrd.csv", "first_io.json", "speedup_1_threads.svg", "speedup_4_threads.svg", "summary.md"]),
         derive_dhrd,
         fast=False,
     ),
@@ -503,10 +704,12 @@ def regenerate(generator, existing=None):
     with tempfile.TemporaryDirectory(prefix=f"nandlab-{generator.name}-") as scratch:
         out = existing or scratch
         document = generator.produce(out, run=existing is None)
+        # The provenance (commit, `-dirty`) before the data files are copied
+        # into the tree, so that they do not mark it dirty themselves.
+        document = {"provenance": provenance(generator.command(), started), **document}
         for target, source in generator.keep.items():
             os.makedirs(os.path.dirname(os.path.join(ROOT, target)), exist_ok=True)
             shutil.copyfile(os.path.join(out, source), os.path.join(ROOT, target))
-    document = {"provenance": provenance(generator.command(), started), **document}
     if existing:
         document["provenance"]["outputs_of_an_earlier_run"] = existing
     os.makedirs(RESULTS, exist_ok=True)

@@ -288,7 +288,8 @@ fn combined_report(out: &Path, outcomes: &[Outcome], seed: u64) -> String {
             vec![format!("[{0}](#{0})", o.name), status, format!("{:.1}", o.seconds)]
         })
         .collect();
-    summary.scoreboard(&compared(out, outcomes)).heading("Experiments");
+    let not_run: Vec<&str> = outcomes.iter().filter(|o| o.error.is_some()).map(|o| o.name).collect();
+    summary.scoreboard(&compared(out, outcomes), &not_run).heading("Experiments");
     summary
         .paragraph(&format!(
             "`nandlab reproduce all --seed {seed}`: each experiment's data, plots and summary are in its own folder."
@@ -352,13 +353,15 @@ mod tests {
         let outcomes = [
             Outcome { name: "delay-d", seconds: 1.0, error: None },
             Outcome { name: "dhrd", seconds: 1.0, error: None },
+            Outcome { name: "journal", seconds: 0.1, error: Some("capture needs root".to_owned()) },
         ];
         let report = combined_report(dir.path(), &outcomes, 1);
         let scoreboard = report.find("## Scoreboard").expect("a scoreboard");
         assert!(scoreboard < report.find("## Experiments").expect("the experiments"), "{report}");
         assert!(
             report.contains(
-                "**3 claims of the papers: 1 reproduces, 1 partly, 1 does not reproduce, 0 not comparable.**"
+                "**3 claims of the papers: 1 reproduces, 1 partly, 1 does not reproduce, 0 not comparable.** \
+                 **Not in the totals: journal did not run**"
             ),
             "{report}"
         );

@@ -64,6 +64,22 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// The label of a tick at `value` on this axis drawn over `range`. A log
+    /// axis spanning a decade or more labels only 1, 2 and 5 times a power
+    /// of ten (its gridlines stay at every tick): plotters puts a tick at
+    /// every multiple, whose labels run into each other towards the end of
+    /// each decade (0.006 0.007 0.008 0.009 0.01).
+    fn tick(&self, range: &std::ops::Range<f64>, value: f64) -> String {
+        let thinned = self.scale == Scale::Log && range.end >= 10.0 * range.start;
+        let mantissa = value / 10f64.powf(value.log10().floor());
+        let round = [1.0, 2.0, 5.0, 10.0].iter().any(|m| (mantissa - m).abs() < 1e-6 * m);
+        if thinned && !round {
+            String::new()
+        } else {
+            tick_label(value)
+        }
+    }
+
     #[must_use]
     pub fn new(label: &str) -> Self {
         Self { label: label.to_owned(), unit: None, scale: Scale::Linear, range: None }
@@ -543,15 +559,17 @@ impl Chart {
             .y_label_area_size(72)
             .build_cartesian_2d(x, y)
             .map_err(draw_error)?;
-        let label = |value: &f64| tick_label(*value);
+        let (x_range, y_range) = (chart.x_range(), chart.y_range());
+        let x_label = |value: &f64| self.x.tick(&x_range, *value);
+        let y_label = |value: &f64| self.y.tick(&y_range, *value);
         chart
             .configure_mesh()
             .x_desc(self.x.caption())
             .y_desc(self.y.caption())
             .axis_desc_style(("sans-serif", 17))
             .label_style(("sans-serif", 15))
-            .x_label_formatter(&label)
-            .y_label_formatter(&label)
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(draw_error)?;
@@ -954,6 +972,26 @@ mod tests {
             series.drawn_points(),
             vec![(1.0, 1.0 / 3.0), (2.0, 1.0 / 3.0), (2.0, 2.0 / 3.0), (3.0, 2.0 / 3.0), (3.0, 1.0)]
         );
+    }
+
+    #[test]
+    fn a_log_axis_over_decades_labels_one_two_and_five_only() {
+        // Telomere Fig. 10's RBER axis: 0.001 to 0.02 put nine labels in the
+        // last decade, overlapping; now 0.005 and 0.01 are labelled, 0.006 not.
+        let chart = Chart::new("CDF", Axis::new("RBER").log(), Axis::new("fraction"))
+            .with(Series::cdf("blocks", &[0.001, 0.004, 0.0063, 0.0071, 0.0089, 0.0095, 0.02]));
+        let svg = chart.to_svg("cdf.svg").expect("renders");
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        for shown in ["0.001", "0.002", "0.005", "0.01", "0.02"] {
+            assert!(labels.contains(&shown), "{shown} is labelled");
+        }
+        for hidden in ["0.003", "0.006", "0.007", "0.009"] {
+            assert!(!labels.contains(&hidden), "{hidden} is not labelled");
+        }
+        let log = Axis::new("x").log();
+        assert_eq!(log.tick(&(2.0..9.0), 4.0), "4", "under a decade every tick is labelled");
+        assert_eq!(log.tick(&(0.001..0.02), 0.006), "");
+        assert_eq!(Axis::new("x").tick(&(0.001..0.02), 0.006), "0.006", "a linear axis labels every tick");
     }
 
     #[test]

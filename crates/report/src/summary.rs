@@ -196,14 +196,22 @@ impl Summary {
     /// verdict over every experiment's comparison rows, then the rows
     /// themselves (experiment, quantity, paper, nandlab, verdict), so a reader
     /// sees at a glance where nandlab stands. `experiments` pairs each
-    /// experiment's name with its rows (its `comparisons.json`).
-    pub fn scoreboard(&mut self, experiments: &[(String, Vec<Comparison>)]) -> &mut Self {
+    /// experiment's name with its rows (its `comparisons.json`); `not_run`
+    /// names the experiments that failed, which the totals leave out and the
+    /// opening sentence says so (a failed capture must not read as a
+    /// smaller, cleaner scoreboard).
+    pub fn scoreboard(&mut self, experiments: &[(String, Vec<Comparison>)], not_run: &[&str]) -> &mut Self {
         let rows: Vec<(&str, &Comparison)> =
             experiments.iter().flat_map(|(name, rows)| rows.iter().map(move |row| (name.as_str(), row))).collect();
         let count = |verdict: Verdict| rows.iter().filter(|(_, row)| row.verdict == verdict).count();
         let totals: Vec<String> = Verdict::ALL.iter().map(|&v| format!("{} {}", count(v), v.label())).collect();
+        let missing = if not_run.is_empty() {
+            String::new()
+        } else {
+            format!(" **Not in the totals: {} did not run** (\"Experiments\" says why).", not_run.join(", "))
+        };
         self.heading("Scoreboard").paragraph(&format!(
-            "**{} claims of the papers: {}.** Verdict rules: docs/reporting.md, \"Verdicts\".",
+            "**{} claims of the papers: {}.**{missing} Verdict rules: docs/reporting.md, \"Verdicts\".",
             rows.len(),
             totals.join(", ")
         ));
