@@ -333,6 +333,16 @@ impl Simulation {
                 Layer::OpenChannel(pblk)
             }
             LayerKind::WaoGc => {
+                // WAO-GC has one write point and ignores placement hints: a
+                // classifier's streams would be silently merged.
+                if config.host_streams() > 1 {
+                    return Err(ConfigError::new(
+                        "host.classifier",
+                        "WAO-GC (ftl.kind = \"wao-gc\") writes every stream to one write point: set \
+                         host.classifier = \"none\" (and no [[host.class]] tables)",
+                    )
+                    .into());
+                }
                 let timing = &config.timing;
                 let wao = WaoGcConfig::from_latencies(
                     SimNs(timing.read_ns),

@@ -139,6 +139,20 @@ fn a_classifier_s_classes_each_need_an_open_block_of_a_full_device() {
 }
 
 #[test]
+fn wao_gc_refuses_a_classifier_whose_streams_it_would_merge() {
+    let wao_gc = |classifier: &str| {
+        let config = build(&["ftl.kind=\"wao-gc\"", &format!("host.classifier=\"{classifier}\"")]).expect("valid keys");
+        crate::Simulation::new(&config)
+    };
+    let refused = wao_gc("journal");
+    let Err(crate::SimError::Config(error)) = refused else {
+        panic!("WAO-GC took two streams: {:?}", refused.map(|_| ()))
+    };
+    assert_eq!(error.key, "host.classifier");
+    assert!(wao_gc("none").is_ok());
+}
+
+#[test]
 fn workload_errors_are_named() {
     assert_eq!(build(&["workload.read_fraction=1.5"]).expect_err("fraction").key, "workload.read_fraction");
     assert_eq!(build(&["workload.request_pages=0"]).expect_err("size").key, "workload.request_pages");

@@ -258,7 +258,9 @@ impl TranslationLayer for WaoGcFtl {
         self.counters.requests += 1;
     }
 
-    /// One write point for every stream: WAO-GC has no placement hints.
+    /// One write point for every stream: WAO-GC has no placement hints, so a
+    /// configuration with a host classifier is refused before it is built
+    /// (`Simulation::with_journal`); the periodic runs' task hints are ignored.
     fn write(&mut self, lpn: Lpn, _stream: StreamId) -> Result<(), FtlError> {
         WaoGcFtl::write(self, lpn).map(drop)
     }
