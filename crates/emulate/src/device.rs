@@ -220,8 +220,9 @@ impl EmulatedSsd {
         let Some(session) = self.stop_pacer() else {
             return Ok(None);
         };
-        let Session { live, mut contents, history, record, state, history_requests, requests, last_ns, waiting, .. } =
-            session;
+        let Session {
+            live, mut contents, history, record, state, history_requests, requests, last_ns, waiting, ..
+        } = session;
         // Requests still in the device complete as it finishes its work.
         for reply in waiting.values() {
             reply.release(Ok(last_ns));

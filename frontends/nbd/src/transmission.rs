@@ -51,7 +51,8 @@ pub(crate) fn transmit<R: BufRead, W: Write + Send>(
     budget: &ByteBudget,
     slots: &WorkerSlots,
 ) -> Result<(), NbdError> {
-    let shared = Transmission { device, writer: Mutex::new(writer), idle: AtomicUsize::new(0), failed: Mutex::new(None) };
+    let shared =
+        Transmission { device, writer: Mutex::new(writer), idle: AtomicUsize::new(0), failed: Mutex::new(None) };
     let (sender, receiver) = sync_channel::<Work<'_>>(0);
     let receiver = Mutex::new(receiver);
     let read = std::thread::scope(|scope| {
@@ -72,7 +73,7 @@ struct Workers<'s, 'w> {
     slots: &'s WorkerSlots,
 }
 
-impl<'w> Workers<'_, 'w> {
+impl<'s, 'w> Workers<'s, 'w> {
     /// Hands `work` to an idle worker, to a new one, or (none to be had) serves it here.
     fn serve<'scope, 'env, W: Write + Send>(
         &mut self,
@@ -83,37 +84,56 @@ impl<'w> Workers<'_, 'w> {
     ) -> Result<(), NbdError>
     where
         'w: 'scope,
+        's: 'scope,
     {
         let Some(sender) = &self.sender else { return work() };
-        if shared.idle.load(Ordering::Acquire) == 0 && self.started < MAX_IN_FLIGHT && self.slots.take() {
-            let spawned = Builder::new()
-                .name("nbd-request".into())
-                .stack_size(CONNECTION_STACK_BYTES)
-                .spawn_scoped(scope, move || shared.work(receiver));
-            match spawned {
-                Ok(_) => self.started += 1,
-                Err(_) => self.slots.give_back(),
-            }
+        // An idle worker is claimed here, so the next request does not count on it too.
+        let claimed = shared.idle.fetch_update(Ordering::AcqRel, Ordering::Acquire, |idle| idle.checked_sub(1)).is_ok();
+        if !claimed && self.started < MAX_IN_FLIGHT && self.slots.take() {
+            let slots = self.slots;
+            let spawned = Builder::new().name("nbd-request".into()).stack_size(CONNECTION_STACK_BYTES).spawn_scoped(
+                scope,
+                move || {
+                    shared.work(work, receiver);
+                    slots.give_back();
+                },
+            );
+            return match spawned {
+                Ok(_) => {
+                    self.started += 1;
+                    Ok(())
+                }
+                Err(error) => {
+                    self.slots.give_back();
+                    Err(NbdError::Protocol(format!("cannot start a request thread: {error}")))
+                }
+            };
         }
         if self.started == 0 {
             return work();
         }
         // A rendezvous: waits until a worker takes it, so requests wait in the socket, not here.
-        sender.send(work).map_err(|_| NbdError::Protocol("the connection's workers stopped".into()))
+        sender.send(work).map_err(|_| NbdError::Protocol("the connection's workers stopped".into()))?;
+        if !claimed {
+            // The worker that took it had counted itself idle.
+            let _ = shared.idle.fetch_update(Ordering::AcqRel, Ordering::Acquire, |idle| idle.checked_sub(1));
+        }
+        Ok(())
     }
 }
 
 impl<'a, W: Write + Send> Transmission<'a, W> {
-    /// A worker's loop: serves requests until the reading thread closes the channel.
-    fn work(&self, receiver: &Mutex<Receiver<Work<'_>>>) {
-        loop {
-            self.idle.fetch_add(1, Ordering::AcqRel);
-            let work = receiver.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            self.idle.fetch_sub(1, Ordering::AcqRel);
-            let Ok(work) = work else { break };
+    /// A worker's loop: serves `first`, then requests from the channel until the reading thread
+    /// closes it. Idle, it counts itself in `idle` (the reading thread takes it out again when it
+    /// hands it a request).
+    fn work(&self, first: Work<'_>, receiver: &Mutex<Receiver<Work<'_>>>) {
+        let mut next = Some(first);
+        while let Some(work) = next {
             if let Err(error) = work() {
                 self.failed.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(error);
             }
+            self.idle.fetch_add(1, Ordering::AcqRel);
+            next = receiver.lock().unwrap_or_else(PoisonError::into_inner).recv().ok();
         }
     }
 
