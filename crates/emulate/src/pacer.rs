@@ -99,7 +99,7 @@ impl<S: Paced> Pacer<S> {
     /// Spins until `deadline` or until a request arrives after the `seen`th.
     fn spin_until(&self, deadline: Instant, seen: u64) {
         while Instant::now() < deadline && self.arrivals.load(Ordering::Acquire) == seen {
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
     }
 }
