@@ -23,8 +23,7 @@ use crate::protocol::*;
 /// constraints"). TRIM and WRITE_ZEROES carry no data and may be of any length.
 pub(crate) const MAX_REQUEST_BYTES: u32 = 32 << 20;
 /// Most requests of one connection served at once (its worker threads); a client with more
-/// outstanding waits for replies. Above the deepest queues applications use (fio's benchmarks,
-/// QEMU's NVMe queues of 64 share a connection per queue).
+/// outstanding waits for replies. Twice the deepest queue `scripts/bench-emulate.sh` drives.
 pub(crate) const MAX_IN_FLIGHT: usize = 64;
 /// Zeroes written per piece when a WRITE_ZEROES asks for allocated zeros (NO_HOLE).
 const ZERO_PIECE_BYTES: usize = 1 << 20;
