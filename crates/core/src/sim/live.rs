@@ -343,4 +343,39 @@ mod tests {
         let read_ns = config.timing.read_ns;
         assert!(latencies.iter().any(|&latency| latency >= read_ns), "reads wait for the flash");
     }
+
+    /// Events arriving faster than the device serves them, as concurrent
+    /// clients send them: each arrives at its own time while earlier ones
+    /// are in flight, the device advanced only up to each arrival.
+    #[test]
+    fn overlapping_live_arrivals_end_with_the_counts_and_latencies_of_an_open_loop_replay() {
+        let mut config = config();
+        config.timing.arrival = Arrival::Open;
+        let events: Vec<HostEvent> = events(&config, 40_000, 13)
+            .into_iter()
+            .map(|event| HostEvent { time: SimNs(event.time.0 / 20), ..event })
+            .collect();
+        let mut simulation = Simulation::new(&config).expect("valid");
+        simulation.precondition(&mut |_| {}).expect("ages");
+        let mut device = LiveDevice::new(simulation, true).expect("live");
+        let mut arrivals = HashMap::new();
+        let mut most_in_flight = 0;
+        for event in &events {
+            device.advance(event.time.0).expect("advances");
+            let ticket = device.arrive(event).expect("fits");
+            arrivals.insert(ticket, event.time.0);
+            for (done, at) in device.take_completed() {
+                let arrived = arrivals.remove(&done).expect("completes once");
+                assert!(at >= arrived, "completes after it arrives");
+            }
+            most_in_flight = most_in_flight.max(arrivals.len());
+        }
+        assert!(most_in_flight >= 4, "requests overlapped: at most {most_in_flight} in flight");
+        let live = device.finish().expect("finishes").1;
+        let mut simulation = Simulation::new(&config).expect("valid");
+        simulation.replay_timed(&mut IterEvents(events.into_iter()), &mut |_| {}).expect("replays");
+        let replayed = simulation.report();
+        // Overloaded at the end too: requests in flight at the stop complete as a batch run's do.
+        assert_eq!(counts(&live), counts(&replayed));
+    }
 }

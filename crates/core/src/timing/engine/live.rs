@@ -89,9 +89,16 @@ impl Engine {
         self.stats.clone().report(self.geometry.dies(), FlashCost::default())
     }
 
-    /// Ends the session: no new background GC starts, the dies finish what
-    /// they queued, recording stops; returns what was measured.
+    /// Ends the session as a batch run ends: requests still in the device
+    /// complete (background GC going on as usual), then no new background
+    /// GC starts, the dies finish what they queued, recording stops;
+    /// returns what was measured.
     pub fn live_finish<T: TranslationLayer>(mut self, ftl: &mut T) -> Result<TimedReport, FtlError> {
+        while self.outstanding > 0 || self.queues.iter().any(|queue| !queue.waiting.is_empty()) {
+            if !self.live_step(ftl)? {
+                break;
+            }
+        }
         self.draining = true;
         while self.live_step(ftl)? {}
         ftl.set_recording(false);
