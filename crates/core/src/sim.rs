@@ -1204,7 +1204,7 @@ mod ahead;
 mod live;
 use aging::SteadyRule;
 use ahead::{Ahead, Queued};
-pub use live::LiveDevice;
+pub use live::{EventTicket, LiveDevice};
 
 #[cfg(test)]
 mod tests;

@@ -1,15 +1,18 @@
 //! The emulated SSD as a [`BlockDevice`]: each request is timestamped, logged (history, optional
 //! recording), turned into a host event as a replay of that log would turn it
 //! ([`nandlab_lab::replay::host_event`], journal commits inferred from the FLUSH/FUA stream the same
-//! way), run on the [`LiveDevice`], applied to the contents, and — paced — answered when the
-//! simulated device completes it.
+//! way), enters the [`LiveDevice`] as it arrives, is applied to the contents, and — paced — is
+//! answered when the simulated device completes it ([`crate::pacer`]): requests of several
+//! threads are in the device at once, as a host queue holds them.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Instant;
 
 use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
-use nandlab_core::sim::LiveDevice;
+use nandlab_core::sim::{EventTicket, LiveDevice};
 use nandlab_core::workload::{AgingChoice, EventSource, SourceError};
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
@@ -23,6 +26,7 @@ use serde::Serialize;
 
 use crate::contents::{Contents, FileContents, RamContents};
 use crate::error::EmulateError;
+use crate::pacer::{Clock, Paced, Pacer, Reply};
 use crate::state::State;
 
 /// When a request is answered.
@@ -68,10 +72,10 @@ pub struct EmulatedSsd {
     size_bytes: u64,
     pace: Pace,
     data: Option<PathBuf>,
-    /// Session times are `base_ns` plus the wall time since `origin`.
-    origin: Instant,
-    base_ns: u64,
-    inner: Mutex<Option<Session>>,
+    /// The session, and the clock its times come from.
+    pacer: Arc<Pacer<Session>>,
+    /// The pacer's thread (`--pace real`), until the device stops.
+    pacer_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// What one request at a time may touch.
@@ -86,6 +90,10 @@ struct Session {
     history_requests: u64,
     requests: u64,
     last_ns: u64,
+    /// Requests in the device whose threads wait for their completion.
+    waiting: HashMap<EventTicket, Arc<Reply>>,
+    /// Why the device stopped serving, if it failed while running on its own (paced).
+    failed: Option<String>,
 }
 
 /// Ages a new emulated device: by default not at all — a fresh drive, on
@@ -164,19 +172,29 @@ impl EmulatedSsd {
             history_requests,
             requests: 0,
             last_ns: base_ns,
+            waiting: HashMap::new(),
+            failed: None,
+        };
+        let pacer = Arc::new(Pacer::new(Clock { origin: Instant::now(), base_ns }, session));
+        let pacer_thread = match options.pace {
+            Pace::None => None,
+            Pace::Real => {
+                let pacer = Arc::clone(&pacer);
+                let spawned = std::thread::Builder::new().name("nandlab-pacer".into()).spawn(move || pacer.run());
+                Some(spawned.map_err(|error| EmulateError::Invalid(format!("cannot start the pacer: {error}")))?)
+            }
         };
         Ok(EmulatedSsd {
             size_bytes,
             pace: options.pace,
             data: options.data.clone(),
-            origin: Instant::now(),
-            base_ns,
-            inner: Mutex::new(Some(session)),
+            pacer,
+            pacer_thread: Mutex::new(pacer_thread),
         })
     }
 
     fn session(&self) -> MutexGuard<'_, Option<Session>> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.pacer.lock()
     }
 
     /// What the device measured so far.
@@ -189,7 +207,7 @@ impl EmulatedSsd {
             pace: self.pace,
             data: self.data.clone(),
             requests: session.requests,
-            wall_s: self.origin.elapsed().as_secs_f64(),
+            wall_s: self.pacer.clock.origin.elapsed().as_secs_f64(),
             free_blocks: session.live.free_blocks(),
             report: session.live.report(),
         })
@@ -199,10 +217,16 @@ impl EmulatedSsd {
     /// work, the contents are synced, the traces finished and the state saved. Returns the final
     /// report; `None` when already closed.
     pub fn close(&self) -> Result<Option<Report>, EmulateError> {
-        let Some(session) = self.session().take() else {
+        let Some(session) = self.stop_pacer() else {
             return Ok(None);
         };
-        let Session { live, mut contents, history, record, state, history_requests, requests, last_ns, .. } = session;
+        let Session {
+            live, mut contents, history, record, state, history_requests, requests, last_ns, waiting, ..
+        } = session;
+        // Requests still in the device complete as it finishes its work.
+        for reply in waiting.values() {
+            reply.release(Ok(last_ns));
+        }
         let (_, report) = live.finish()?;
         let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
         contents.sync().map_err(EmulateError::file(data, "sync the data file"))?;
@@ -216,8 +240,19 @@ impl EmulatedSsd {
         Ok(Some(report))
     }
 
-    /// Runs one request: logged, simulated, applied to the contents by `apply`; then, paced, waits
-    /// for its simulated completion.
+    /// Takes the session out and waits for the pacer to see it gone; `None` when already closed.
+    fn stop_pacer(&self) -> Option<Session> {
+        let session = self.pacer.stop();
+        if let Some(thread) = self.pacer_thread.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            // A panic in the pacer was already reported on stderr.
+            let _ = thread.join();
+        }
+        session
+    }
+
+    /// Runs one request: logged, applied to the contents by `apply`, entered into the simulated
+    /// device at its arrival; then, paced, waits for its simulated completion (the pacer releases
+    /// it), while other threads' requests arrive and overlap with it.
     fn serve(
         &self,
         op: Op,
@@ -230,22 +265,29 @@ impl EmulatedSsd {
         if end > u128::from(self.size_bytes) {
             return Err(BlockError::OutOfRange { offset, end, size_bytes: self.size_bytes });
         }
-        let done_ns = {
+        let reply = Arc::new(Reply::default());
+        {
             let mut guard = self.session();
             let session = guard.as_mut().ok_or_else(closed)?;
+            if let Some(failure) = &session.failed {
+                return Err(device_failed(failure));
+            }
             apply(session.contents.as_mut())?;
-            let now_ns =
-                self.base_ns.saturating_add(u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX));
-            let time_ns = now_ns.max(session.live.clock_ns()).max(session.last_ns);
-            session
-                .run(op, offset, len, flags, time_ns)
-                .map_err(|error| BlockError::Io(std::io::Error::other(error.to_string())))?
-        };
-        if self.pace == Pace::Real {
-            wait_until(self.origin + Duration::from_nanos(done_ns.saturating_sub(self.base_ns)));
+            let time_ns = self.pacer.clock.now_ns().max(session.live.clock_ns()).max(session.last_ns);
+            let ticket = session.arrive(op, offset, len, flags, time_ns).map_err(|error| device_failed(&error))?;
+            session.waiting.insert(ticket, Arc::clone(&reply));
+            session.release_completed();
         }
-        Ok(())
+        if self.pace == Pace::Real {
+            self.pacer.arrived();
+        }
+        reply.wait().map(drop).map_err(|failure| device_failed(&failure))
     }
+}
+
+/// A request the simulated device could not run (EIO to the client).
+fn device_failed(failure: &dyn std::fmt::Display) -> BlockError {
+    BlockError::Io(std::io::Error::other(failure.to_string()))
 }
 
 /// Mode 0600 for a trace of the device's requests: its access pattern is the user's business.
@@ -260,9 +302,45 @@ fn default_state_path(data: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+impl Paced for Session {
+    fn advance_to(&mut self, now_ns: u64) -> Option<u64> {
+        if self.failed.is_some() {
+            return None;
+        }
+        if let Err(error) = self.live.advance(now_ns) {
+            // The device cannot go on: every waiting request, and every later one, fails.
+            let failure = format!("the simulated device failed: {error}");
+            eprintln!("nandlab: {failure}");
+            for (_, reply) in self.waiting.drain() {
+                reply.release(Err(failure.clone()));
+            }
+            self.failed = Some(failure);
+            return None;
+        }
+        self.release_completed();
+        self.live.next_event_ns()
+    }
+}
+
 impl Session {
-    /// Logs and simulates one request arriving at `time_ns`; returns when it completes.
-    fn run(&mut self, op: Op, offset: u64, len: u64, flags: Flags, time_ns: u64) -> Result<u64, EmulateError> {
+    /// Releases the waiting requests that completed.
+    fn release_completed(&mut self) {
+        for (ticket, done_ns) in self.live.take_completed() {
+            if let Some(reply) = self.waiting.remove(&ticket) {
+                reply.release(Ok(done_ns));
+            }
+        }
+    }
+
+    /// Logs one request arriving at `time_ns` and enters it into the simulated device.
+    fn arrive(
+        &mut self,
+        op: Op,
+        offset: u64,
+        len: u64,
+        flags: Flags,
+        time_ns: u64,
+    ) -> Result<EventTicket, EmulateError> {
         let first = offset / SECTOR_BYTES;
         let sectors = (offset + len).div_ceil(SECTOR_BYTES) - first;
         let sectors = u32::try_from(sectors).map_err(|_| {
@@ -281,10 +359,10 @@ impl Session {
             writer.write(&record)?;
         }
         let event = host_event(&record, &self.header, &mut self.journal);
-        let done = self.live.submit(&event)?;
+        let ticket = self.live.arrive(&event)?;
         self.requests += 1;
         self.last_ns = time_ns;
-        Ok(done.0)
+        Ok(ticket)
     }
 }
 
@@ -339,20 +417,6 @@ impl EventSource for History<'_> {
     }
 }
 
-/// Waits until `deadline`: the kernel's timer for all but the last stretch, then a busy wait, so
-/// the reply is late by scheduling jitter only; a thread woken from sleep can wait for a CPU behind
-/// other work, a spinning one already holds it (docs/emulate.md has what was measured).
-fn wait_until(deadline: Instant) {
-    const SPIN: Duration = Duration::from_micros(500);
-    let now = Instant::now();
-    if deadline > now + SPIN {
-        std::thread::sleep(deadline - now - SPIN);
-    }
-    while Instant::now() < deadline {
-        std::hint::spin_loop();
-    }
-}
-
 impl BlockDevice for EmulatedSsd {
     fn size_bytes(&self) -> u64 {
         self.size_bytes
@@ -400,5 +464,12 @@ impl BlockDevice for EmulatedSsd {
             }
             None => format!("{{\"daemon_pid\": {}, \"stopped\": true}}\n", daemon.pid),
         }
+    }
+}
+
+impl Drop for EmulatedSsd {
+    /// A device dropped without [`EmulatedSsd::close`] saves nothing, but its pacer stops too.
+    fn drop(&mut self) {
+        self.stop_pacer();
     }
 }

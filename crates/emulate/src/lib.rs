@@ -7,6 +7,7 @@
 pub mod contents;
 mod device;
 mod error;
+mod pacer;
 pub mod state;
 
 pub use device::{EmulateOptions, EmulatedSsd, LiveStats, Pace};

@@ -1,24 +1,19 @@
-//! One client connection: the fixed newstyle handshake, then requests served one at a time (a
-//! client wanting parallelism opens several connections; `CAN_MULTI_CONN` is advertised because a
-//! flush makes every completed write durable, whichever connection sent it).
+//! One client connection: the fixed newstyle handshake, then requests served several at once and
+//! answered as they complete ([`crate::transmission`]); `CAN_MULTI_CONN` is advertised because a
+//! flush makes every completed write durable, whichever connection sent it.
 
-use std::io::{self, BufRead, Write};
+use std::io::{BufRead, Write};
 
-use crate::device::{BlockDevice, BlockError};
+use crate::device::BlockDevice;
 
 use crate::error::{io as io_error, NbdError};
-use crate::limits::ByteBudget;
+use crate::limits::{ByteBudget, WorkerSlots};
 use crate::protocol::*;
 use crate::server::Export;
+use crate::transmission::{self, MAX_REQUEST_BYTES};
 
-/// Largest READ or WRITE served (the maximum block size advertised): its data is held in memory.
-/// A longer one is answered with EINVAL and the connection goes on (proto.md, "Block size
-/// constraints"). TRIM and WRITE_ZEROES carry no data and may be of any length.
-pub(crate) const MAX_REQUEST_BYTES: u32 = 32 << 20;
 /// Longest option payload accepted during the handshake.
 const MAX_OPTION_BYTES: u32 = 64 << 10;
-/// Zeroes written per piece when a WRITE_ZEROES asks for allocated zeros (NO_HOLE).
-const ZERO_PIECE_BYTES: usize = 1 << 20;
 
 const TRANSMISSION_FLAGS: u16 = TFLAG_HAS_FLAGS
     | TFLAG_SEND_FLUSH
@@ -33,6 +28,7 @@ pub(crate) struct Connection<'a, R, W> {
     pub(crate) device: &'a dyn BlockDevice,
     pub(crate) export: &'a Export,
     pub(crate) budget: &'a ByteBudget,
+    pub(crate) slots: &'a WorkerSlots,
 }
 
 impl<R: BufRead, W: Write> Connection<'_, R, W> {
@@ -134,85 +130,12 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
         Ok(true)
     }
 
-    /// Serves requests until the client disconnects.
-    pub(crate) fn transmit(&mut self) -> Result<(), NbdError> {
-        while let Some(request) = read_request(&mut self.reader).map_err(io_error("read request"))? {
-            match request.command {
-                CMD_DISC => return Ok(()),
-                CMD_READ | CMD_WRITE if request.length > MAX_REQUEST_BYTES => self.refuse_oversized(&request)?,
-                CMD_READ => self.read(&request)?,
-                CMD_WRITE => self.write(&request)?,
-                CMD_TRIM => {
-                    let result = self.device.discard(request.offset, u64::from(request.length), fua(&request));
-                    self.finish_mutation(&request, result)?;
-                }
-                CMD_WRITE_ZEROES => {
-                    let result = if request.flags & CMD_FLAG_NO_HOLE != 0 {
-                        self.write_zeros(request.offset, request.length as usize, fua(&request))
-                    } else {
-                        self.device.discard(request.offset, u64::from(request.length), fua(&request))
-                    };
-                    self.finish_mutation(&request, result)?;
-                }
-                CMD_FLUSH => {
-                    let error = self.device.flush().err().map_or(0, |err| errno_of(&err, EIO));
-                    self.simple_reply(error, request.cookie, &[])?;
-                }
-                _ => self.simple_reply(EINVAL, request.cookie, &[])?,
-            }
-        }
-        Ok(())
-    }
-
-    /// A READ, its data held under a lease of the export's byte budget until it is sent.
-    fn read(&mut self, request: &Request) -> Result<(), NbdError> {
-        let _lease = self.budget.lease(u64::from(request.length));
-        let mut data = vec![0u8; request.length as usize];
-        match self.device.read_at(request.offset, &mut data) {
-            Ok(()) => self.simple_reply(0, request.cookie, &data),
-            Err(err) => self.simple_reply(errno_of(&err, EINVAL), request.cookie, &[]),
-        }
-    }
-
-    /// A WRITE, its payload held under a lease of the export's byte budget until it is stored.
-    fn write(&mut self, request: &Request) -> Result<(), NbdError> {
-        let _lease = self.budget.lease(u64::from(request.length));
-        let mut data = vec![0u8; request.length as usize];
-        self.reader.read_exact(&mut data).map_err(io_error("read write payload"))?;
-        let result = self.device.write_at(request.offset, &data, fua(request));
-        self.finish_mutation(request, result)
-    }
-
-    /// A READ or WRITE over the advertised maximum: a WRITE's payload is read past in small pieces
-    /// (never held), and both are answered EINVAL, so the connection stays usable.
-    fn refuse_oversized(&mut self, request: &Request) -> Result<(), NbdError> {
-        if request.command == CMD_WRITE {
-            let payload = u64::from(request.length);
-            let skipped = io::copy(&mut io::Read::take(&mut self.reader, payload), &mut io::sink())
-                .map_err(io_error("read past an oversized write payload"))?;
-            if skipped != payload {
-                return Err(NbdError::Protocol(format!("write payload ended after {skipped} of {payload} bytes")));
-            }
-        }
-        self.simple_reply(EINVAL, request.cookie, &[])
-    }
-
-    /// Allocated zeros: plain writes of zeroes, never a hole; FUA on the last piece.
-    fn write_zeros(&self, offset: u64, length: usize, fua: bool) -> Result<(), BlockError> {
-        let zeros = vec![0u8; ZERO_PIECE_BYTES.min(length)];
-        let mut done = 0usize;
-        while done < length {
-            let piece = zeros.len().min(length - done);
-            self.device.write_at(offset + done as u64, &zeros[..piece], fua && done + piece == length)?;
-            done += piece;
-        }
-        Ok(())
-    }
-
-    /// Replies to a WRITE, TRIM or WRITE_ZEROES.
-    fn finish_mutation(&mut self, request: &Request, result: Result<(), BlockError>) -> Result<(), NbdError> {
-        let error = result.err().map_or(0, |err| errno_of(&err, ENOSPC));
-        self.simple_reply(error, request.cookie, &[])
+    /// Serves requests until the client disconnects, several at once ([`crate::transmission`]).
+    pub(crate) fn transmit(&mut self) -> Result<(), NbdError>
+    where
+        W: Send,
+    {
+        transmission::transmit(&mut self.reader, &mut self.writer, self.device, self.budget, self.slots)
     }
 
     fn reply(&mut self, option: u32, reply: u32, data: &[u8]) -> Result<(), NbdError> {
@@ -221,20 +144,9 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
             .map_err(io_error("send option reply"))
     }
 
-    fn simple_reply(&mut self, error: u32, cookie: u64, data: &[u8]) -> Result<(), NbdError> {
-        write_simple_reply(&mut self.writer, error, cookie, data)
-            .and_then(|()| self.writer.flush())
-            .map_err(io_error("send reply"))
-    }
-
     fn send(&mut self, bytes: &[u8]) -> Result<(), NbdError> {
         self.writer.write_all(bytes).and_then(|()| self.writer.flush()).map_err(io_error("send handshake"))
     }
-}
-
-/// The request must be durable when answered (NBD_CMD_FLAG_FUA).
-fn fua(request: &Request) -> bool {
-    request.flags & CMD_FLAG_FUA != 0
 }
 
 /// The body of NBD_OPT_INFO / NBD_OPT_GO.
@@ -255,15 +167,5 @@ impl<'a> InfoRequest<'a> {
         }
         let wanted = list.chunks_exact(2).map(|pair| u16::from_be_bytes([pair[0], pair[1]])).collect();
         Some(InfoRequest { name, wanted })
-    }
-}
-
-/// The NBD error value for a device error; `out_of_range` is what a range past the end maps to
-/// (EINVAL for reads, ENOSPC for writes, as proto.md asks).
-fn errno_of(err: &BlockError, out_of_range: u32) -> u32 {
-    match err.errno() {
-        None => out_of_range,
-        Some(28) => ENOSPC,
-        Some(_) => EIO,
     }
 }

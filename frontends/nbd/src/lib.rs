@@ -12,6 +12,7 @@ mod error;
 mod limits;
 mod protocol;
 mod server;
+mod transmission;
 
 pub use address::{NbdAddress, TCP_CONSENT_FLAG};
 pub use device::{BlockDevice, BlockError, DaemonInfo};
@@ -26,10 +27,11 @@ pub fn serve(
     device: &dyn BlockDevice,
     export: &Export,
     reader: impl std::io::BufRead,
-    writer: impl std::io::Write,
+    writer: impl std::io::Write + Send,
 ) -> Result<(), NbdError> {
     let budget = limits::ByteBudget::new(export.limits.max_buffered_bytes);
-    let mut connection = connection::Connection { reader, writer, device, export, budget: &budget };
+    let slots = limits::WorkerSlots::new(export.limits.max_request_threads);
+    let mut connection = connection::Connection { reader, writer, device, export, budget: &budget, slots: &slots };
     if connection.handshake()? {
         connection.transmit()?;
     }

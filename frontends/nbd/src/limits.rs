@@ -2,10 +2,11 @@
 //! finish the handshake. Every local user who can reach the socket can connect, so these bound the
 //! daemon's memory whatever the clients do (docs/emulate.md, "NBD limits").
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::connection::MAX_REQUEST_BYTES;
+use crate::transmission::MAX_REQUEST_BYTES;
 
 /// Bounds on what the clients of one export may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,6 +16,9 @@ pub struct Limits {
     /// Bytes of READ and WRITE data held in memory by all connections together; a request that
     /// would pass it waits until others have been answered. At least one largest request.
     pub max_buffered_bytes: u64,
+    /// Request threads of all connections together, which serve requests concurrently (several
+    /// in flight per connection); a connection that gets none serves one request at a time.
+    pub max_request_threads: usize,
     /// A client that has not finished the handshake by then is disconnected, so idle connections
     /// cannot keep the slots of real clients.
     pub handshake_timeout: Duration,
@@ -22,17 +26,26 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_connections: 256, max_buffered_bytes: 256 << 20, handshake_timeout: Duration::from_secs(5) }
+        Limits {
+            max_connections: 256,
+            max_buffered_bytes: 256 << 20,
+            max_request_threads: 256,
+            handshake_timeout: Duration::from_secs(5),
+        }
     }
 }
 
 impl Limits {
     /// Memory the export may use at most beyond the device's own: every connection's thread
-    /// stack and socket buffers, and the shared budget of request data.
+    /// stack and socket buffers, the request threads' stacks, and the shared budget of request data.
     #[must_use]
     pub fn memory_bound_bytes(&self) -> u64 {
         let per_connection = CONNECTION_STACK_BYTES + 2 * SOCKET_BUFFER_BYTES;
-        (self.max_connections as u64).saturating_mul(per_connection as u64).saturating_add(self.max_buffered_bytes)
+        let request_threads = (self.max_request_threads as u64).saturating_mul(CONNECTION_STACK_BYTES as u64);
+        (self.max_connections as u64)
+            .saturating_mul(per_connection as u64)
+            .saturating_add(request_threads)
+            .saturating_add(self.max_buffered_bytes)
     }
 
     /// Refuses limits no client could work under.
@@ -53,7 +66,7 @@ impl Limits {
     }
 }
 
-/// Stack of each connection's thread: the request loop keeps its data on the heap.
+/// Stack of each connection's thread and of each request thread: requests keep their data on the heap.
 pub(crate) const CONNECTION_STACK_BYTES: usize = 256 << 10;
 /// Buffer of each connection's reader and of its writer.
 pub(crate) const SOCKET_BUFFER_BYTES: usize = 128 << 10;
@@ -77,6 +90,26 @@ impl ByteBudget {
         }
         *available -= bytes;
         Lease { budget: self, bytes }
+    }
+}
+
+/// The export's request threads not yet started ([`Limits::max_request_threads`]).
+pub(crate) struct WorkerSlots {
+    free: AtomicUsize,
+}
+
+impl WorkerSlots {
+    pub(crate) fn new(total: usize) -> WorkerSlots {
+        WorkerSlots { free: AtomicUsize::new(total) }
+    }
+
+    /// Takes a slot if one is free; a started thread holds it until [`Self::give_back`].
+    pub(crate) fn take(&self) -> bool {
+        self.free.fetch_update(Ordering::AcqRel, Ordering::Acquire, |free| free.checked_sub(1)).is_ok()
+    }
+
+    pub(crate) fn give_back(&self) {
+        self.free.fetch_add(1, Ordering::AcqRel);
     }
 }
 

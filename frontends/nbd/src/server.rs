@@ -16,7 +16,7 @@ use crate::address::NbdAddress;
 use crate::connection::Connection;
 use crate::device::BlockDevice;
 use crate::error::{io as io_error, NbdError};
-use crate::limits::{ByteBudget, Limits, CONNECTION_STACK_BYTES, SOCKET_BUFFER_BYTES};
+use crate::limits::{ByteBudget, Limits, WorkerSlots, CONNECTION_STACK_BYTES, SOCKET_BUFFER_BYTES};
 
 /// How often the accept loop checks whether it should stop.
 const ACCEPT_POLL: Duration = Duration::from_millis(50);
@@ -45,6 +45,7 @@ struct Shared {
     device: Arc<dyn BlockDevice>,
     export: Export,
     budget: ByteBudget,
+    slots: WorkerSlots,
     stop: AtomicBool,
     clients: Mutex<HashMap<u64, (String, Stream)>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -145,6 +146,7 @@ impl NbdServer {
         let shared = Arc::new(Shared {
             device,
             budget: ByteBudget::new(export.limits.max_buffered_bytes),
+            slots: WorkerSlots::new(export.limits.max_request_threads),
             export,
             stop: AtomicBool::new(false),
             clients: Mutex::default(),
@@ -275,6 +277,7 @@ fn spawn_client(id: u64, name: String, stream: Stream, shared: &Arc<Shared>) -> 
                 device: shared.device.as_ref(),
                 export: &shared.export,
                 budget: &shared.budget,
+                slots: &shared.slots,
             };
             let served = connection.handshake().and_then(|granted| {
                 if granted {

@@ -9,13 +9,28 @@ use super::{at_event, Layer, Report, SimError, Simulation};
 use crate::ftl::TranslationLayer;
 use crate::host::event::HostEvent;
 use crate::host::{submit, Request};
-use crate::timing::{Arrival, Engine, TimedRequest};
+use crate::timing::{Arrival, Engine, LiveTicket, TimedRequest};
 use crate::units::{SimNs, UnitId};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+
+/// A host event taken by [`LiveDevice::arrive`], named until it completes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventTicket(pub u64);
+
+/// A host event whose requests are not all complete.
+#[derive(Clone, Copy, Debug)]
+struct OpenEvent {
+    requests: u32,
+    /// The latest completion so far (engine frame).
+    done: SimNs,
+}
 
 /// A device that takes host events as they come. Event times must not
 /// decrease (a live front end takes them from a monotonic clock, raised to
-/// [`Self::clock_ns`]).
+/// [`Self::clock_ns`]). Timed, several events may be in flight at once:
+/// each enters the timing engine when it arrives ([`Self::arrive`]), the
+/// caller advances the device with the clock ([`Self::advance`]) and takes
+/// the completed events ([`Self::take_completed`]).
 pub struct LiveDevice {
     simulation: Simulation,
     engine: Option<Engine>,
@@ -26,12 +41,18 @@ pub struct LiveDevice {
     /// The last event's deadline (real-time jobs), in the engine's frame.
     last_deadline: Option<SimNs>,
     pending: VecDeque<(Request, bool)>,
+    next_ticket: u64,
+    /// Events with requests in the engine, and which event each request belongs to.
+    open: HashMap<EventTicket, OpenEvent>,
+    owners: HashMap<LiveTicket, EventTicket>,
+    /// Events complete and not yet taken, with their completion times (the events' frame).
+    completed: Vec<(EventTicket, u64)>,
 }
 
 impl LiveDevice {
     /// `timed`: requests go through the timing engine (`[timing]` with open
-    /// arrivals) and [`Self::submit`] says when each completes; otherwise
-    /// counting mode, where a request completes when it arrives.
+    /// arrivals) and complete at their simulated times; otherwise counting
+    /// mode, where a request completes when it arrives.
     pub fn new(mut simulation: Simulation, timed: bool) -> Result<Self, SimError> {
         let engine = if timed {
             simulation.config.timing.arrival = Arrival::Open;
@@ -49,6 +70,10 @@ impl LiveDevice {
             last_arrival: SimNs(0),
             last_deadline: None,
             pending: VecDeque::new(),
+            next_ticket: 0,
+            open: HashMap::new(),
+            owners: HashMap::new(),
+            completed: Vec::new(),
         })
     }
 
@@ -70,10 +95,34 @@ impl LiveDevice {
         engine_ns.max(self.simulation.stages.counts().last_ns.unwrap_or(0))
     }
 
-    /// Runs one host event; returns when its last request completed, in the
-    /// event's own time frame (its own time in counting mode, or when the
-    /// DISCARD stage holds it back).
+    /// Runs one host event and waits for it: returns when its last request
+    /// completed, in the event's own time frame (its own time in counting
+    /// mode, or when the DISCARD stage holds it back). Timed, the device
+    /// runs ahead to that completion, so an event arriving afterwards at an
+    /// earlier time is taken as arriving then: for callers that submit one
+    /// event at a time.
     pub fn submit(&mut self, event: &HostEvent) -> Result<SimNs, SimError> {
+        let ticket = self.arrive(event)?;
+        loop {
+            if let Some(at) = self.completed.iter().position(|&(done, _)| done == ticket) {
+                return Ok(SimNs(self.completed.swap_remove(at).1));
+            }
+            // An open event has a request in the engine, which has an event pending for it.
+            let Some(engine) = &mut self.engine else { return Ok(event.time) };
+            let stepped = on_layer!(&mut self.simulation.layer, ftl => engine.live_step(ftl))
+                .map_err(|error| at_event(&self.simulation.stages, error))?;
+            self.collect();
+            if !stepped {
+                return Ok(SimNs(self.clock_ns()));
+            }
+        }
+    }
+
+    /// Takes one host event at its time: its requests enter the device (the
+    /// timing engine, which first runs up to that time). Its completion shows
+    /// in [`Self::take_completed`] — at once in counting mode or when it
+    /// produced no request, otherwise once [`Self::advance`] has passed it.
+    pub fn arrive(&mut self, event: &HostEvent) -> Result<EventTicket, SimError> {
         let first = *self.first_ns.get_or_insert(event.time.0);
         self.last_arrival = SimNs(event.time.0.saturating_sub(first));
         self.last_deadline = event.deadline.map(|deadline| SimNs(deadline.0.saturating_sub(first)));
@@ -81,8 +130,38 @@ impl LiveDevice {
             .stages
             .requests(event, &mut self.pending)
             .map_err(|error| at_event(&self.simulation.stages, error))?;
-        let done = self.run_pending()?;
-        Ok(SimNs(first.saturating_add(done.0.max(self.last_arrival.0))))
+        let ticket = EventTicket(self.next_ticket);
+        self.next_ticket += 1;
+        self.open.insert(ticket, OpenEvent { requests: 0, done: self.last_arrival });
+        self.run_pending(Some(ticket))?;
+        self.close_if_done(ticket);
+        self.collect();
+        Ok(ticket)
+    }
+
+    /// Runs the device up to `until_ns` (the events' frame); never past it,
+    /// so later events may still arrive at any time from there on.
+    pub fn advance(&mut self, until_ns: u64) -> Result<(), SimError> {
+        let (Some(engine), Some(first)) = (&mut self.engine, self.first_ns) else {
+            return Ok(());
+        };
+        let until = SimNs(until_ns.saturating_sub(first));
+        on_layer!(&mut self.simulation.layer, ftl => engine.live_advance(ftl, until))
+            .map_err(|error| at_event(&self.simulation.stages, error))?;
+        self.collect();
+        Ok(())
+    }
+
+    /// When the device next has something to do (the events' frame): the
+    /// time to advance it to next.
+    pub fn next_event_ns(&self) -> Option<u64> {
+        let engine = self.engine.as_ref()?;
+        Some(self.first_ns?.saturating_add(engine.next_event()?.0))
+    }
+
+    /// The events completed since the last call, with their completion times (the events' frame).
+    pub fn take_completed(&mut self) -> Vec<(EventTicket, u64)> {
+        std::mem::take(&mut self.completed)
     }
 
     /// Free blocks over every unit of the flash (what GC keeps above its watermarks).
@@ -102,10 +181,11 @@ impl LiveDevice {
 
     /// Ends the run as a replay ends: what the DISCARD stage still holds is
     /// issued, the device finishes its queued work; returns the final report.
+    /// Events still in flight complete on the way.
     pub fn finish(mut self) -> Result<(Simulation, Report), SimError> {
         self.last_deadline = None;
         self.simulation.stages.finish(&mut self.pending).map_err(|error| at_event(&self.simulation.stages, error))?;
-        self.run_pending()?;
+        self.run_pending(None)?;
         if let Some(engine) = self.engine.take() {
             let timed = on_layer!(&mut self.simulation.layer, ftl => engine.live_finish(ftl))
                 .map_err(|error| at_event(&self.simulation.stages, error))?;
@@ -115,14 +195,14 @@ impl LiveDevice {
         Ok((self.simulation, report))
     }
 
-    /// Submits the requests the stages produced; the latest completion
-    /// (engine frame).
-    fn run_pending(&mut self) -> Result<SimNs, SimError> {
-        let mut done = self.last_arrival;
+    /// Submits the requests the stages produced, on behalf of `owner` (none
+    /// at the end of the run).
+    fn run_pending(&mut self, owner: Option<EventTicket>) -> Result<(), SimError> {
         while let Some((request, priority)) = self.pending.pop_front() {
             let layer = &mut self.simulation.layer;
-            let outcome = match &mut self.engine {
-                None => on_layer!(layer, ftl => submit(ftl, &request)).map(|()| self.last_arrival),
+            match &mut self.engine {
+                None => on_layer!(layer, ftl => submit(ftl, &request))
+                    .map_err(|error| at_event(&self.simulation.stages, error))?,
                 Some(engine) => {
                     let timed = TimedRequest {
                         request,
@@ -131,12 +211,42 @@ impl LiveDevice {
                         deadline: self.last_deadline,
                         job: None,
                     };
-                    on_layer!(layer, ftl => engine.live_submit(ftl, timed))
+                    let request = on_layer!(layer, ftl => engine.live_arrive(ftl, timed))
+                        .map_err(|error| at_event(&self.simulation.stages, error))?;
+                    if let Some(owner) = owner {
+                        self.owners.insert(request, owner);
+                        if let Some(open) = self.open.get_mut(&owner) {
+                            open.requests += 1;
+                        }
+                    }
                 }
-            };
-            done = done.max(outcome.map_err(|error| at_event(&self.simulation.stages, error))?);
+            }
         }
-        Ok(done)
+        Ok(())
+    }
+
+    /// Takes the engine's completed requests and completes the events whose last request they were.
+    fn collect(&mut self) {
+        let Some(engine) = &mut self.engine else { return };
+        let done: Vec<(LiveTicket, SimNs)> = engine.live_completed().collect();
+        for (request, done) in done {
+            let Some(owner) = self.owners.remove(&request) else { continue };
+            if let Some(open) = self.open.get_mut(&owner) {
+                open.requests -= 1;
+                open.done = open.done.max(done);
+            }
+            self.close_if_done(owner);
+        }
+    }
+
+    /// Moves `ticket` from the open events to the completed ones if none of its requests is outstanding.
+    fn close_if_done(&mut self, ticket: EventTicket) {
+        if self.open.get(&ticket).is_some_and(|event| event.requests == 0) {
+            if let Some(event) = self.open.remove(&ticket) {
+                let first = self.first_ns.unwrap_or(0);
+                self.completed.push((ticket, first.saturating_add(event.done.0)));
+            }
+        }
     }
 }
 
@@ -232,5 +342,40 @@ mod tests {
         assert_eq!(counts(&live), counts(&replayed));
         let read_ns = config.timing.read_ns;
         assert!(latencies.iter().any(|&latency| latency >= read_ns), "reads wait for the flash");
+    }
+
+    /// Events arriving faster than the device serves them, as concurrent
+    /// clients send them: each arrives at its own time while earlier ones
+    /// are in flight, the device advanced only up to each arrival.
+    #[test]
+    fn overlapping_live_arrivals_end_with_the_counts_and_latencies_of_an_open_loop_replay() {
+        let mut config = config();
+        config.timing.arrival = Arrival::Open;
+        let events: Vec<HostEvent> = events(&config, 40_000, 13)
+            .into_iter()
+            .map(|event| HostEvent { time: SimNs(event.time.0 / 20), ..event })
+            .collect();
+        let mut simulation = Simulation::new(&config).expect("valid");
+        simulation.precondition(&mut |_| {}).expect("ages");
+        let mut device = LiveDevice::new(simulation, true).expect("live");
+        let mut arrivals = HashMap::new();
+        let mut most_in_flight = 0;
+        for event in &events {
+            device.advance(event.time.0).expect("advances");
+            let ticket = device.arrive(event).expect("fits");
+            arrivals.insert(ticket, event.time.0);
+            for (done, at) in device.take_completed() {
+                let arrived = arrivals.remove(&done).expect("completes once");
+                assert!(at >= arrived, "completes after it arrives");
+            }
+            most_in_flight = most_in_flight.max(arrivals.len());
+        }
+        assert!(most_in_flight >= 4, "requests overlapped: at most {most_in_flight} in flight");
+        let live = device.finish().expect("finishes").1;
+        let mut simulation = Simulation::new(&config).expect("valid");
+        simulation.replay_timed(&mut IterEvents(events.into_iter()), &mut |_| {}).expect("replays");
+        let replayed = simulation.report();
+        // Overloaded at the end too: requests in flight at the stop complete as a batch run's do.
+        assert_eq!(counts(&live), counts(&replayed));
     }
 }

@@ -39,8 +39,10 @@ use crate::timing::stripe::{StripeFill, WriteBuffer};
 use crate::units::{Lpn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
 
-/// One request at a time, for a live emulated device.
+/// Requests as they arrive, for a live emulated device.
 mod live;
+
+pub use live::LiveTicket;
 
 /// Job index of background GC operations, which nobody waits for.
 const NO_JOB: u32 = u32::MAX;
@@ -306,6 +308,9 @@ struct InFlight {
     queue: u32,
     /// Pages of a read that held no data (answered without flash).
     unmapped_pages: u32,
+    /// Its number among the requests its host queue fetched (a queue
+    /// fetches in arrival order), which names it to a live session.
+    seq: u64,
 }
 
 /// A fixed-size table with reused slots.
@@ -353,11 +358,13 @@ struct HostQueue {
     outstanding: u32,
     /// Most requests the queue has in the device at once.
     depth: u32,
+    /// Requests fetched so far.
+    fetched: u64,
 }
 
 impl HostQueue {
     fn new(depth: u32) -> Self {
-        Self { waiting: VecDeque::new(), outstanding: 0, depth }
+        Self { waiting: VecDeque::new(), outstanding: 0, depth, fetched: 0 }
     }
 }
 
@@ -415,6 +422,10 @@ pub struct Engine {
     /// event in progress, or for an open-loop arrival the point the batch
     /// loop processes it at (after every event at its time).
     order_key: u128,
+    /// A live session: every completed request is listed here until the
+    /// session takes it ([`Engine::live_completed`]); empty otherwise.
+    live_completed: Vec<(LiveTicket, SimNs)>,
+    live: bool,
     /// Start a die's next read when its previous command starts instead of
     /// at a `DieReady` event (see [`Die::start_read_early`]). Off where
     /// a die's next operation can change in other ways than by a host
@@ -656,6 +667,8 @@ impl Engine {
             draining: false,
             stats: Stats::new(geometry.page_size, config.series_interval_ns),
             order_key: 0,
+            live_completed: Vec::new(),
+            live: false,
             command_ops_max: if config.multi_plane {
                 (geometry.planes_per_die as usize).min(MULTI_PLANE_MAX)
             } else {
@@ -1136,7 +1149,10 @@ impl Engine {
             self.enqueue_recorded(ftl, NO_JOB);
         }
         ftl.count_request();
-        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue, unmapped_pages: 0 });
+        let host_queue = &mut self.queues[queue as usize];
+        let seq = host_queue.fetched;
+        host_queue.fetched += 1;
+        let slot = self.requests.insert(InFlight { timed, arrival_ns, queue, unmapped_pages: 0, seq });
         let request = timed.request;
         match request.op {
             Op::Read => {
@@ -1222,6 +1238,9 @@ impl Engine {
                 }
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
+                if self.live {
+                    self.live_completed.push((LiveTicket { queue: done.queue, seq: done.seq }, SimNs(self.now_ns)));
+                }
                 if request.op == Op::Trim {
                     self.discard_blocking = false;
                 }

@@ -16,7 +16,7 @@ mod stats;
 mod stripe;
 
 pub use config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig, SATA_QUEUE_DEPTH_MAX};
-pub use engine::Engine;
+pub use engine::{Engine, LiveTicket};
 pub use source::{Arrivals, RequestSource, SequentialMix, SyntheticSource, TimedRequest};
 pub use stats::{
     DeadlineReport, JobTiming, LatencyReport, LatencySummary, ThroughputPoint, TimedReport, SERIES_POINTS_MAX,
