@@ -408,7 +408,7 @@ GENERATORS = [
     ),
     Generator(
         "delay-d",
-        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "5"])],
+        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "3"])],
         kept("delay-d", "delay-d", [
                 "delay_d.csv",
                 "delay_sweep.csv",
