@@ -372,7 +372,8 @@ def stripe_gain(out, workload, buffer_pages, queue_depth):
 def delay_d_ratios(csv_path):
     """Delay-D's headline ratios from delay_d.csv: DISCARDs issued by Enabled
     over Delay-D in single-erase, and GC copies of Disabled over Delay-D on the
-    aged device (exact DISCARD), median [range] over the captures."""
+    aged device (exact DISCARD), median [range] over the captures that
+    have a ratio."""
     rows = read_csv(csv_path)
 
     def pick(scenario, state, discard, policy, field):
@@ -388,14 +389,18 @@ def delay_d_ratios(csv_path):
     disabled_copies = pick("single-erase", "aged", "exact", "Disabled", "gc_page_copies")
     enabled_copies = pick("single-erase", "aged", "exact", "Enabled", "gc_page_copies")
     delayed_copies = pick("single-erase", "aged", "exact", "Delay-D", "gc_page_copies")
+    def over(numerator, denominator):
+        """Per capture, numerator / denominator where the denominator is not
+        zero (Delay-D may copy nothing: no ratio), with how many were skipped."""
+        ratios = [numerator[r] / denominator[r] for r in numerator if denominator.get(r)]
+        result = spread(ratios) if ratios else {"n": 0}
+        result["captures_without_ratio"] = len(numerator) - len(ratios)
+        return result
+
     return {
-        "single_erase_discards_enabled_over_delay_d": spread(enabled[r] / delayed[r] for r in enabled),
-        "single_erase_aged_gc_copies_disabled_over_delay_d": spread(
-            disabled_copies[r] / delayed_copies[r] for r in disabled_copies
-        ),
-        "single_erase_aged_gc_copies_enabled_over_delay_d": spread(
-            enabled_copies[r] / delayed_copies[r] for r in enabled_copies
-        ),
+        "single_erase_discards_enabled_over_delay_d": over(enabled, delayed),
+        "single_erase_aged_gc_copies_disabled_over_delay_d": over(disabled_copies, delayed_copies),
+        "single_erase_aged_gc_copies_enabled_over_delay_d": over(enabled_copies, delayed_copies),
         "repeats": len(enabled),
     }
 
@@ -666,7 +671,7 @@ GENERATORS = [
     ),
     Generator(
         "delay-d",
-        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "5"])],
+        [("delay-d", ["reproduce", "delay-d", "--seed", "1", "--repeats", "3"])],
         kept("delay-d", "delay-d", [
                 "delay_d.csv",
                 "delay_sweep.csv",

@@ -42,7 +42,8 @@ pub enum DiscardHandling {
     /// The pages are unmapped at once, at no flash cost (a RAM-resident map).
     #[default]
     Exact,
-    /// The command completes and changes nothing: stock FEMU before mid-2025.
+    /// The command completes and changes nothing: FEMU's black-box SSD until its TRIM support of July 2025
+    /// (`ftl_thread` answers a DSM with `lat = 0`; docs/delay-d.md).
     Ignored,
     /// DFTL-like: the map lives in flash translation pages with an LRU cache
     /// of `ftl.map_cache_fraction` of them; mapping updates (writes, DISCARDs,

@@ -21,7 +21,7 @@
 use crate::config::ConfigError;
 use crate::units::SimNs;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A half-open range of 512-byte sectors, `[start, end)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -171,6 +171,51 @@ struct Waiting {
     arrived: SimNs,
 }
 
+/// The waiting ranges, keyed by start, and the same ranges ordered by
+/// arrival: the daemon finds the ranges that are due by walking the oldest
+/// ones, so an event costs what it issues (and a logarithm), not a scan of
+/// every waiting range (issue 30: a trace whose DISCARDs are never rewritten
+/// left thousands waiting, each scanned at every event).
+#[derive(Clone, Debug, Default)]
+struct WaitingRanges {
+    by_start: BTreeMap<u64, Waiting>,
+    /// `(arrived, start)` of every entry of `by_start`.
+    by_arrival: BTreeSet<(SimNs, u64)>,
+}
+
+impl WaitingRanges {
+    fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+
+    /// The starts of the ranges that arrived at or before `cutoff`, in
+    /// order of start sector.
+    fn due(&self, cutoff: SimNs) -> Vec<u64> {
+        let mut starts: Vec<u64> = self.by_arrival.range(..=(cutoff, u64::MAX)).map(|&(_, start)| start).collect();
+        starts.sort_unstable();
+        starts
+    }
+}
+
+impl RangeMap<Waiting> for WaitingRanges {
+    fn entries(&self) -> &BTreeMap<u64, Waiting> {
+        &self.by_start
+    }
+
+    fn put(&mut self, start: u64, waiting: Waiting) {
+        self.by_arrival.insert((waiting.arrived, start));
+        if let Some(replaced) = self.by_start.insert(start, waiting) {
+            self.by_arrival.remove(&(replaced.arrived, start));
+        }
+    }
+
+    fn take(&mut self, start: u64) -> Option<Waiting> {
+        let waiting = self.by_start.remove(&start)?;
+        self.by_arrival.remove(&(waiting.arrived, start));
+        Some(waiting)
+    }
+}
+
 /// Sectors that one received command made wait, `[start, end)` keyed by start.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
@@ -192,7 +237,7 @@ struct Fate {
 pub struct DiscardScheduler {
     config: DiscardConfig,
     /// The merged ranges Algorithm 1 schedules.
-    waiting: BTreeMap<u64, Waiting>,
+    waiting: WaitingRanges,
     /// The same sectors by the command that made them wait, for the counts.
     pieces: BTreeMap<u64, Piece>,
     fates: BTreeMap<u64, Fate>,
@@ -205,7 +250,7 @@ impl DiscardScheduler {
     pub fn new(config: &DiscardConfig) -> Self {
         Self {
             config: config.clone(),
-            waiting: BTreeMap::new(),
+            waiting: WaitingRanges::default(),
             pieces: BTreeMap::new(),
             fates: BTreeMap::new(),
             next_command: 0,
@@ -220,7 +265,7 @@ impl DiscardScheduler {
 
     /// Sectors waiting to be issued.
     pub fn waiting_sectors(&self) -> u64 {
-        self.waiting.iter().map(|(&start, w)| w.end - start).sum()
+        self.waiting.by_start.iter().map(|(&start, w)| w.end - start).sum()
     }
 
     /// The file system discarded `range` at `now`.
@@ -344,25 +389,27 @@ impl DiscardScheduler {
         let mut start = range.start;
         let touching = SectorRange { start: range.start.saturating_sub(1), end: range.end.saturating_add(1) };
         for (other_start, other) in overlapping(&self.waiting, touching) {
-            self.waiting.remove(&other_start);
+            self.waiting.take(other_start);
             start = start.min(other_start);
             merged.end = merged.end.max(other.end);
             merged.arrived = merged.arrived.min(other.arrived);
         }
-        self.waiting.insert(start, merged);
+        self.waiting.put(start, merged);
     }
 
     /// Issues, in order of start sector, every waiting range that arrived at
-    /// least `age` before `now`.
+    /// least `age` before `now` (with `age` 0, every waiting range).
     fn issue_older_than(&mut self, now: SimNs, age: SimNs, issue: &mut Vec<SectorRange>) {
-        let due: Vec<u64> = self
-            .waiting
-            .iter()
-            .filter(|(_, w)| now.0.saturating_sub(w.arrived.0) >= age.0)
-            .map(|(&start, _)| start)
-            .collect();
-        for start in due {
-            if let Some(waiting) = self.waiting.remove(&start) {
+        let cutoff = if age.0 == 0 {
+            SimNs(u64::MAX)
+        } else {
+            match now.0.checked_sub(age.0) {
+                Some(cutoff) => SimNs(cutoff),
+                None => return,
+            }
+        };
+        for start in self.waiting.due(cutoff) {
+            if let Some(waiting) = self.waiting.take(start) {
                 self.emit(SectorRange { start, end: waiting.end }, issue);
             }
         }
@@ -373,7 +420,7 @@ impl DiscardScheduler {
         let mut carried: Vec<(u64, u64)> = overlapping(&self.pieces, range)
             .into_iter()
             .map(|(start, piece)| {
-                self.pieces.remove(&start);
+                self.pieces.take(start);
                 (piece.command, piece.end - start)
             })
             .collect();
@@ -412,25 +459,49 @@ impl DiscardScheduler {
     }
 }
 
-/// The ranges of `map` (keyed by start, valued with their end) that overlap
-/// `range`, in order of start.
-fn overlapping<T: Copy + Ends>(map: &BTreeMap<u64, T>, range: SectorRange) -> Vec<(u64, T)> {
-    let first = map.range(..=range.start).next_back().filter(|(_, w)| w.end() > range.start).map(|(&s, _)| s);
+/// Ranges keyed by start, valued with their end: the interval maps of the
+/// scheduler. `put` and `take` are the only ways to change one, so a map
+/// with an index beside it ([`WaitingRanges`]) keeps the index current.
+trait RangeMap<T> {
+    fn entries(&self) -> &BTreeMap<u64, T>;
+    /// Inserts (or replaces) the entry at `start`.
+    fn put(&mut self, start: u64, entry: T);
+    fn take(&mut self, start: u64) -> Option<T>;
+}
+
+impl<T> RangeMap<T> for BTreeMap<u64, T> {
+    fn entries(&self) -> &BTreeMap<u64, T> {
+        self
+    }
+
+    fn put(&mut self, start: u64, entry: T) {
+        self.insert(start, entry);
+    }
+
+    fn take(&mut self, start: u64) -> Option<T> {
+        self.remove(&start)
+    }
+}
+
+/// The ranges of `map` that overlap `range`, in order of start.
+fn overlapping<T: Copy + Ends>(map: &impl RangeMap<T>, range: SectorRange) -> Vec<(u64, T)> {
+    let entries = map.entries();
+    let first = entries.range(..=range.start).next_back().filter(|(_, w)| w.end() > range.start).map(|(&s, _)| s);
     let from = first.unwrap_or(range.start);
-    map.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
+    entries.range(from..range.end).map(|(&s, &w)| (s, w)).collect()
 }
 
 /// Removes `range` from the ranges of `map`, keeping their parts outside
 /// it; returns the entries that overlapped it, as they were.
-fn cut<T: Copy + Ends>(map: &mut BTreeMap<u64, T>, range: SectorRange) -> Vec<(u64, T)> {
+fn cut<T: Copy + Ends>(map: &mut impl RangeMap<T>, range: SectorRange) -> Vec<(u64, T)> {
     let hit = overlapping(map, range);
     for &(start, entry) in &hit {
-        map.remove(&start);
+        map.take(start);
         if start < range.start {
-            map.insert(start, entry.ending_at(range.start));
+            map.put(start, entry.ending_at(range.start));
         }
         if entry.end() > range.end {
-            map.insert(range.end, entry);
+            map.put(range.end, entry);
         }
     }
     hit

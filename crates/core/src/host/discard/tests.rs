@@ -316,6 +316,13 @@ fn identities_hold(stats: &DiscardStats) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The arrival index holds exactly the waiting ranges, each with its arrival.
+fn arrival_index_matches(scheduler: &DiscardScheduler) -> bool {
+    let waiting = &scheduler.waiting;
+    waiting.by_arrival.len() == waiting.by_start.len()
+        && waiting.by_start.iter().all(|(&start, w)| waiting.by_arrival.contains(&(w.arrived, start)))
+}
+
 /// Delay-D against the model: the same commands, in the same order, at the
 /// same time, and the same counts.
 fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), TestCaseError> {
@@ -351,6 +358,7 @@ fn matches_algorithm_1(at_journal_commit: bool, events: &[Event]) -> Result<(), 
             Event::Tick => {}
         }
         prop_assert_eq!(&issued, &expected, "second {}", second);
+        prop_assert!(arrival_index_matches(&scheduler), "second {}", second);
         all_issued.append(&mut issued);
     }
     scheduler.finish(&mut issued);
