@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
+use nandlab_core::host::event::SECTOR_BYTES;
 use nandlab_core::sim::LiveDevice;
-use nandlab_core::workload::{AgingChoice, EventSource, SourceError};
+use nandlab_core::workload::AgingChoice;
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
@@ -19,14 +19,14 @@ use nandlab_trace::{
     Access, Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader,
     TraceWrite,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::contents::{Contents, FileContents, RamContents};
 use crate::error::EmulateError;
-use crate::state::State;
+use crate::state::{SavedSession, State};
 
 /// When a request is answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pace {
     /// At its simulated completion time (the timing engine runs; simulated time follows the wall clock).
@@ -83,7 +83,6 @@ struct Session {
     history: Option<Box<dyn TraceWrite + Send>>,
     record: Option<Box<dyn TraceWrite + Send>>,
     state: Option<State>,
-    history_requests: u64,
     requests: u64,
     last_ns: u64,
 }
@@ -119,6 +118,8 @@ fn trace_header(size_bytes: u64) -> TraceHeader {
 
 impl EmulatedSsd {
     /// Builds the device: ages it as `[precondition]` says, or resumes it from its saved state.
+    /// Every file is opened and the history run before the state is marked in use, so a start
+    /// that fails here leaves the saved state as it was; one given up later calls [`Self::abandon`].
     pub fn open(options: &EmulateOptions) -> Result<EmulatedSsd, EmulateError> {
         let size_bytes = options.config.validate().map_err(nandlab_core::SimError::from)?.logical_bytes();
         let contents: Box<dyn Contents> = match &options.data {
@@ -140,10 +141,13 @@ impl EmulatedSsd {
             .as_ref()
             .map(|state| nandlab_trace::create_with(&state.history_path(), Format::Native, &header, Access::Private))
             .transpose()?;
-        let mut history_requests = 0;
         if let (Some(state), Some(writer)) = (&state, history.as_mut()) {
-            if let Some(previous) = &state.previous_history {
-                history_requests = resume(&mut simulation, previous, &header, &mut journal, writer.as_mut())?;
+            if let Some(previous) = state.previous_history() {
+                let sessions = state.previous_sessions();
+                let records = nandlab_trace::open(&previous, Some(Format::Native), &ReadOptions::default())?;
+                let mut replay =
+                    History { records, path: &previous, header: &header, journal: &mut journal, copy: writer.as_mut() };
+                simulation = replay.run(simulation, sessions)?;
             }
         }
         let record = options
@@ -151,20 +155,13 @@ impl EmulatedSsd {
             .as_ref()
             .map(|path| nandlab_trace::create_with(path, Format::Native, &header, Access::Private))
             .transpose()?;
-        let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns.saturating_add(1_000_000_000));
+        let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns().saturating_add(1_000_000_000));
         let live = LiveDevice::new(simulation, options.pace == Pace::Real)?;
-        let session = Session {
-            live,
-            contents,
-            journal,
-            header,
-            history,
-            record,
-            state,
-            history_requests,
-            requests: 0,
-            last_ns: base_ns,
-        };
+        if let Some(state) = &state {
+            state.mark_in_use()?;
+        }
+        let session =
+            Session { live, contents, journal, header, history, record, state, requests: 0, last_ns: base_ns };
         Ok(EmulatedSsd {
             size_bytes,
             pace: options.pace,
@@ -202,7 +199,24 @@ impl EmulatedSsd {
         let Some(session) = self.session().take() else {
             return Ok(None);
         };
-        let Session { live, mut contents, history, record, state, history_requests, requests, last_ns, .. } = session;
+        self.stop(session).map(Some)
+    }
+
+    /// Gives up a start (a front end failed to start): the saved state goes back to what the
+    /// start found, so the next start resumes the device; a device that served requests in the
+    /// meantime stops as [`Self::close`] stops it, its state holding them.
+    pub fn abandon(&self) -> Result<(), EmulateError> {
+        let Some(session) = self.session().take() else {
+            return Ok(());
+        };
+        if session.requests > 0 {
+            return self.stop(session).map(drop);
+        }
+        session.state.as_ref().map(State::restore).transpose().map(drop)
+    }
+
+    fn stop(&self, session: Session) -> Result<Report, EmulateError> {
+        let Session { live, mut contents, history, record, state, requests, last_ns, .. } = session;
         let (_, report) = live.finish()?;
         let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
         contents.sync().map_err(EmulateError::file(data, "sync the data file"))?;
@@ -211,9 +225,9 @@ impl EmulatedSsd {
         }
         if let (Some(history), Some(state)) = (history, state) {
             history.finish()?;
-            state.save(history_requests + requests, last_ns)?;
+            state.save(SavedSession { requests, pace: self.pace }, last_ns)?;
         }
-        Ok(Some(report))
+        Ok(report)
     }
 
     /// Runs one request: logged, simulated, applied to the contents by `apply`; then, paced, waits
@@ -288,54 +302,49 @@ impl Session {
     }
 }
 
-/// Replays the saved history onto `simulation` (counting mode) while copying it into the new
-/// history, streaming; returns how many requests it held.
-fn resume(
-    simulation: &mut Simulation,
-    previous: &Path,
-    header: &TraceHeader,
-    journal: &mut JournalTracker,
-    history: &mut dyn TraceWrite,
-) -> Result<u64, EmulateError> {
-    let records = nandlab_trace::open(previous, Some(Format::Native), &ReadOptions::default())?;
-    let mut source = History { records, header, journal, copy: history, count: 0, failed: None };
-    let replayed = simulation.replay(&mut source, &mut |_| {});
-    if let Some(error) = source.failed.take() {
-        return Err(error);
-    }
-    replayed?;
-    Ok(source.count)
-}
-
-/// The saved history as the driver's event source, each record copied into the new history.
+/// The saved history being run again, each record copied into the new history as it is read.
 struct History<'a> {
     records: Box<dyn nandlab_trace::TraceRead + Send>,
+    path: &'a Path,
     header: &'a TraceHeader,
     journal: &'a mut JournalTracker,
     copy: &'a mut dyn TraceWrite,
-    count: u64,
-    /// What stopped the replay, with its own type.
-    failed: Option<EmulateError>,
 }
 
-impl EventSource for History<'_> {
-    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        let record = match self
-            .records
-            .next()
-            .transpose()
-            .and_then(|record| record.map(|record| self.copy.write(&record).map(|()| record)).transpose())
-        {
-            Ok(Some(record)) => record,
-            Ok(None) => return Ok(None),
-            Err(error) => {
-                let message = error.to_string();
-                self.failed = Some(error.into());
-                return Err(SourceError(message));
+impl History<'_> {
+    /// Runs every saved session on `simulation` as it ran: its requests submitted at their
+    /// recorded times to a live device of its pace (the timing engine's background GC
+    /// included), then stopped as its stop stopped it. Returns the device.
+    fn run(&mut self, mut simulation: Simulation, sessions: &[SavedSession]) -> Result<Simulation, EmulateError> {
+        let mut count = 0_u64;
+        for session in sessions {
+            let mut live = LiveDevice::new(simulation, session.pace == Pace::Real)?;
+            for _ in 0..session.requests {
+                let record = self.next()?.ok_or_else(|| self.mismatch(format!("it ends after {count} requests")))?;
+                live.submit(&host_event(&record, self.header, self.journal))?;
+                count += 1;
             }
+            simulation = live.finish()?.0;
+        }
+        if self.next()?.is_some() {
+            return Err(self.mismatch(format!("it holds more than {count} requests")));
+        }
+        Ok(simulation)
+    }
+
+    fn next(&mut self) -> Result<Option<Record>, EmulateError> {
+        let Some(record) = self.records.next().transpose()? else {
+            return Ok(None);
         };
-        self.count += 1;
-        Ok(Some(host_event(&record, self.header, self.journal)))
+        self.copy.write(&record)?;
+        Ok(Some(record))
+    }
+
+    fn mismatch(&self, found: String) -> EmulateError {
+        EmulateError::State {
+            path: self.path.to_path_buf(),
+            message: format!("the saved history does not match its state: {found}"),
+        }
     }
 }
 

@@ -457,3 +457,42 @@ fn a_killed_session_leaves_no_temporary_file_and_its_refused_restart_no_mount() 
     assert!(stderr.contains("did not stop cleanly"), "{stderr}");
     assert!(!mounted(&folder.path("mnt")), "the refused restart left the mount behind: {stderr}");
 }
+
+/// Issue 29: any failed start (a mistyped `--mount`, a busy NBD port) marked the state unclean and
+/// the next correct start refused it, the device's wear and counts gone. Now the first is refused
+/// before the device opens, the second gives the state back; the correct start resumes the device.
+#[test]
+fn failed_starts_leave_the_saved_device_to_the_next_start() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("failed-start");
+    let (mnt, data) = (folder.arg("mnt"), folder.arg("data"));
+    let (first_json, resumed_json) = (folder.arg("first.json"), folder.arg("resumed.json"));
+    let base = ["--preset", "small", "--pace", "none", "--data", &data];
+    let session =
+        Emulator::start(&[&base[..], &["--mount", &mnt, "--json", &first_json]].concat(), Some(&folder.path("mnt")));
+    let disk = folder.path("mnt").join("disk");
+    for round in 0..4u64 {
+        fill_start(&disk, &contents(round + 60, 4 << 20));
+    }
+    session.stop();
+    let saved = std::fs::read(folder.path("data.state")).expect("saved state");
+
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("a port to hold");
+    let port = format!("127.0.0.1:{}", busy.local_addr().unwrap().port());
+    let failures = [vec!["--mount", "/nonexistent/nandlab-mnt"], vec!["--nbd", &port, "--nbd-allow-local-users"]];
+    for failure in failures {
+        let output =
+            Command::new(env!("CARGO_BIN_EXE_nandlab")).arg("emulate").args(base).args(&failure).output().expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{failure:?} started: {stderr}");
+        assert_eq!(std::fs::read(folder.path("data.state")).unwrap(), saved, "{failure:?} touched the state: {stderr}");
+    }
+    drop(busy);
+
+    let resumed =
+        Emulator::start(&[&base[..], &["--mount", &mnt, "--json", &resumed_json]].concat(), Some(&folder.path("mnt")));
+    resumed.stop();
+    assert_eq!(counts(&json(&folder.path("resumed.json"))), counts(&json(&folder.path("first.json"))));
+}

@@ -92,13 +92,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let options =
         EmulateOptions { config, data: args.data.clone(), state: args.state, pace, record: args.record.clone() };
-    // Before the device: a restart refused there still detaches the mount a killed session left.
-    args.mount.as_deref().map(nandlab_fuse::clear_stale_mount).transpose()?;
+    // Everything that can be checked before the device opens is, so a mistyped option leaves the
+    // saved state untouched; a restart refused there still detaches the mount a killed session left.
+    args.mount.as_deref().map(usable_mount_point).transpose()?;
+    let nbd = args.nbd.export(&export_name, &format!("nandlab emulated SSD ({export_name})"))?;
     let ssd = Arc::new(EmulatedSsd::open(&options)?);
     let device: Arc<dyn BlockDevice> = ssd.clone();
     let mount = MountOptions { threads: args.threads, allow_other: false };
-    let nbd = args.nbd.export(&export_name, &format!("nandlab emulated SSD ({export_name})"))?;
-    let (mut frontends, served) = Frontends::start(&device, args.mount.as_deref(), mount, nbd)?;
+    let (mut frontends, served) = match Frontends::start(&device, args.mount.as_deref(), mount, nbd) {
+        Ok(started) => started,
+        Err(error) => {
+            // A busy port or a mount the kernel refuses: the device goes back to its saved state.
+            ssd.abandon()?;
+            return Err(error.into());
+        }
+    };
     drop(device);
     println!(
         "emulate: serving {} ({}, pace {}, data in {}) after {} ms",
@@ -122,6 +130,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.json {
         crate::output::write_json(crate::output::Output::open(path)?, &report)?;
     }
+    Ok(())
+}
+
+/// Refuses a `--mount` that is not an existing directory, before the device opens; detaches the
+/// dead FUSE mount a killed session left there.
+fn usable_mount_point(dir: &std::path::Path) -> anyhow::Result<()> {
+    nandlab_fuse::clear_stale_mount(dir)?;
+    let metadata = std::fs::metadata(dir).with_context(|| format!("--mount {}", dir.display()))?;
+    anyhow::ensure!(metadata.is_dir(), "--mount {}: not a directory", dir.display());
     Ok(())
 }
 
