@@ -418,6 +418,25 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     let replayed = json(&replayed);
     assert_eq!(counts(&replayed), counts(&emulated));
     assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
+    same_document_as_replay(&emulated, &replayed);
+}
+
+/// Issue 29: the emulator's JSON is `replay`'s document (`schema_version`, a `waf_series`, every
+/// field but the replay's own speed), and its flush counts agree: the latency table's flushes are
+/// the flush commands and the writes' PREFLUSH/FUA flushes together.
+fn same_document_as_replay(emulated: &serde_json::Value, replayed: &serde_json::Value) {
+    let keys = |document: &serde_json::Value| {
+        let mut keys: Vec<String> = document.as_object().unwrap().keys().cloned().collect();
+        keys.retain(|key| key != "replay_speed");
+        keys
+    };
+    assert_eq!(keys(emulated), keys(replayed), "the emulator's document has replay's fields");
+    assert_eq!(emulated["schema_version"], replayed["schema_version"]);
+    assert!(!emulated["waf_series"].as_array().unwrap().is_empty(), "a WAF series over the session");
+    let host = &emulated["host"];
+    let flushes = host["flushes"].as_u64().unwrap() + host["flushes_in_writes"].as_u64().unwrap();
+    assert!(flushes > 0, "the session flushed: {host}");
+    assert_eq!(emulated["timed"]["latency"]["flush"]["count"].as_u64(), Some(flushes), "{host}");
 }
 
 /// Is `path` a mount point now (`/proc/self/mountinfo`, field 5)?

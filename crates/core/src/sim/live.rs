@@ -9,6 +9,7 @@ use super::{at_event, Layer, Report, SimError, Simulation};
 use crate::ftl::TranslationLayer;
 use crate::host::event::HostEvent;
 use crate::host::{submit, Request};
+use crate::metrics::WafSeries;
 use crate::timing::{Arrival, Engine, TimedRequest};
 use crate::units::{SimNs, UnitId};
 use std::collections::VecDeque;
@@ -26,6 +27,8 @@ pub struct LiveDevice {
     /// The last event's deadline (real-time jobs), in the engine's frame.
     last_deadline: Option<SimNs>,
     pending: VecDeque<(Request, bool)>,
+    /// The WAF over the session, in the windows a replay's series has.
+    series: WafSeries,
 }
 
 impl LiveDevice {
@@ -42,8 +45,10 @@ impl LiveDevice {
         } else {
             None
         };
+        let series = simulation.phase_series(None);
         Ok(Self {
             simulation,
+            series,
             engine,
             first_ns: None,
             last_arrival: SimNs(0),
@@ -82,6 +87,7 @@ impl LiveDevice {
             .requests(event, &mut self.pending)
             .map_err(|error| at_event(&self.simulation.stages, error))?;
         let done = self.run_pending()?;
+        self.series.observe(self.simulation.counters());
         Ok(SimNs(first.saturating_add(done.0.max(self.last_arrival.0))))
     }
 
@@ -94,6 +100,7 @@ impl LiveDevice {
     /// What the run measured so far (the report a stop would print, timing included).
     pub fn report(&self) -> Report {
         let mut report = self.simulation.report();
+        report.waf_series.extend_from_slice(self.series.points());
         if let Some(engine) = &self.engine {
             report.timed = Some(engine.live_report());
         }
@@ -106,6 +113,8 @@ impl LiveDevice {
         self.last_deadline = None;
         self.simulation.stages.finish(&mut self.pending).map_err(|error| at_event(&self.simulation.stages, error))?;
         self.run_pending()?;
+        self.series.observe(self.simulation.counters());
+        self.simulation.series.extend(self.series.points().iter().cloned());
         if let Some(engine) = self.engine.take() {
             let timed = on_layer!(&mut self.simulation.layer, ftl => engine.live_finish(ftl))
                 .map_err(|error| at_event(&self.simulation.stages, error))?;

@@ -128,7 +128,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
     if let Some(path) = &args.json {
-        crate::output::write_json(crate::output::Output::open(path)?, &report)?;
+        // The document `replay --json` writes: schema_version, the report, wall_s.
+        let document = nandlab_lab::document::Document::new(&report, started.elapsed());
+        crate::output::write_json(crate::output::Output::open(path)?, &document)?;
     }
     Ok(())
 }
@@ -174,6 +176,7 @@ fn status(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         ("host reads", number(&host["reads"])),
         ("host writes", number(&host["writes"])),
         ("host flushes", number(&host["flushes"])),
+        ("flushes in writes", number(&host["flushes_in_writes"])),
         ("journal commits", number(&host["journal_commits"])),
         ("DISCARD received", number(&discard["received_commands"])),
         ("DISCARD issued", number(&discard["issued_commands"])),
