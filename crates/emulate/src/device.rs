@@ -92,8 +92,8 @@ struct Session {
 /// valid pages — or random fill when the configuration asks for it, its GC
 /// debt then paid before the session starts. Workload aging has no
 /// workload to repeat before the session, and is refused.
-fn age(simulation: &mut Simulation, config: &Config) -> Result<(), EmulateError> {
-    match config.precondition.kind_or(AgingChoice::None) {
+fn age(simulation: &mut Simulation, aging: AgingChoice) -> Result<(), EmulateError> {
+    match aging {
         AgingChoice::None => Ok(()),
         AgingChoice::RandomFill => {
             simulation.precondition(&mut |_| {})?;
@@ -107,11 +107,14 @@ fn age(simulation: &mut Simulation, config: &Config) -> Result<(), EmulateError>
     }
 }
 
-/// The header of every trace the emulator writes: 512-byte sectors, the device's size.
-fn trace_header(size_bytes: u64) -> TraceHeader {
+/// The header of every trace the emulator writes: 512-byte sectors, the device's size, and the
+/// aging the device had before the trace's first request (`None`: the trace starts on a device
+/// resumed from its history, which no aging makes), so a replay starts from the same device.
+fn trace_header(size_bytes: u64, aging: Option<AgingChoice>) -> TraceHeader {
     TraceHeader {
         device_size_bytes: Some(size_bytes),
         source_format: Some("nandlab-emulate".to_owned()),
+        aging: aging.map(|kind| kind.name().to_owned()),
         ..TraceHeader::default()
     }
 }
@@ -133,10 +136,11 @@ impl EmulatedSsd {
             (Some(data), None) => Some(default_state_path(data)),
         };
         let state = state_path.map(|path| State::open(&path, &options.config)).transpose()?;
-        let header = trace_header(size_bytes);
+        let aging = options.config.precondition.kind_or(AgingChoice::None);
+        let header = trace_header(size_bytes, Some(aging));
         let mut journal = JournalTracker::new(&header);
         let mut simulation = Simulation::new(&options.config)?;
-        age(&mut simulation, &options.config)?;
+        age(&mut simulation, aging)?;
         let mut history = state
             .as_ref()
             .map(|state| nandlab_trace::create_with(&state.history_path(), Format::Native, &header, Access::Private))
@@ -150,10 +154,12 @@ impl EmulatedSsd {
                 simulation = replay.run(simulation, sessions)?;
             }
         }
+        let resumed = state.as_ref().is_some_and(|state| state.previous_history().is_some());
+        let record_header = trace_header(size_bytes, (!resumed).then_some(aging));
         let record = options
             .record
             .as_ref()
-            .map(|path| nandlab_trace::create_with(path, Format::Native, &header, Access::Private))
+            .map(|path| nandlab_trace::create_with(path, Format::Native, &record_header, Access::Private))
             .transpose()?;
         let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns().saturating_add(1_000_000_000));
         let live = LiveDevice::new(simulation, options.pace == Pace::Real)?;

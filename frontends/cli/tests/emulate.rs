@@ -232,12 +232,8 @@ fn ext4_on_an_emulated_ssd_makes_gc_work_replays_to_identical_counts_and_survive
     assert!(measured["erases"].as_u64().unwrap() > 0, "{measured}");
 
     let replayed = folder.path("replayed.json");
-    // The emulated device started fresh (no aging), so the replay does too.
-    let fresh = ["--set", "precondition.kind=none"];
-    nandlab(
-        &[&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()], &fresh[..]]
-            .concat(),
-    );
+    // No --set: the recording's header says the device started fresh, and the replay does too.
+    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
     assert_eq!(counts(&json(&replayed)), counts(&emulated), "the recorded trace replays to identical counts");
 
     let mut resumed = Emulator::start(&base, Some(&folder.path("mnt")));
@@ -408,9 +404,6 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
         "small",
         "--timing",
         "on",
-        // The emulated device started fresh; a replay ages by default (the workload's own aging).
-        "--set",
-        "precondition.kind=none",
         "--quiet",
         "--json",
         replayed.to_str().unwrap(),
