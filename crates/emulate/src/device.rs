@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use nandlab_core::host::event::SECTOR_BYTES;
 use nandlab_core::sim::LiveDevice;
+use nandlab_core::sim::PhaseReport;
 use nandlab_core::workload::AgingChoice;
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
@@ -60,7 +61,18 @@ pub struct LiveStats {
     pub wall_s: f64,
     /// Free blocks of the flash.
     pub free_blocks: u64,
+    /// The measured phases the user's marks ended, in order (`report.measured` is the phase
+    /// since the last mark).
+    pub before_marks: Vec<MarkedPhase>,
     pub report: Report,
+}
+
+/// What the device measured between two marks (or from the start to the first mark), e.g. `mkfs`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarkedPhase {
+    /// This session's requests when the mark came.
+    pub requests: u64,
+    pub measured: PhaseReport,
 }
 
 /// An emulated SSD; shared by the front ends' threads.
@@ -72,6 +84,8 @@ pub struct EmulatedSsd {
     origin: Instant,
     base_ns: u64,
     inner: Mutex<Option<Session>>,
+    /// The phases ended by marks ([`Self::mark`]); kept after the stop for its report.
+    marks: Mutex<Vec<MarkedPhase>>,
 }
 
 /// What one request at a time may touch.
@@ -175,11 +189,28 @@ impl EmulatedSsd {
             origin: Instant::now(),
             base_ns,
             inner: Mutex::new(Some(session)),
+            marks: Mutex::default(),
         })
     }
 
     fn session(&self) -> MutexGuard<'_, Option<Session>> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a new measured phase (the user's mark, `nandlab emulate mark DIR`): what was
+    /// measured until now (e.g. `mkfs`) is reported apart. Returns the phase it ended; `None`
+    /// once the device is closed.
+    pub fn mark(&self) -> Option<MarkedPhase> {
+        let mut guard = self.session();
+        let session = guard.as_mut()?;
+        let phase = MarkedPhase { requests: session.requests, measured: session.live.mark() };
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner).push(phase.clone());
+        Some(phase)
+    }
+
+    /// The phases the marks ended so far, in order.
+    pub fn before_marks(&self) -> Vec<MarkedPhase> {
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// What the device measured so far.
@@ -194,6 +225,7 @@ impl EmulatedSsd {
             requests: session.requests,
             wall_s: self.origin.elapsed().as_secs_f64(),
             free_blocks: session.live.free_blocks(),
+            before_marks: self.before_marks(),
             report: session.live.report(),
         })
     }

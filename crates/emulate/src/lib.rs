@@ -9,5 +9,5 @@ mod device;
 mod error;
 pub mod state;
 
-pub use device::{EmulateOptions, EmulatedSsd, LiveStats, Pace};
+pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase, Pace};
 pub use error::EmulateError;

@@ -508,3 +508,45 @@ fn failed_starts_leave_the_saved_device_to_the_next_start() {
     resumed.stop();
     assert_eq!(counts(&json(&folder.path("resumed.json"))), counts(&json(&folder.path("first.json"))));
 }
+
+/// Issue 26: `nandlab emulate mark DIR` starts a new measured phase, so what came before it (here
+/// 8 MiB standing in for `mkfs`) is reported apart from what follows; together they are the
+/// session, as a replay of its recording (which has no mark) counts it.
+#[test]
+fn a_mark_reports_the_phase_before_it_apart_from_the_phase_after() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("mark");
+    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    let session = Emulator::start(
+        &["--preset", "small", "--mount", &mnt, "--pace", "none", "--record", &record, "--json", &report_json],
+        Some(&folder.path("mnt")),
+    );
+    let disk = folder.path("mnt").join("disk");
+    fill_start(&disk, &contents(70, 8 << 20));
+    let marked = nandlab(&["emulate", "mark", &mnt]);
+    assert!(marked.contains("mark 1 after") && marked.contains("host pages written"), "{marked}");
+    fill_start(&disk, &contents(71, 4 << 20));
+    let status = nandlab(&["emulate", "status", &mnt, "--json"]);
+    assert!(status.contains("before_marks"), "{status}");
+    let summary = session.stop();
+    assert!(summary.contains("before mark 1") && summary.contains("counts since mark 1"), "{summary}");
+
+    let emulated = json(&folder.path("report.json"));
+    let before = &emulated["before_marks"][0]["measured"];
+    let after = &emulated["measured"];
+    let pages = |phase: &serde_json::Value, key: &str| phase[key].as_u64().unwrap();
+    // The 8 MiB (2,048 pages) before the mark, the 4 MiB after it (the kernel may write a few more).
+    assert!((2048..2048 + 64).contains(&pages(before, "host_pages_written")), "{before}");
+    assert!((1024..1024 + 64).contains(&pages(after, "host_pages_written")), "{after}");
+    let replayed = folder.path("replayed.json");
+    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
+    let whole = &json(&replayed)["measured"];
+    for key in ["host_pages_written", "flash_pages_programmed", "gc_page_copies", "erases"] {
+        assert_eq!(pages(before, key) + pages(after, key), pages(whole, key), "{key}: the phases make the session");
+    }
+
+    let stderr = Command::new(env!("CARGO_BIN_EXE_nandlab")).args(["emulate", "mark", &mnt]).output().unwrap();
+    assert!(!stderr.status.success(), "a mark with no daemon fails");
+}

@@ -5,7 +5,7 @@
 //! mode: [`Simulation::replay`]; timed: [`Simulation::replay_timed`] with
 //! open arrivals).
 
-use super::{at_event, Layer, Report, SimError, Simulation};
+use super::{at_event, Layer, PhaseReport, Report, SimError, Simulation};
 use crate::ftl::TranslationLayer;
 use crate::host::event::HostEvent;
 use crate::host::{submit, Request};
@@ -89,6 +89,16 @@ impl LiveDevice {
         let done = self.run_pending()?;
         self.series.observe(self.simulation.counters());
         Ok(SimNs(first.saturating_add(done.0.max(self.last_arrival.0))))
+    }
+
+    /// Ends the measured phase here and starts a new one (a user's mark,
+    /// e.g. after `mkfs`): returns what the ended phase measured; the
+    /// report's `measured` (and its lifetime forecast) then covers only what
+    /// follows. Host, DISCARD and wear counts stay the session's.
+    pub fn mark(&mut self) -> PhaseReport {
+        let ended = self.simulation.report().measured;
+        self.simulation.start_measuring();
+        ended
     }
 
     /// Free blocks over every unit of the flash (what GC keeps above its watermarks).

@@ -33,6 +33,9 @@ enum EmulateCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Start a new measured phase on the device served on DIR (e.g. after mkfs): the report
+    /// shows what came before the mark apart from what follows.
+    Mark(super::emulate_mark::MarkArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +79,7 @@ enum PaceArg {
 pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
     match args.command {
         Some(EmulateCommand::Status { dir, json }) => status(&dir, json),
+        Some(EmulateCommand::Mark(args)) => super::emulate_mark::run(&args),
         None => serve(args.serve),
     }
 }
@@ -85,6 +89,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The export is named after the device: its preset, or the configuration's own name.
     let export_name = config.name.clone().unwrap_or_else(|| "nandlab".to_owned());
     let signalled = stop_signals()?;
+    let marks = super::emulate_mark::mark_requests()?;
     let started = Instant::now();
     let pace = match args.pace {
         PaceArg::Real => Pace::Real,
@@ -117,7 +122,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         started.elapsed().as_millis()
     );
     std::io::stdout().flush()?;
-    let ending = serve_until_stopped(&mut frontends, &signalled, &mut || {});
+    let ending = serve_until_stopped(&mut frontends, &signalled, &mut || {
+        if marks.swap(false, std::sync::atomic::Ordering::AcqRel) && ssd.mark().is_some() {
+            eprintln!("emulate: mark {}: a new measured phase starts", ssd.before_marks().len());
+        }
+    });
     frontends.end(&ending);
     let report = ssd.close()?.context("the device was already closed")?;
     eprintln!("emulate: stopped; data synced{}", if args.data.is_some() { ", state saved" } else { "" });
@@ -125,14 +134,32 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => format!("emulated SSD, requests recorded in {}", path.display()),
         None => "emulated SSD".to_owned(),
     };
+    let before_marks = ssd.before_marks();
+    super::emulate_mark::print_before_marks(&before_marks)?;
+    let heading = match before_marks.len() {
+        0 => heading,
+        marks => format!("{heading}; counts since mark {marks}"),
+    };
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
     if let Some(path) = &args.json {
-        // The document `replay --json` writes: schema_version, the report, wall_s.
-        let document = nandlab_lab::document::Document::new(&report, started.elapsed());
+        // The document `replay --json` writes (schema_version, the report, wall_s), with the phases
+        // the marks ended.
+        let emulated = EmulatedDocument { report: &report, before_marks };
+        let document = nandlab_lab::document::Document::new(&emulated, started.elapsed());
         crate::output::write_json(crate::output::Output::open(path)?, &document)?;
     }
     Ok(())
+}
+
+/// The emulator's JSON: the report as `replay` writes it and, after marks, the phases they ended
+/// (`measured` is then the phase since the last mark).
+#[derive(serde::Serialize)]
+struct EmulatedDocument<'a> {
+    #[serde(flatten)]
+    report: &'a nandlab_core::Report,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    before_marks: Vec<nandlab_emulate::MarkedPhase>,
 }
 
 /// Refuses a `--mount` that is not an existing directory, before the device opens; detaches the
