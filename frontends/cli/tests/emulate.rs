@@ -378,17 +378,24 @@ fn fill_start(disk: &Path, data: &[u8]) {
     file.sync_all().expect("fsync");
 }
 
+/// A `small` device on `FOLDER/mnt` at `pace`, its session recorded in `rec.nlt`, its report
+/// written to `report.json`.
+fn recorded_session(folder: &Folder, pace: &str) -> Emulator {
+    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    Emulator::start(
+        &["--preset", "small", "--mount", &mnt, "--pace", pace, "--record", &record, "--json", &report_json],
+        Some(&folder.path("mnt")),
+    )
+}
+
 #[test]
 fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     if skipped(root_unavailable(&[])) {
         return;
     }
     let folder = Folder::new("timed");
-    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
-    let session = Emulator::start(
-        &["--preset", "small", "--mount", &mnt, "--pace", "real", "--record", &record, "--json", &report_json],
-        Some(&folder.path("mnt")),
-    );
+    let record = folder.arg("rec.nlt");
+    let session = recorded_session(&folder, "real");
     let disk = folder.path("mnt").join("disk");
     for round in 0..8u64 {
         fill_start(&disk, &contents(round + 40, 1 << 20));
@@ -518,11 +525,8 @@ fn a_mark_reports_the_phase_before_it_apart_from_the_phase_after() {
         return;
     }
     let folder = Folder::new("mark");
-    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
-    let session = Emulator::start(
-        &["--preset", "small", "--mount", &mnt, "--pace", "none", "--record", &record, "--json", &report_json],
-        Some(&folder.path("mnt")),
-    );
+    let (mnt, record) = (folder.arg("mnt"), folder.arg("rec.nlt"));
+    let session = recorded_session(&folder, "none");
     let disk = folder.path("mnt").join("disk");
     fill_start(&disk, &contents(70, 8 << 20));
     let marked = nandlab(&["emulate", "mark", &mnt]);
