@@ -62,7 +62,6 @@ fn a_restart_resumes_the_device_and_a_state_that_does_not_fit_is_refused() {
     let error = EmulatedSsd::open(&options(dir.path(), "2", Pace::None)).err().expect("another seed");
     assert!(error.to_string().contains("another configuration"), "{error}");
 
-    // Counting mode: a timed device would start background GC at once on its idle dies.
     let resumed = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("resume");
     assert_eq!(counts(&resumed), report_counts(&stopped), "the restart replays the history to the same state");
     resumed.read_at(65_536, &mut page).expect("read");
