@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use nandlab_core::host::event::{HostEvent, SECTOR_BYTES};
-use nandlab_core::sim::{EventTicket, LiveDevice};
-use nandlab_core::workload::{AgingChoice, EventSource, SourceError};
+use nandlab_core::host::event::SECTOR_BYTES;
+use nandlab_core::sim::{EventTicket, LiveDevice, PhaseReport};
+use nandlab_core::workload::AgingChoice;
 use nandlab_core::{Config, Report, Simulation};
 use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
@@ -22,15 +22,15 @@ use nandlab_trace::{
     Access, Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader,
     TraceWrite,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::contents::{Contents, FileContents, RamContents};
 use crate::error::EmulateError;
 use crate::pacer::{Clock, Paced, Pacer, Reply};
-use crate::state::State;
+use crate::state::{SavedSession, State};
 
 /// When a request is answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pace {
     /// At its simulated completion time (the timing engine runs; simulated time follows the wall clock).
@@ -64,7 +64,18 @@ pub struct LiveStats {
     pub wall_s: f64,
     /// Free blocks of the flash.
     pub free_blocks: u64,
+    /// The measured phases the user's marks ended, in order (`report.measured` is the phase
+    /// since the last mark).
+    pub before_marks: Vec<MarkedPhase>,
     pub report: Report,
+}
+
+/// What the device measured between two marks (or from the start to the first mark), e.g. `mkfs`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MarkedPhase {
+    /// This session's requests when the mark came.
+    pub requests: u64,
+    pub measured: PhaseReport,
 }
 
 /// An emulated SSD; shared by the front ends' threads.
@@ -76,6 +87,8 @@ pub struct EmulatedSsd {
     pacer: Arc<Pacer<Session>>,
     /// The pacer's thread (`--pace real`), until the device stops.
     pacer_thread: Mutex<Option<JoinHandle<()>>>,
+    /// The phases ended by marks ([`Self::mark`]); kept after the stop for its report.
+    marks: Mutex<Vec<MarkedPhase>>,
 }
 
 /// What one request at a time may touch.
@@ -87,7 +100,6 @@ struct Session {
     history: Option<Box<dyn TraceWrite + Send>>,
     record: Option<Box<dyn TraceWrite + Send>>,
     state: Option<State>,
-    history_requests: u64,
     requests: u64,
     last_ns: u64,
     /// Requests in the device whose threads wait for their completion.
@@ -101,8 +113,8 @@ struct Session {
 /// valid pages — or random fill when the configuration asks for it, its GC
 /// debt then paid before the session starts. Workload aging has no
 /// workload to repeat before the session, and is refused.
-fn age(simulation: &mut Simulation, config: &Config) -> Result<(), EmulateError> {
-    match config.precondition.kind_or(AgingChoice::None) {
+fn age(simulation: &mut Simulation, aging: AgingChoice) -> Result<(), EmulateError> {
+    match aging {
         AgingChoice::None => Ok(()),
         AgingChoice::RandomFill => {
             simulation.precondition(&mut |_| {})?;
@@ -116,17 +128,22 @@ fn age(simulation: &mut Simulation, config: &Config) -> Result<(), EmulateError>
     }
 }
 
-/// The header of every trace the emulator writes: 512-byte sectors, the device's size.
-fn trace_header(size_bytes: u64) -> TraceHeader {
+/// The header of every trace the emulator writes: 512-byte sectors, the device's size, and the
+/// aging the device had before the trace's first request (`None`: the trace starts on a device
+/// resumed from its history, which no aging makes), so a replay starts from the same device.
+fn trace_header(size_bytes: u64, aging: Option<AgingChoice>) -> TraceHeader {
     TraceHeader {
         device_size_bytes: Some(size_bytes),
         source_format: Some("nandlab-emulate".to_owned()),
+        aging: aging.map(|kind| kind.name().to_owned()),
         ..TraceHeader::default()
     }
 }
 
 impl EmulatedSsd {
     /// Builds the device: ages it as `[precondition]` says, or resumes it from its saved state.
+    /// Every file is opened and the history run before the state is marked in use, so a start
+    /// that fails here leaves the saved state as it was; one given up later calls [`Self::abandon`].
     pub fn open(options: &EmulateOptions) -> Result<EmulatedSsd, EmulateError> {
         let size_bytes = options.config.validate().map_err(nandlab_core::SimError::from)?.logical_bytes();
         let contents: Box<dyn Contents> = match &options.data {
@@ -140,27 +157,36 @@ impl EmulatedSsd {
             (Some(data), None) => Some(default_state_path(data)),
         };
         let state = state_path.map(|path| State::open(&path, &options.config)).transpose()?;
-        let header = trace_header(size_bytes);
+        let aging = options.config.precondition.kind_or(AgingChoice::None);
+        let header = trace_header(size_bytes, Some(aging));
         let mut journal = JournalTracker::new(&header);
         let mut simulation = Simulation::new(&options.config)?;
-        age(&mut simulation, &options.config)?;
+        age(&mut simulation, aging)?;
         let mut history = state
             .as_ref()
             .map(|state| nandlab_trace::create_with(&state.history_path(), Format::Native, &header, Access::Private))
             .transpose()?;
-        let mut history_requests = 0;
         if let (Some(state), Some(writer)) = (&state, history.as_mut()) {
-            if let Some(previous) = &state.previous_history {
-                history_requests = resume(&mut simulation, previous, &header, &mut journal, writer.as_mut())?;
+            if let Some(previous) = state.previous_history() {
+                let sessions = state.previous_sessions();
+                let records = nandlab_trace::open(&previous, Some(Format::Native), &ReadOptions::default())?;
+                let mut replay =
+                    History { records, path: &previous, header: &header, journal: &mut journal, copy: writer.as_mut() };
+                simulation = replay.run(simulation, sessions)?;
             }
         }
+        let resumed = state.as_ref().is_some_and(|state| state.previous_history().is_some());
+        let record_header = trace_header(size_bytes, (!resumed).then_some(aging));
         let record = options
             .record
             .as_ref()
-            .map(|path| nandlab_trace::create_with(path, Format::Native, &header, Access::Private))
+            .map(|path| nandlab_trace::create_with(path, Format::Native, &record_header, Access::Private))
             .transpose()?;
-        let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns.saturating_add(1_000_000_000));
+        let base_ns = state.as_ref().map_or(0, |state| state.last_timestamp_ns().saturating_add(1_000_000_000));
         let live = LiveDevice::new(simulation, options.pace == Pace::Real)?;
+        if let Some(state) = &state {
+            state.mark_in_use()?;
+        }
         let session = Session {
             live,
             contents,
@@ -169,7 +195,6 @@ impl EmulatedSsd {
             history,
             record,
             state,
-            history_requests,
             requests: 0,
             last_ns: base_ns,
             waiting: HashMap::new(),
@@ -190,11 +215,28 @@ impl EmulatedSsd {
             data: options.data.clone(),
             pacer,
             pacer_thread: Mutex::new(pacer_thread),
+            marks: Mutex::default(),
         })
     }
 
     fn session(&self) -> MutexGuard<'_, Option<Session>> {
         self.pacer.lock()
+    }
+
+    /// Starts a new measured phase (the user's mark, `nandlab emulate mark DIR`): what was
+    /// measured until now (e.g. `mkfs`) is reported apart. Returns the phase it ended; `None`
+    /// once the device is closed.
+    pub fn mark(&self) -> Option<MarkedPhase> {
+        let mut guard = self.session();
+        let session = guard.as_mut()?;
+        let phase = MarkedPhase { requests: session.requests, measured: session.live.mark() };
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner).push(phase.clone());
+        Some(phase)
+    }
+
+    /// The phases the marks ended so far, in order.
+    pub fn before_marks(&self) -> Vec<MarkedPhase> {
+        self.marks.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// What the device measured so far.
@@ -209,6 +251,7 @@ impl EmulatedSsd {
             requests: session.requests,
             wall_s: self.pacer.clock.origin.elapsed().as_secs_f64(),
             free_blocks: session.live.free_blocks(),
+            before_marks: self.before_marks(),
             report: session.live.report(),
         })
     }
@@ -220,9 +263,24 @@ impl EmulatedSsd {
         let Some(session) = self.stop_pacer() else {
             return Ok(None);
         };
-        let Session {
-            live, mut contents, history, record, state, history_requests, requests, last_ns, waiting, ..
-        } = session;
+        self.stop(session).map(Some)
+    }
+
+    /// Gives up a start (a front end failed to start): the saved state goes back to what the
+    /// start found, so the next start resumes the device; a device that served requests in the
+    /// meantime stops as [`Self::close`] stops it, its state holding them.
+    pub fn abandon(&self) -> Result<(), EmulateError> {
+        let Some(session) = self.stop_pacer() else {
+            return Ok(());
+        };
+        if session.requests > 0 {
+            return self.stop(session).map(drop);
+        }
+        session.state.as_ref().map(State::restore).transpose().map(drop)
+    }
+
+    fn stop(&self, session: Session) -> Result<Report, EmulateError> {
+        let Session { live, mut contents, history, record, state, requests, last_ns, waiting, .. } = session;
         // Requests still in the device complete as it finishes its work.
         for reply in waiting.values() {
             reply.release(Ok(last_ns));
@@ -235,9 +293,9 @@ impl EmulatedSsd {
         }
         if let (Some(history), Some(state)) = (history, state) {
             history.finish()?;
-            state.save(history_requests + requests, last_ns)?;
+            state.save(SavedSession { requests, pace: self.pace }, last_ns)?;
         }
-        Ok(Some(report))
+        Ok(report)
     }
 
     /// Takes the session out and waits for the pacer to see it gone; `None` when already closed.
@@ -366,54 +424,53 @@ impl Session {
     }
 }
 
-/// Replays the saved history onto `simulation` (counting mode) while copying it into the new
-/// history, streaming; returns how many requests it held.
-fn resume(
-    simulation: &mut Simulation,
-    previous: &Path,
-    header: &TraceHeader,
-    journal: &mut JournalTracker,
-    history: &mut dyn TraceWrite,
-) -> Result<u64, EmulateError> {
-    let records = nandlab_trace::open(previous, Some(Format::Native), &ReadOptions::default())?;
-    let mut source = History { records, header, journal, copy: history, count: 0, failed: None };
-    let replayed = simulation.replay(&mut source, &mut |_| {});
-    if let Some(error) = source.failed.take() {
-        return Err(error);
-    }
-    replayed?;
-    Ok(source.count)
-}
-
-/// The saved history as the driver's event source, each record copied into the new history.
+/// The saved history being run again, each record copied into the new history as it is read.
 struct History<'a> {
     records: Box<dyn nandlab_trace::TraceRead + Send>,
+    path: &'a Path,
     header: &'a TraceHeader,
     journal: &'a mut JournalTracker,
     copy: &'a mut dyn TraceWrite,
-    count: u64,
-    /// What stopped the replay, with its own type.
-    failed: Option<EmulateError>,
 }
 
-impl EventSource for History<'_> {
-    fn next_event(&mut self) -> Result<Option<HostEvent>, SourceError> {
-        let record = match self
-            .records
-            .next()
-            .transpose()
-            .and_then(|record| record.map(|record| self.copy.write(&record).map(|()| record)).transpose())
-        {
-            Ok(Some(record)) => record,
-            Ok(None) => return Ok(None),
-            Err(error) => {
-                let message = error.to_string();
-                self.failed = Some(error.into());
-                return Err(SourceError(message));
+impl History<'_> {
+    /// Runs every saved session on `simulation` as it ran: its requests arriving at their
+    /// recorded times at a live device of its pace (the timing engine's background GC
+    /// included), then stopped as its stop stopped it. Returns the device.
+    fn run(&mut self, mut simulation: Simulation, sessions: &[SavedSession]) -> Result<Simulation, EmulateError> {
+        let mut count = 0_u64;
+        for session in sessions {
+            let mut live = LiveDevice::new(simulation, session.pace == Pace::Real)?;
+            for _ in 0..session.requests {
+                let record = self.next()?.ok_or_else(|| self.mismatch(format!("it ends after {count} requests")))?;
+                // Each request arrives at its recorded time, overlapping the ones still in the
+                // device as it did live (a paced session holds several at once); nothing waits
+                // for a restored request, so its completion is dropped.
+                live.arrive(&host_event(&record, self.header, self.journal))?;
+                drop(live.take_completed());
+                count += 1;
             }
+            simulation = live.finish()?.0;
+        }
+        if self.next()?.is_some() {
+            return Err(self.mismatch(format!("it holds more than {count} requests")));
+        }
+        Ok(simulation)
+    }
+
+    fn next(&mut self) -> Result<Option<Record>, EmulateError> {
+        let Some(record) = self.records.next().transpose()? else {
+            return Ok(None);
         };
-        self.count += 1;
-        Ok(Some(host_event(&record, self.header, self.journal)))
+        self.copy.write(&record)?;
+        Ok(Some(record))
+    }
+
+    fn mismatch(&self, found: String) -> EmulateError {
+        EmulateError::State {
+            path: self.path.to_path_buf(),
+            message: format!("the saved history does not match its state: {found}"),
+        }
     }
 }
 

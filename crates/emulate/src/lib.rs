@@ -10,5 +10,5 @@ mod error;
 mod pacer;
 pub mod state;
 
-pub use device::{EmulateOptions, EmulatedSsd, LiveStats, Pace};
+pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase, Pace};
 pub use error::EmulateError;

@@ -1,7 +1,8 @@
 //! The emulated SSD through its block-device interface, without a front end: data reads back
-//! (zeros where nothing is), a clean stop saves a state a restart resumes with the same counts,
-//! and a state that does not fit (another configuration, a session that did not stop) is refused
-//! by name.
+//! (zeros where nothing is), a clean stop saves a state a restart resumes with the same counts in
+//! either pace (a paced device's background GC included), a start given up leaves the state
+//! resumable, and a state that does not fit (another configuration, a session that did not stop)
+//! is refused by name.
 
 use nandlab_core::{Config, ConfigBuilder};
 use nandlab_emulate::{EmulateOptions, EmulatedSsd, Pace};
@@ -20,7 +21,18 @@ fn options(dir: &std::path::Path, seed: &str, pace: Pace) -> EmulateOptions {
 
 fn counts(ssd: &EmulatedSsd) -> serde_json::Value {
     let stats = ssd.stats(DaemonInfo { pid: 0, stop_requested: false }).expect("open");
-    serde_json::json!({ "measured": stats.report.measured, "erases": stats.report.erase_counts, "host": stats.report.host })
+    report_counts(&stats.report)
+}
+
+/// Every count of a report: what the host sent, the DISCARD stage, the flash, the wear.
+fn report_counts(report: &nandlab_core::Report) -> serde_json::Value {
+    serde_json::json!({
+        "measured": report.measured,
+        "erases": report.erase_counts,
+        "host": report.host,
+        "discard": report.discard,
+        "precondition": report.precondition,
+    })
 }
 
 /// Overwrites the first 4 MiB `rounds` times with 64 KiB writes, a flush and a discard each round.
@@ -50,11 +62,8 @@ fn a_restart_resumes_the_device_and_a_state_that_does_not_fit_is_refused() {
     let error = EmulatedSsd::open(&options(dir.path(), "2", Pace::None)).err().expect("another seed");
     assert!(error.to_string().contains("another configuration"), "{error}");
 
-    // Counting mode: a timed device would start background GC at once on its idle dies.
     let resumed = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("resume");
-    let report =
-        serde_json::json!({ "measured": stopped.measured, "erases": stopped.erase_counts, "host": stopped.host });
-    assert_eq!(counts(&resumed), report, "the restart replays the history to the same state");
+    assert_eq!(counts(&resumed), report_counts(&stopped), "the restart replays the history to the same state");
     resumed.read_at(65_536, &mut page).expect("read");
     assert!(page.iter().all(|&byte| byte == 30), "the data survived the restart");
     workload(&resumed, 2);
@@ -62,6 +71,71 @@ fn a_restart_resumes_the_device_and_a_state_that_does_not_fit_is_refused() {
 
     let error = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).err().expect("not stopped cleanly");
     assert!(error.to_string().contains("did not stop cleanly"), "{error}");
+}
+
+/// Issue 29: a paced device's background GC (dies cleaning while the host is idle) is part of its
+/// state. Its restart ran the history in counting mode and lost that GC (71,774 GC copies at the
+/// stop, 62,760 after the restart); now every session runs again at its own pace and recorded
+/// times, so every count after each restart is the stop's, over two restarts.
+#[test]
+fn a_paced_device_restarts_with_every_count_of_its_clean_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = dir.path().join("first.nlt");
+    let first =
+        EmulatedSsd::open(&EmulateOptions { record: Some(record.clone()), ..options(dir.path(), "1", Pace::Real) })
+            .expect("open");
+    idle_workload(&first, 40);
+    let stopped = first.close().expect("close").expect("report");
+    let counted = counting_replay(&record);
+    assert_ne!(
+        stopped.measured.counters, counted.measured.counters,
+        "the paced device cleaned in the background (more erases), which counting mode does not"
+    );
+
+    let resumed = EmulatedSsd::open(&options(dir.path(), "1", Pace::Real)).expect("resume");
+    assert_eq!(counts(&resumed), report_counts(&stopped), "the restart of a paced device");
+    idle_workload(&resumed, 10);
+    let stopped = resumed.close().expect("close").expect("report");
+
+    // The second session ran after its own start; a counting restart mixes paces in one history.
+    let again = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("resume");
+    assert_eq!(counts(&again), report_counts(&stopped), "the second restart, in the other pace");
+}
+
+/// [`workload`] with idle gaps of 5 ms between rounds, in which a paced device's dies clean.
+fn idle_workload(ssd: &EmulatedSsd, rounds: u8) {
+    for _ in 0..rounds {
+        workload(ssd, 1);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// A counting replay of a recorded session on the fresh device it ran on.
+fn counting_replay(trace: &std::path::Path) -> nandlab_core::Report {
+    let source = nandlab_lab::replay::TraceSource::file(trace);
+    let mut observer = |_| Ok(());
+    nandlab_lab::replay::replay(&source, config("1"), nandlab_lab::replay::ReplayMode::default(), &mut observer)
+        .expect("replays")
+}
+
+/// Issue 29: a start that fails after opening the device (a front end that does not start) gave
+/// the state up as unclean; abandoned, it leaves the state as it was.
+#[test]
+fn an_abandoned_start_leaves_the_state_resumable() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("open");
+    workload(&first, 8);
+    let stopped = first.close().expect("close").expect("report");
+    let saved = std::fs::read(dir.path().join("data.state")).expect("saved");
+    let failed = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("resume");
+    failed.abandon().expect("abandon");
+    assert_eq!(std::fs::read(dir.path().join("data.state")).expect("kept"), saved, "the state is as it was");
+    let resumed = EmulatedSsd::open(&options(dir.path(), "1", Pace::None)).expect("resume after the failed start");
+    assert_eq!(counts(&resumed), report_counts(&stopped));
+
+    let fresh = tempfile::tempdir().expect("tempdir");
+    EmulatedSsd::open(&options(fresh.path(), "1", Pace::None)).expect("open").abandon().expect("abandon");
+    assert!(!fresh.path().join("data.state").exists(), "a new device abandoned leaves no state");
 }
 
 #[test]

@@ -108,6 +108,10 @@ pub fn replay(
     if let Some(arrival) = mode.timed {
         config.timing.arrival = arrival;
     }
+    if let (None, Some(recorded)) = (config.precondition.kind, recorded_aging(source, &header, &mode)?) {
+        // Named in the configuration, so the aging stage (whose own default is random fill) runs it.
+        config.precondition.kind = Some(recorded);
+    }
     let kind = config.precondition.kind_or(AgingChoice::Workload);
     if mode.age_with.is_some() && kind != AgingChoice::Workload {
         return Err(Error::Invalid(format!(
@@ -151,6 +155,26 @@ pub fn replay(
         Some(error) => Err(error),
         None => report,
     }
+}
+
+/// The aging the trace's header says its device had (an emulated session's
+/// recording: `none` for a fresh device), which a replay runs when its
+/// configuration names none; `None` when the header does not say, or when
+/// `--age-with` asks for workload aging.
+fn recorded_aging(
+    source: &TraceSource<'_>,
+    header: &TraceHeader,
+    mode: &ReplayMode<'_>,
+) -> Result<Option<AgingChoice>> {
+    let Some(name) = header.aging.as_deref().filter(|_| mode.age_with.is_none()) else {
+        return Ok(None);
+    };
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).map(Some).map_err(|_| {
+        Error::Invalid(format!(
+            "{}: the header's aging {name:?} is not a precondition.kind (none, random-fill, workload)",
+            source.path.display()
+        ))
+    })
 }
 
 /// Refuses a trace of which the replay would take no request — a
@@ -566,6 +590,42 @@ mod tests {
 
     fn small() -> Config {
         config_from("preset = \"small\"\n[precondition]\nenabled = false\n", &[]).expect("small preset")
+    }
+
+    /// The MSR trace as a native trace whose header says how its device was aged.
+    fn aged_trace(dir: &Path, aging: &str) -> std::path::PathBuf {
+        let path = dir.join(format!("{aging}.nlt"));
+        let header = TraceHeader { aging: Some(aging.to_owned()), ..TraceHeader::default() };
+        let records = nandlab_trace::open(&msr_trace(dir, 2_000), None, &ReadOptions::default()).expect("trace");
+        let mut writer = nandlab_trace::create(&path, Format::Native, &header).expect("create");
+        for record in records {
+            writer.write(&record.expect("record")).expect("write");
+        }
+        writer.finish().expect("finish");
+        path
+    }
+
+    /// An emulated session's recording says its device started fresh: the
+    /// replay does too (no workload aging) unless the configuration names a
+    /// kind; a header naming no kind is refused by name.
+    #[test]
+    fn a_replay_ages_as_the_traces_header_says_unless_configured() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let preset = config_from("preset = \"small\"\n", &[]).expect("small preset");
+        let fresh = aged_trace(dir.path(), "none");
+        let replayed = replay(&TraceSource::file(&fresh), preset.clone(), ReplayMode::default(), &mut |_| Ok(()));
+        assert!(replayed.expect("replays").precondition.is_none(), "the header's fresh device");
+        let workload = config_from("preset = \"small\"\n[precondition]\nkind = \"workload\"\n", &[]).expect("config");
+        let replayed = replay(&TraceSource::file(&fresh), workload, ReplayMode::default(), &mut |_| Ok(()));
+        assert!(replayed.expect("replays").precondition.is_some(), "the configuration's kind comes first");
+        let error = replay(
+            &TraceSource::file(&aged_trace(dir.path(), "fresh")),
+            preset,
+            ReplayMode::default(),
+            &mut |_| Ok(()),
+        )
+        .expect_err("an unknown aging");
+        assert!(error.to_string().contains("\"fresh\" is not a precondition.kind"), "{error}");
     }
 
     #[test]

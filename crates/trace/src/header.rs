@@ -78,6 +78,12 @@ pub struct TraceHeader {
     /// Where the file system's journal lives (ext4: the extents of the
     /// journal inode), empty when unknown. Writes into it are journal writes.
     pub journal: Vec<SectorRange>,
+    /// How the traced device had been aged before the first record, when
+    /// the writer knows: a `precondition.kind` name (`none` for a fresh
+    /// device, `random-fill`). An emulated session's recording says so, and
+    /// a replay ages the same way unless its configuration names a kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aging: Option<String>,
 }
 
 impl Default for TraceHeader {
@@ -88,6 +94,7 @@ impl Default for TraceHeader {
             source_format: None,
             capture: None,
             journal: Vec::new(),
+            aging: None,
         }
     }
 }

@@ -293,9 +293,14 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
 
     #[allow(clippy::cast_precision_loss)]
     let seconds = trace.span_ns() as f64 / 1e9;
+    // A write's PREFLUSH or FUA is a cache flush too: the timed latency table's `flush` row counts both.
+    let in_writes = match trace.flushes_in_writes {
+        0 => String::new(),
+        count => format!(" (+{count} in writes: PREFLUSH/FUA)"),
+    };
     writeln!(
         out,
-        "trace      {} reads, {} writes, {} discards, {} flushes, {} journal commits over {seconds:.1} s",
+        "trace      {} reads, {} writes, {} discards, {} flushes{in_writes}, {} journal commits over {seconds:.1} s",
         trace.reads, trace.writes, trace.discards, trace.flushes, trace.journal_commits
     )?;
     print_aging(&mut out, report)?;
@@ -362,7 +367,6 @@ fn write_counts(out: &mut impl Write, rows: &[(&str, u64)]) -> std::io::Result<(
     Ok(())
 }
 
-/// The lifetime forecast lines of every report (docs/lifetime.md).
 /// The lifetime forecast's warnings, on stderr whatever the output
 /// (`lifetime.warnings` in the JSON).
 pub fn warn_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) {
@@ -371,6 +375,29 @@ pub fn warn_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) {
     }
 }
 
+/// A time given in years, in the unit that reads best: years from one year up (beyond 1,000
+/// "more than 1,000 years"), else days, hours or minutes — a short session's forecast is not
+/// "0.00 years".
+pub fn duration_in_years(years: Option<f64>) -> String {
+    const DAYS_PER_YEAR: f64 = 365.25;
+    let Some(years) = years.filter(|years| years.is_finite() && *years >= 0.0) else {
+        return "-".to_owned();
+    };
+    let days = years * DAYS_PER_YEAR;
+    if years > 1_000.0 {
+        "more than 1,000 years".to_owned()
+    } else if years >= 1.0 {
+        format!("{years:.2} years")
+    } else if days >= 1.0 {
+        format!("{days:.1} days")
+    } else if days * 24.0 >= 1.0 {
+        format!("{:.1} hours", days * 24.0)
+    } else {
+        format!("{:.1} minutes", days * 24.0 * 60.0)
+    }
+}
+
+/// The lifetime forecast lines of every report (docs/lifetime.md).
 pub fn print_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let number = |value: Option<f64>, digits: usize| value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"));
@@ -391,21 +418,38 @@ pub fn print_lifetime(lifetime: &nandlab_core::metrics::LifetimeForecast) -> any
     match lifetime.host_gb_per_day {
         Some(rate) => writeln!(
             out,
-            "           at {rate:.3} GB/day ({}; {} DWPD): {} years to the first worn block, {} years to the share",
+            "           at {rate:.3} GB/day ({}; {} DWPD): {} to the first worn block, {} to the share",
             lifetime.host_rate_source,
             number(lifetime.dwpd_workload, 3),
-            number(lifetime.years_to_first_worn, 2),
-            number(lifetime.years_to_share_worn, 2)
+            duration_in_years(lifetime.years_to_first_worn),
+            duration_in_years(lifetime.years_to_share_worn)
         )?,
         None => writeln!(out, "           years: no host write rate (set lifetime.host_gb_per_day)")?,
     }
     if let Some(limit) = lifetime.rber_limit {
         writeln!(
             out,
-            "           RBER (Telomere eq. 27) reaches {limit:e} after {} host GB, {} years",
+            "           RBER (Telomere eq. 27) reaches {limit:e} after {} host GB, {}",
             number(lifetime.host_gb_to_rber_limit, 1),
-            number(lifetime.years_to_rber_limit, 2)
+            duration_in_years(lifetime.years_to_rber_limit)
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration_in_years;
+
+    #[test]
+    fn a_lifetime_is_printed_in_the_unit_that_reads_best() {
+        let hour = 1.0 / (365.25 * 24.0);
+        assert_eq!(duration_in_years(Some(12.345)), "12.35 years");
+        assert_eq!(duration_in_years(Some(0.5)), "182.6 days");
+        assert_eq!(duration_in_years(Some(5.0 * hour)), "5.0 hours");
+        assert_eq!(duration_in_years(Some(hour / 4.0)), "15.0 minutes");
+        assert_eq!(duration_in_years(Some(5_000.0)), "more than 1,000 years");
+        assert_eq!(duration_in_years(None), "-");
+        assert_eq!(duration_in_years(Some(f64::INFINITY)), "-");
+    }
 }

@@ -232,12 +232,8 @@ fn ext4_on_an_emulated_ssd_makes_gc_work_replays_to_identical_counts_and_survive
     assert!(measured["erases"].as_u64().unwrap() > 0, "{measured}");
 
     let replayed = folder.path("replayed.json");
-    // The emulated device started fresh (no aging), so the replay does too.
-    let fresh = ["--set", "precondition.kind=none"];
-    nandlab(
-        &[&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()], &fresh[..]]
-            .concat(),
-    );
+    // No --set: the recording's header says the device started fresh, and the replay does too.
+    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
     assert_eq!(counts(&json(&replayed)), counts(&emulated), "the recorded trace replays to identical counts");
 
     let mut resumed = Emulator::start(&base, Some(&folder.path("mnt")));
@@ -382,17 +378,24 @@ fn fill_start(disk: &Path, data: &[u8]) {
     file.sync_all().expect("fsync");
 }
 
+/// A `small` device on `FOLDER/mnt` at `pace`, its session recorded in `rec.nlt`, its report
+/// written to `report.json`.
+fn recorded_session(folder: &Folder, pace: &str) -> Emulator {
+    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
+    Emulator::start(
+        &["--preset", "small", "--mount", &mnt, "--pace", pace, "--record", &record, "--json", &report_json],
+        Some(&folder.path("mnt")),
+    )
+}
+
 #[test]
 fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     if skipped(root_unavailable(&[])) {
         return;
     }
     let folder = Folder::new("timed");
-    let (mnt, record, report_json) = (folder.arg("mnt"), folder.arg("rec.nlt"), folder.arg("report.json"));
-    let session = Emulator::start(
-        &["--preset", "small", "--mount", &mnt, "--pace", "real", "--record", &record, "--json", &report_json],
-        Some(&folder.path("mnt")),
-    );
+    let record = folder.arg("rec.nlt");
+    let session = recorded_session(&folder, "real");
     let disk = folder.path("mnt").join("disk");
     for round in 0..8u64 {
         fill_start(&disk, &contents(round + 40, 1 << 20));
@@ -408,9 +411,6 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
         "small",
         "--timing",
         "on",
-        // The emulated device started fresh; a replay ages by default (the workload's own aging).
-        "--set",
-        "precondition.kind=none",
         "--quiet",
         "--json",
         replayed.to_str().unwrap(),
@@ -418,6 +418,25 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     let replayed = json(&replayed);
     assert_eq!(counts(&replayed), counts(&emulated));
     assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
+    same_document_as_replay(&emulated, &replayed);
+}
+
+/// Issue 29: the emulator's JSON is `replay`'s document (`schema_version`, a `waf_series`, every
+/// field but the replay's own speed), and its flush counts agree: the latency table's flushes are
+/// the flush commands and the writes' PREFLUSH/FUA flushes together.
+fn same_document_as_replay(emulated: &serde_json::Value, replayed: &serde_json::Value) {
+    let keys = |document: &serde_json::Value| {
+        let mut keys: Vec<String> = document.as_object().unwrap().keys().cloned().collect();
+        keys.retain(|key| key != "replay_speed");
+        keys
+    };
+    assert_eq!(keys(emulated), keys(replayed), "the emulator's document has replay's fields");
+    assert_eq!(emulated["schema_version"], replayed["schema_version"]);
+    assert!(!emulated["waf_series"].as_array().unwrap().is_empty(), "a WAF series over the session");
+    let host = &emulated["host"];
+    let flushes = host["flushes"].as_u64().unwrap() + host["flushes_in_writes"].as_u64().unwrap();
+    assert!(flushes > 0, "the session flushed: {host}");
+    assert_eq!(emulated["timed"]["latency"]["flush"]["count"].as_u64(), Some(flushes), "{host}");
 }
 
 /// Is `path` a mount point now (`/proc/self/mountinfo`, field 5)?
@@ -456,4 +475,82 @@ fn a_killed_session_leaves_no_temporary_file_and_its_refused_restart_no_mount() 
     assert_eq!(restart.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("did not stop cleanly"), "{stderr}");
     assert!(!mounted(&folder.path("mnt")), "the refused restart left the mount behind: {stderr}");
+}
+
+/// Issue 29: any failed start (a mistyped `--mount`, a busy NBD port) marked the state unclean and
+/// the next correct start refused it, the device's wear and counts gone. Now the first is refused
+/// before the device opens, the second gives the state back; the correct start resumes the device.
+#[test]
+fn failed_starts_leave_the_saved_device_to_the_next_start() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("failed-start");
+    let (mnt, data) = (folder.arg("mnt"), folder.arg("data"));
+    let (first_json, resumed_json) = (folder.arg("first.json"), folder.arg("resumed.json"));
+    let base = ["--preset", "small", "--pace", "none", "--data", &data];
+    let session =
+        Emulator::start(&[&base[..], &["--mount", &mnt, "--json", &first_json]].concat(), Some(&folder.path("mnt")));
+    let disk = folder.path("mnt").join("disk");
+    for round in 0..4u64 {
+        fill_start(&disk, &contents(round + 60, 4 << 20));
+    }
+    session.stop();
+    let saved = std::fs::read(folder.path("data.state")).expect("saved state");
+
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("a port to hold");
+    let port = format!("127.0.0.1:{}", busy.local_addr().unwrap().port());
+    let failures = [vec!["--mount", "/nonexistent/nandlab-mnt"], vec!["--nbd", &port, "--nbd-allow-local-users"]];
+    for failure in failures {
+        let output =
+            Command::new(env!("CARGO_BIN_EXE_nandlab")).arg("emulate").args(base).args(&failure).output().expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{failure:?} started: {stderr}");
+        assert_eq!(std::fs::read(folder.path("data.state")).unwrap(), saved, "{failure:?} touched the state: {stderr}");
+    }
+    drop(busy);
+
+    let resumed =
+        Emulator::start(&[&base[..], &["--mount", &mnt, "--json", &resumed_json]].concat(), Some(&folder.path("mnt")));
+    resumed.stop();
+    assert_eq!(counts(&json(&folder.path("resumed.json"))), counts(&json(&folder.path("first.json"))));
+}
+
+/// Issue 26: `nandlab emulate mark DIR` starts a new measured phase, so what came before it (here
+/// 8 MiB standing in for `mkfs`) is reported apart from what follows; together they are the
+/// session, as a replay of its recording (which has no mark) counts it.
+#[test]
+fn a_mark_reports_the_phase_before_it_apart_from_the_phase_after() {
+    if skipped(root_unavailable(&[])) {
+        return;
+    }
+    let folder = Folder::new("mark");
+    let (mnt, record) = (folder.arg("mnt"), folder.arg("rec.nlt"));
+    let session = recorded_session(&folder, "none");
+    let disk = folder.path("mnt").join("disk");
+    fill_start(&disk, &contents(70, 8 << 20));
+    let marked = nandlab(&["emulate", "mark", &mnt]);
+    assert!(marked.contains("mark 1 after") && marked.contains("host pages written"), "{marked}");
+    fill_start(&disk, &contents(71, 4 << 20));
+    let status = nandlab(&["emulate", "status", &mnt, "--json"]);
+    assert!(status.contains("before_marks"), "{status}");
+    let summary = session.stop();
+    assert!(summary.contains("before mark 1") && summary.contains("counts since mark 1"), "{summary}");
+
+    let emulated = json(&folder.path("report.json"));
+    let before = &emulated["before_marks"][0]["measured"];
+    let after = &emulated["measured"];
+    let pages = |phase: &serde_json::Value, key: &str| phase[key].as_u64().unwrap();
+    // The 8 MiB (2,048 pages) before the mark, the 4 MiB after it (the kernel may write a few more).
+    assert!((2048..2048 + 64).contains(&pages(before, "host_pages_written")), "{before}");
+    assert!((1024..1024 + 64).contains(&pages(after, "host_pages_written")), "{after}");
+    let replayed = folder.path("replayed.json");
+    nandlab(&["replay", &record, "--preset", "small", "--quiet", "--json", replayed.to_str().unwrap()]);
+    let whole = &json(&replayed)["measured"];
+    for key in ["host_pages_written", "flash_pages_programmed", "gc_page_copies", "erases"] {
+        assert_eq!(pages(before, key) + pages(after, key), pages(whole, key), "{key}: the phases make the session");
+    }
+
+    let stderr = Command::new(env!("CARGO_BIN_EXE_nandlab")).args(["emulate", "mark", &mnt]).output().unwrap();
+    assert!(!stderr.status.success(), "a mark with no daemon fails");
 }

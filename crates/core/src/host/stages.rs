@@ -94,7 +94,12 @@ pub struct HostCounts {
     pub reads: u64,
     pub writes: u64,
     pub discards: u64,
+    /// Flush commands (an empty request with only a cache flush).
     pub flushes: u64,
+    /// Cache flushes that came with writes — a PREFLUSH before the data, a
+    /// FUA after it — each a flush request to the device as a flush command
+    /// is; a timed report's `flush` latencies count both kinds.
+    pub flushes_in_writes: u64,
     pub journal_commits: u64,
     pub priority: u64,
     pub read_sectors: u64,
@@ -109,6 +114,9 @@ impl HostCounts {
     fn count(&mut self, event: &HostEvent, priority: bool) {
         self.count_op(event.op, event.sectors.sectors(), event.time, priority);
         self.journal_commits += u64::from(event.journal_commit);
+        if event.op == HostOp::Write {
+            self.flushes_in_writes += u64::from(event.flags.preflush) + u64::from(event.flags.fua);
+        }
     }
 
     #[inline]

@@ -5,10 +5,11 @@
 //! mode: [`Simulation::replay`]; timed: [`Simulation::replay_timed`] with
 //! open arrivals).
 
-use super::{at_event, Layer, Report, SimError, Simulation};
+use super::{at_event, Layer, PhaseReport, Report, SimError, Simulation};
 use crate::ftl::TranslationLayer;
 use crate::host::event::HostEvent;
 use crate::host::{submit, Request};
+use crate::metrics::WafSeries;
 use crate::timing::{Arrival, Engine, LiveTicket, TimedRequest};
 use crate::units::{SimNs, UnitId};
 use std::collections::{HashMap, VecDeque};
@@ -47,6 +48,8 @@ pub struct LiveDevice {
     owners: HashMap<LiveTicket, EventTicket>,
     /// Events complete and not yet taken, with their completion times (the events' frame).
     completed: Vec<(EventTicket, u64)>,
+    /// The WAF over the session, in the windows a replay's series has.
+    series: WafSeries,
 }
 
 impl LiveDevice {
@@ -63,8 +66,10 @@ impl LiveDevice {
         } else {
             None
         };
+        let series = simulation.phase_series(None);
         Ok(Self {
             simulation,
+            series,
             engine,
             first_ns: None,
             last_arrival: SimNs(0),
@@ -134,6 +139,7 @@ impl LiveDevice {
         self.next_ticket += 1;
         self.open.insert(ticket, OpenEvent { requests: 0, done: self.last_arrival });
         self.run_pending(Some(ticket))?;
+        self.series.observe(self.simulation.counters());
         self.close_if_done(ticket);
         self.collect();
         Ok(ticket)
@@ -164,6 +170,16 @@ impl LiveDevice {
         std::mem::take(&mut self.completed)
     }
 
+    /// Ends the measured phase here and starts a new one (a user's mark,
+    /// e.g. after `mkfs`): returns what the ended phase measured; the
+    /// report's `measured` (and its lifetime forecast) then covers only what
+    /// follows. Host, DISCARD and wear counts stay the session's.
+    pub fn mark(&mut self) -> PhaseReport {
+        let ended = self.simulation.report().measured;
+        self.simulation.start_measuring();
+        ended
+    }
+
     /// Free blocks over every unit of the flash (what GC keeps above its watermarks).
     pub fn free_blocks(&self) -> u64 {
         let units = self.simulation.geometry.units();
@@ -173,6 +189,7 @@ impl LiveDevice {
     /// What the run measured so far (the report a stop would print, timing included).
     pub fn report(&self) -> Report {
         let mut report = self.simulation.report();
+        report.waf_series.extend_from_slice(self.series.points());
         if let Some(engine) = &self.engine {
             report.timed = Some(engine.live_report());
         }
@@ -186,6 +203,8 @@ impl LiveDevice {
         self.last_deadline = None;
         self.simulation.stages.finish(&mut self.pending).map_err(|error| at_event(&self.simulation.stages, error))?;
         self.run_pending(None)?;
+        self.series.observe(self.simulation.counters());
+        self.simulation.series.extend(self.series.points().iter().cloned());
         if let Some(engine) = self.engine.take() {
             let timed = on_layer!(&mut self.simulation.layer, ftl => engine.live_finish(ftl))
                 .map_err(|error| at_event(&self.simulation.stages, error))?;

@@ -33,6 +33,9 @@ enum EmulateCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Start a new measured phase on the device served on DIR (e.g. after mkfs): the report
+    /// shows what came before the mark apart from what follows.
+    Mark(super::emulate_mark::MarkArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -76,6 +79,7 @@ enum PaceArg {
 pub fn run(args: EmulateArgs) -> anyhow::Result<()> {
     match args.command {
         Some(EmulateCommand::Status { dir, json }) => status(&dir, json),
+        Some(EmulateCommand::Mark(args)) => super::emulate_mark::run(&args),
         None => serve(args.serve),
     }
 }
@@ -85,6 +89,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The export is named after the device: its preset, or the configuration's own name.
     let export_name = config.name.clone().unwrap_or_else(|| "nandlab".to_owned());
     let signalled = stop_signals()?;
+    let marks = super::emulate_mark::mark_requests()?;
     let started = Instant::now();
     let pace = match args.pace {
         PaceArg::Real => Pace::Real,
@@ -92,13 +97,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let options =
         EmulateOptions { config, data: args.data.clone(), state: args.state, pace, record: args.record.clone() };
-    // Before the device: a restart refused there still detaches the mount a killed session left.
-    args.mount.as_deref().map(nandlab_fuse::clear_stale_mount).transpose()?;
+    // Everything that can be checked before the device opens is, so a mistyped option leaves the
+    // saved state untouched; a restart refused there still detaches the mount a killed session left.
+    args.mount.as_deref().map(usable_mount_point).transpose()?;
+    let nbd = args.nbd.export(&export_name, &format!("nandlab emulated SSD ({export_name})"))?;
     let ssd = Arc::new(EmulatedSsd::open(&options)?);
     let device: Arc<dyn BlockDevice> = ssd.clone();
     let mount = MountOptions { threads: args.threads, allow_other: false };
-    let nbd = args.nbd.export(&export_name, &format!("nandlab emulated SSD ({export_name})"))?;
-    let (mut frontends, served) = Frontends::start(&device, args.mount.as_deref(), mount, nbd)?;
+    let (mut frontends, served) = match Frontends::start(&device, args.mount.as_deref(), mount, nbd) {
+        Ok(started) => started,
+        Err(error) => {
+            // A busy port or a mount the kernel refuses: the device goes back to its saved state.
+            ssd.abandon()?;
+            return Err(error.into());
+        }
+    };
     drop(device);
     println!(
         "emulate: serving {} ({}, pace {}, data in {}) after {} ms",
@@ -109,7 +122,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         started.elapsed().as_millis()
     );
     std::io::stdout().flush()?;
-    let ending = serve_until_stopped(&mut frontends, &signalled, &mut || {});
+    let ending = serve_until_stopped(&mut frontends, &signalled, &mut || {
+        if marks.swap(false, std::sync::atomic::Ordering::AcqRel) && ssd.mark().is_some() {
+            eprintln!("emulate: mark {}: a new measured phase starts", ssd.before_marks().len());
+        }
+    });
     frontends.end(&ending);
     let report = ssd.close()?.context("the device was already closed")?;
     eprintln!("emulate: stopped; data synced{}", if args.data.is_some() { ", state saved" } else { "" });
@@ -117,11 +134,40 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => format!("emulated SSD, requests recorded in {}", path.display()),
         None => "emulated SSD".to_owned(),
     };
+    let before_marks = ssd.before_marks();
+    super::emulate_mark::print_before_marks(&before_marks)?;
+    let heading = match before_marks.len() {
+        0 => heading,
+        marks => format!("{heading}; counts since mark {marks}"),
+    };
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
     if let Some(path) = &args.json {
-        crate::output::write_json(crate::output::Output::open(path)?, &report)?;
+        // The document `replay --json` writes (schema_version, the report, wall_s), with the phases
+        // the marks ended.
+        let emulated = EmulatedDocument { report: &report, before_marks };
+        let document = nandlab_lab::document::Document::new(&emulated, started.elapsed());
+        crate::output::write_json(crate::output::Output::open(path)?, &document)?;
     }
+    Ok(())
+}
+
+/// The emulator's JSON: the report as `replay` writes it and, after marks, the phases they ended
+/// (`measured` is then the phase since the last mark).
+#[derive(serde::Serialize)]
+struct EmulatedDocument<'a> {
+    #[serde(flatten)]
+    report: &'a nandlab_core::Report,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    before_marks: Vec<nandlab_emulate::MarkedPhase>,
+}
+
+/// Refuses a `--mount` that is not an existing directory, before the device opens; detaches the
+/// dead FUSE mount a killed session left there.
+fn usable_mount_point(dir: &std::path::Path) -> anyhow::Result<()> {
+    nandlab_fuse::clear_stale_mount(dir)?;
+    let metadata = std::fs::metadata(dir).with_context(|| format!("--mount {}", dir.display()))?;
+    anyhow::ensure!(metadata.is_dir(), "--mount {}: not a directory", dir.display());
     Ok(())
 }
 
@@ -157,6 +203,7 @@ fn status(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         ("host reads", number(&host["reads"])),
         ("host writes", number(&host["writes"])),
         ("host flushes", number(&host["flushes"])),
+        ("flushes in writes", number(&host["flushes_in_writes"])),
         ("journal commits", number(&host["journal_commits"])),
         ("DISCARD received", number(&discard["received_commands"])),
         ("DISCARD issued", number(&discard["issued_commands"])),

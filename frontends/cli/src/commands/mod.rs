@@ -6,6 +6,7 @@ pub mod bench;
 pub mod capture;
 pub mod dhrd;
 pub mod emulate;
+pub mod emulate_mark;
 pub mod fsload;
 pub mod lifetime;
 pub mod presets;

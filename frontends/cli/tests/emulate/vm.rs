@@ -315,9 +315,6 @@ fn a_linux_guest_boots_on_the_nbd_export_and_its_session_replays_to_identical_co
         record.to_str().unwrap(),
         "--preset",
         "small",
-        // The emulated device started fresh; a replay ages by default (the workload's own aging).
-        "--set",
-        "precondition.kind=none",
         "--quiet",
         "--json",
         replayed.to_str().unwrap(),
