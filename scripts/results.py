@@ -200,12 +200,22 @@ def derive_informed(out):
 
 def derive_stripe(out):
     rows = read_csv(os.path.join(out, "stripe-merging", "real_workloads.csv"))
-    gains = {}
+    gains, ratios = {}, {}
     for row in rows:
         gain = 100 * (1 - float(row["merge_mean_ms"]) / float(row["eager_mean_ms"]))
-        gains.setdefault(slug(row["workload"]), []).append(gain)
+        gains.setdefault(row["load"], {}).setdefault(slug(row["workload"]), []).append(gain)
+        ratio = float(row["merge_mean_ms"]) / float(row["eager_mean_ms"])
+        ratios.setdefault(row["load"], {}).setdefault(slug(row["workload"]), []).append(ratio)
     return {
-        "gain_percent": {workload: spread(values) for workload, values in gains.items()},
+        "gain_percent": {workload: spread(values) for workload, values in gains["saturated"].items()},
+        "gain_percent_by_load": {
+            load: {workload: spread(values) for workload, values in by_workload.items()}
+            for load, by_workload in gains.items()
+        },
+        "merge_over_eager_mean_by_load": {
+            load: {workload: spread(values) for workload, values in by_workload.items()}
+            for load, by_workload in ratios.items()
+        },
         "fio_oltp_gain_percent_by_buffer_pages": {
             str(pages): spread(stripe_gain(out, "fio-oltp", pages, 4)) for pages in (256, 1024, 4096)
         },

@@ -60,6 +60,8 @@ enum EventKind {
     ReadSensed = 1,
     /// A die can start its next operation (index: die).
     DieReady = 2,
+    /// The merge timeout of the oldest partial stripe ran out (index: 0).
+    MergeTimeout = 3,
 }
 
 fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
@@ -78,7 +80,8 @@ fn event_target(event: Event) -> (EventKind, u32) {
     let kind = match kind {
         0 => EventKind::JobDone,
         1 => EventKind::ReadSensed,
-        _ => EventKind::DieReady,
+        2 => EventKind::DieReady,
+        _ => EventKind::MergeTimeout,
     };
     (kind, index)
 }
@@ -389,6 +392,8 @@ pub struct Engine {
     /// Writes waiting for buffer room, in arrival order (request slots).
     buffer_waiting: VecDeque<u32>,
     stripes_complete: Vec<StripeFill>,
+    /// When the pending `MergeTimeout` event fires ([`NO_TIME`]: none is).
+    merge_timer_ns: u64,
     /// Which buffer flush jobs are still under way, from the oldest open one.
     flushes: FlushBarrier,
     /// Requests taken from the source ahead of time, so their mapping entries
@@ -643,9 +648,10 @@ impl Engine {
             outstanding: 0,
             priority_outstanding: 0,
             discard_blocking: false,
-            buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
+            buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe, config.merge_timeout()),
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
+            merge_timer_ns: NO_TIME,
             flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
             host_epoch: 0,
@@ -820,6 +826,10 @@ impl Engine {
                 EventKind::DieReady => {
                     self.enter(event);
                     self.start_next(ftl, index)?;
+                }
+                EventKind::MergeTimeout => {
+                    self.enter(event);
+                    self.merge_timeout(ftl)?;
                 }
             }
         }
@@ -1087,6 +1097,11 @@ impl Engine {
                 let job = self.new_job(JobKind::Request(slot));
                 ftl.flush()?;
                 self.enqueue_recorded(ftl, job);
+                // Partial stripes were acknowledged too: they go now, with
+                // the RMW of what they lack.
+                while let Some(fill) = self.buffer.evict_oldest() {
+                    self.flush_stripe(ftl, &fill)?;
+                }
                 if let Some(barrier) = self.flushes.barrier() {
                     self.jobs.get_mut(job).open_ops += 1;
                     self.flushes.wait(barrier, job);
@@ -1177,7 +1192,7 @@ impl Engine {
             let request = self.requests.get(slot).timed.request;
             if !self.buffer.fits(request.pages) {
                 while let Some(fill) = self.buffer.evict_for(request.pages) {
-                    self.flush_stripe(ftl, &fill, request.stream)?;
+                    self.flush_stripe(ftl, &fill)?;
                 }
                 return Ok(());
             }
@@ -1186,12 +1201,13 @@ impl Engine {
             self.release(acknowledged);
             if self.buffer.merging() {
                 let mut complete = std::mem::take(&mut self.stripes_complete);
-                self.buffer.admit_merging(request.start.0, request.pages, &mut complete);
+                self.buffer.admit_merging(request.start.0, request.pages, request.stream, self.now_ns, &mut complete);
                 for fill in complete.drain(..) {
                     self.stats.stripes_merged += 1;
-                    self.flush_stripe(ftl, &fill, request.stream)?;
+                    self.flush_stripe(ftl, &fill)?;
                 }
                 self.stripes_complete = complete;
+                self.arm_merge_timer();
             } else {
                 self.buffer.admit_flushing(request.pages);
                 let job = self.new_flush_job(request.pages);
@@ -1202,15 +1218,35 @@ impl Engine {
         Ok(())
     }
 
-    fn flush_stripe<T: TranslationLayer>(
-        &mut self,
-        ftl: &mut T,
-        fill: &StripeFill,
-        stream: StreamId,
-    ) -> Result<(), FtlError> {
+    /// Schedules the `MergeTimeout` event of the oldest partial stripe, if
+    /// one may be held and none is pending.
+    fn arm_merge_timer(&mut self) {
+        if self.merge_timer_ns != NO_TIME {
+            return;
+        }
+        if let Some(at_ns) = self.buffer.next_timeout_ns() {
+            self.merge_timer_ns = at_ns.max(self.now_ns);
+            self.events.push(pack(self.merge_timer_ns, EventKind::MergeTimeout, 0));
+        }
+    }
+
+    /// The merge timeout ran out: partial stripes no write has added to for
+    /// `timing.merge_timeout_ns` are written (docs/stripe-merging.md).
+    fn merge_timeout<T: TranslationLayer>(&mut self, ftl: &mut T) -> Result<(), FtlError> {
+        self.merge_timer_ns = NO_TIME;
+        while let Some(fill) = self.buffer.evict_idle(self.now_ns) {
+            self.stats.stripes_timed_out += 1;
+            self.flush_stripe(ftl, &fill)?;
+        }
+        self.arm_merge_timer();
+        Ok(())
+    }
+
+    /// Writes a stripe the buffer let go, with the RMW of the pages it lacks.
+    fn flush_stripe<T: TranslationLayer>(&mut self, ftl: &mut T, fill: &StripeFill) -> Result<(), FtlError> {
         let job = self.new_flush_job(fill.pages);
         let first = fill.stripe * self.config.stripe_pages;
-        self.write_stripe(ftl, first, &|page| fill.contains(page - first), stream, job)?;
+        self.write_stripe(ftl, first, &|page| fill.contains(page - first), fill.stream, job)?;
         self.release(job);
         Ok(())
     }

@@ -1,9 +1,12 @@
 //! Stripe-aligned write merging (Rajimwale, Prabhakaran, Davis, "Block
 //! management in solid-state devices", slides 12-15): the write buffer's
 //! bookkeeping of partly written stripes. A stripe is written whole, without
-//! a read-modify-write, once requests have covered it; otherwise the oldest
-//! partial stripe is evicted with a read-modify-write when room is needed.
+//! a read-modify-write, once requests have covered it; otherwise a partial
+//! stripe is written with a read-modify-write when no write has added to it
+//! for the merge timeout, when the buffer needs its room (oldest first), or
+//! when the host flushes (docs/stripe-merging.md, "What the slides say").
 
+use crate::units::StreamId;
 use std::collections::{HashMap, VecDeque};
 
 /// Pages of one stripe held in the buffer.
@@ -12,6 +15,10 @@ pub struct StripeFill {
     pub stripe: u32,
     /// When the stripe entered the buffer (tells stale eviction entries apart).
     admitted: u64,
+    /// When a write last added to the stripe (simulated ns).
+    touched_ns: u64,
+    /// The stream of the write that last added to it: where it is written.
+    pub stream: StreamId,
     /// `present[i]`: page `i` of the stripe is buffered. (Not a bitmap on
     /// purpose: rustc 1.95 at opt-level >= 2 without overflow checks
     /// miscompiled the bitmap version, losing the `pages` count; see
@@ -22,7 +29,14 @@ pub struct StripeFill {
 
 impl StripeFill {
     fn new(stripe: u32, admitted: u64, stripe_pages: u32) -> Self {
-        Self { stripe, admitted, present: vec![false; stripe_pages as usize], pages: 0 }
+        Self {
+            stripe,
+            admitted,
+            touched_ns: 0,
+            stream: StreamId(0),
+            present: vec![false; stripe_pages as usize],
+            pages: 0,
+        }
     }
 
     pub fn contains(&self, page_in_stripe: u32) -> bool {
@@ -62,17 +76,27 @@ struct MergeState {
     /// eviction order. Entries of stripes written since are skipped.
     order: VecDeque<(u32, u64)>,
     admissions: u64,
+    /// A partial stripe no write has added to for this long is written;
+    /// `None`: only buffer pressure and host flushes write partial stripes.
+    timeout_ns: Option<u64>,
+    /// (stripe, time a write added to it) in time order, kept with a
+    /// timeout: the timeout order. Entries of stripes written or added to
+    /// since are skipped.
+    touches: VecDeque<(u32, u64)>,
 }
 
 impl WriteBuffer {
     /// A buffer of `capacity` pages; `merge_stripe_pages` enables merging
-    /// along stripes of that many pages.
-    pub fn new(capacity: u32, merge_stripe_pages: Option<u32>) -> Self {
+    /// along stripes of that many pages, partial stripes written after
+    /// `merge_timeout_ns` without a write (if given).
+    pub fn new(capacity: u32, merge_stripe_pages: Option<u32>, merge_timeout_ns: Option<u64>) -> Self {
         let merge = merge_stripe_pages.map(|stripe_pages| MergeState {
             stripe_pages,
             stripes: HashMap::new(),
             order: VecDeque::new(),
             admissions: 0,
+            timeout_ns: merge_timeout_ns,
+            touches: VecDeque::new(),
         });
         Self { capacity, pending: 0, flushing: 0, merge }
     }
@@ -98,6 +122,12 @@ impl WriteBuffer {
         if self.pending + pages <= self.capacity {
             return None;
         }
+        self.evict_oldest()
+    }
+
+    /// The oldest partial stripe, handed to the flash (a host flush writes
+    /// them all); `None` when none is held.
+    pub fn evict_oldest(&mut self) -> Option<StripeFill> {
         let merge = self.merge.as_mut()?;
         let fill = loop {
             let (stripe, admitted) = merge.order.pop_front()?;
@@ -105,9 +135,42 @@ impl WriteBuffer {
                 break merge.stripes.remove(&stripe)?;
             }
         };
+        self.hand_over(&fill);
+        Some(fill)
+    }
+
+    /// A partial stripe no write has added to for the merge timeout by
+    /// `now_ns`, handed to the flash; `None` when none is left.
+    pub fn evict_idle(&mut self, now_ns: u64) -> Option<StripeFill> {
+        let merge = self.merge.as_mut()?;
+        let cutoff_ns = now_ns.checked_sub(merge.timeout_ns?)?;
+        let fill = loop {
+            let &(stripe, touched_ns) = merge.touches.front()?;
+            if touched_ns > cutoff_ns {
+                return None;
+            }
+            merge.touches.pop_front();
+            if merge.stripes.get(&stripe).is_some_and(|fill| fill.touched_ns == touched_ns) {
+                break merge.stripes.remove(&stripe)?;
+            }
+        };
+        self.hand_over(&fill);
+        Some(fill)
+    }
+
+    /// When the merge timeout of the oldest partial stripe runs out, if one
+    /// may be held (an entry may be stale: the timer then finds nothing to
+    /// write, and asks again).
+    pub fn next_timeout_ns(&self) -> Option<u64> {
+        let merge = self.merge.as_ref()?;
+        let &(_, touched_ns) = merge.touches.front()?;
+        Some(touched_ns.saturating_add(merge.timeout_ns?))
+    }
+
+    /// A held stripe's pages move from pending to flushing.
+    fn hand_over(&mut self, fill: &StripeFill) {
         self.pending -= fill.pages;
         self.flushing += fill.pages;
-        Some(fill)
     }
 
     /// Admits pages handed straight to the flash (eager flushing).
@@ -115,9 +178,17 @@ impl WriteBuffer {
         self.flushing += pages;
     }
 
-    /// Admits `pages` pages from `start` into the stripes they belong to and
-    /// appends the stripes they complete to `complete` (to be written whole).
-    pub fn admit_merging(&mut self, start: u32, pages: u32, complete: &mut Vec<StripeFill>) {
+    /// Admits `pages` pages from `start`, written by `stream` at `now_ns`,
+    /// into the stripes they belong to and appends the stripes they complete
+    /// to `complete` (to be written whole).
+    pub fn admit_merging(
+        &mut self,
+        start: u32,
+        pages: u32,
+        stream: StreamId,
+        now_ns: u64,
+        complete: &mut Vec<StripeFill>,
+    ) {
         let Some(merge) = self.merge.as_mut() else { return };
         let stripe_pages = merge.stripe_pages;
         for page in start..start + pages {
@@ -127,6 +198,11 @@ impl WriteBuffer {
                 merge.order.push_back((stripe, merge.admissions));
                 StripeFill::new(stripe, merge.admissions, stripe_pages)
             });
+            if merge.timeout_ns.is_some() && (fill.touched_ns != now_ns || fill.pages == 0) {
+                merge.touches.push_back((stripe, now_ns));
+            }
+            fill.touched_ns = now_ns;
+            fill.stream = stream;
             if fill.insert(page % stripe_pages) {
                 self.pending += 1;
             }
@@ -152,11 +228,11 @@ mod tests {
 
     #[test]
     fn sequential_pages_complete_a_stripe() {
-        let mut buffer = WriteBuffer::new(16, Some(4));
+        let mut buffer = WriteBuffer::new(16, Some(4), None);
         let mut complete = Vec::new();
-        buffer.admit_merging(0, 3, &mut complete);
+        buffer.admit_merging(0, 3, StreamId(0), 0, &mut complete);
         assert!(complete.is_empty());
-        buffer.admit_merging(3, 2, &mut complete);
+        buffer.admit_merging(3, 2, StreamId(0), 0, &mut complete);
         assert_eq!(complete.len(), 1);
         assert_eq!(complete[0].stripe, 0);
         assert_eq!(complete[0].pages, 4);
@@ -168,15 +244,32 @@ mod tests {
 
     #[test]
     fn overwrites_coalesce_and_eviction_takes_the_oldest_stripe() {
-        let mut buffer = WriteBuffer::new(8, Some(4));
+        let mut buffer = WriteBuffer::new(8, Some(4), None);
         let mut complete = Vec::new();
-        buffer.admit_merging(4, 1, &mut complete);
-        buffer.admit_merging(0, 2, &mut complete);
-        buffer.admit_merging(0, 2, &mut complete);
+        buffer.admit_merging(4, 1, StreamId(0), 0, &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), 0, &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), 0, &mut complete);
         assert!(complete.is_empty());
         let evicted = buffer.evict_for(7).expect("3 pending + 7 exceed 8");
         assert_eq!(evicted.stripe, 1);
         assert!(evicted.contains(0) && !evicted.contains(1));
         assert_eq!(buffer.evict_for(6), None, "2 pending + 6 fit once the flush completes");
+    }
+
+    #[test]
+    fn a_stripe_not_added_to_for_the_timeout_is_evicted_once() {
+        let mut buffer = WriteBuffer::new(16, Some(4), Some(5));
+        let mut complete = Vec::new();
+        buffer.admit_merging(0, 1, StreamId(0), 10, &mut complete);
+        buffer.admit_merging(4, 1, StreamId(0), 20, &mut complete);
+        buffer.admit_merging(1, 1, StreamId(0), 30, &mut complete);
+        assert_eq!(buffer.next_timeout_ns(), Some(15), "the first touch of stripe 0, stale since 30");
+        assert_eq!(buffer.evict_idle(30).map(|fill| fill.stripe), Some(1), "stripe 0 was added to at 30");
+        assert_eq!(buffer.evict_idle(30), None);
+        assert_eq!(buffer.next_timeout_ns(), Some(35));
+        let idle = buffer.evict_idle(35).expect("stripe 0 idle since 30");
+        assert_eq!((idle.stripe, idle.pages), (0, 2));
+        assert_eq!(buffer.evict_idle(u64::MAX), None, "nothing is held twice");
+        assert!(buffer.fits(13) && !buffer.fits(14), "3 pages flushing");
     }
 }

@@ -89,6 +89,10 @@ impl Engine {
                 self.enter(event);
                 self.start_next(ftl, index)?;
             }
+            EventKind::MergeTimeout => {
+                self.enter(event);
+                self.merge_timeout(ftl)?;
+            }
         }
         Ok(true)
     }
