@@ -51,15 +51,16 @@ pub enum FlushPolicy {
 
 /// When stripe merging writes a stripe that requests have covered only in
 /// part (`timing.partial_stripe_flush`). Either way a host flush writes every
-/// partial stripe, and so does buffer pressure (oldest first).
+/// partial stripe, and buffer pressure the oldest ones.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PartialStripeFlush {
-    /// Also when no write has added to it for `timing.merge_timeout_ns`, so
-    /// a light load's partial stripes are written in idle time, as an eager
-    /// device would (docs/stripe-merging.md, "What the slides say").
+    /// Also once the device has been idle (no request in it) for
+    /// `timing.merge_idle_ns`: a light load's partial stripes are written in
+    /// idle time, as an eager device writes them, while a busy device keeps
+    /// merging (docs/stripe-merging.md, "What the slides say").
     #[default]
-    Timeout,
+    Idle,
     /// Only under buffer pressure or a host flush: a partial stripe waits for
     /// the write that completes it however long that takes.
     BufferFull,
@@ -132,10 +133,10 @@ pub struct TimingConfig {
     pub flush: FlushPolicy,
     #[serde(default)]
     pub partial_stripe_flush: PartialStripeFlush,
-    /// Stripe merging: a partial stripe no write has added to for this long
-    /// is written (with `partial_stripe_flush = "timeout"`).
-    #[serde(default = "default_merge_timeout_ns")]
-    pub merge_timeout_ns: u64,
+    /// Stripe merging: once no request has been in the device for this long,
+    /// its partial stripes are written (`partial_stripe_flush = "idle"`).
+    #[serde(default = "default_merge_idle_ns")]
+    pub merge_idle_ns: u64,
     /// Low watermark: background GC runs in a die's idle time while one of its
     /// units has fewer free blocks than this. The critical watermark, below
     /// which GC runs in the foreground and blocks the write that needs it, is
@@ -175,9 +176,10 @@ fn default_erase_ns() -> u64 {
 fn default_channel_bytes_per_s() -> u64 {
     204_800_000
 }
-/// Long enough for the next request of a sequential stream issued at queue
-/// depth 1, far below an idle host's gaps (docs/stripe-merging.md).
-fn default_merge_timeout_ns() -> u64 {
+/// Longer than a host takes to turn an acknowledgement into its next request
+/// (a sequential stream at queue depth 1), far below an idle host's gaps
+/// (docs/stripe-merging.md).
+fn default_merge_idle_ns() -> u64 {
     1_000_000
 }
 fn one() -> u32 {
@@ -233,7 +235,7 @@ impl Default for TimingConfig {
             write_buffer_pages: 0,
             flush: FlushPolicy::default(),
             partial_stripe_flush: PartialStripeFlush::default(),
-            merge_timeout_ns: default_merge_timeout_ns(),
+            merge_idle_ns: default_merge_idle_ns(),
             gc_low_blocks: None,
             priority_aware_gc: false,
             multi_plane: false,
@@ -254,7 +256,7 @@ impl TimingConfig {
             ("timing.channel_bytes_per_s", self.channel_bytes_per_s),
             ("timing.series_interval_ns", self.series_interval_ns),
             ("timing.arrival_iops", self.arrival_iops),
-            ("timing.merge_timeout_ns", self.merge_timeout_ns),
+            ("timing.merge_idle_ns", self.merge_idle_ns),
         ] {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be at least 1"));
@@ -329,7 +331,7 @@ impl TimingConfig {
             ("timing.erase_ns", Some(self.erase_ns)),
             ("timing.discard_command_ns", Some(self.discard_command_ns)),
             ("timing.discard_entry_ns", Some(self.discard_entry_ns)),
-            ("timing.merge_timeout_ns", Some(self.merge_timeout_ns)),
+            ("timing.merge_idle_ns", Some(self.merge_idle_ns)),
         ];
         for (key, value) in latencies {
             if let Some(value) = value.filter(|&value| value > LATENCY_NS_MAX) {
@@ -368,9 +370,11 @@ impl TimingConfig {
         self.gc_low_blocks.unwrap_or(ftl.gc_threshold_blocks.saturating_add(2))
     }
 
-    /// The merge timeout the write buffer applies, if partial stripes time out.
-    pub fn merge_timeout(&self) -> Option<u64> {
-        (self.partial_stripe_flush == PartialStripeFlush::Timeout).then_some(self.merge_timeout_ns)
+    /// How long the device waits idle before writing its partial stripes,
+    /// if it does (stripe merging with `partial_stripe_flush = "idle"`).
+    pub fn merge_idle_flush_ns(&self) -> Option<u64> {
+        (self.flush == FlushPolicy::StripeMerge && self.partial_stripe_flush == PartialStripeFlush::Idle)
+            .then_some(self.merge_idle_ns)
     }
 
     /// Bus time of one page on a channel, rounded up.

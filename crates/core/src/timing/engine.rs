@@ -60,8 +60,9 @@ enum EventKind {
     ReadSensed = 1,
     /// A die can start its next operation (index: die).
     DieReady = 2,
-    /// The merge timeout of the oldest partial stripe ran out (index: 0).
-    MergeTimeout = 3,
+    /// The device has been idle for `timing.merge_idle_ns` unless a request
+    /// arrived since (index: the idle period's number).
+    IdleFlush = 3,
 }
 
 fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
@@ -81,7 +82,7 @@ fn event_target(event: Event) -> (EventKind, u32) {
         0 => EventKind::JobDone,
         1 => EventKind::ReadSensed,
         2 => EventKind::DieReady,
-        _ => EventKind::MergeTimeout,
+        _ => EventKind::IdleFlush,
     };
     (kind, index)
 }
@@ -392,8 +393,8 @@ pub struct Engine {
     /// Writes waiting for buffer room, in arrival order (request slots).
     buffer_waiting: VecDeque<u32>,
     stripes_complete: Vec<StripeFill>,
-    /// When the pending `MergeTimeout` event fires ([`NO_TIME`]: none is).
-    merge_timer_ns: u64,
+    /// Idle periods begun: an `IdleFlush` event of an earlier one is stale.
+    idle_periods: u32,
     /// Which buffer flush jobs are still under way, from the oldest open one.
     flushes: FlushBarrier,
     /// Requests taken from the source ahead of time, so their mapping entries
@@ -648,10 +649,10 @@ impl Engine {
             outstanding: 0,
             priority_outstanding: 0,
             discard_blocking: false,
-            buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe, config.merge_timeout()),
+            buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
-            merge_timer_ns: NO_TIME,
+            idle_periods: 0,
             flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
             host_epoch: 0,
@@ -827,9 +828,9 @@ impl Engine {
                     self.enter(event);
                     self.start_next(ftl, index)?;
                 }
-                EventKind::MergeTimeout => {
+                EventKind::IdleFlush => {
                     self.enter(event);
-                    self.merge_timeout(ftl)?;
+                    self.idle_flush(ftl, index)?;
                 }
             }
         }
@@ -1164,6 +1165,7 @@ impl Engine {
                 }
                 self.queues[done.queue as usize].outstanding -= 1;
                 self.outstanding -= 1;
+                self.idle_begins();
                 if request.op == Op::Trim {
                     self.discard_blocking = false;
                 }
@@ -1201,13 +1203,12 @@ impl Engine {
             self.release(acknowledged);
             if self.buffer.merging() {
                 let mut complete = std::mem::take(&mut self.stripes_complete);
-                self.buffer.admit_merging(request.start.0, request.pages, request.stream, self.now_ns, &mut complete);
+                self.buffer.admit_merging(request.start.0, request.pages, request.stream, &mut complete);
                 for fill in complete.drain(..) {
                     self.stats.stripes_merged += 1;
                     self.flush_stripe(ftl, &fill)?;
                 }
                 self.stripes_complete = complete;
-                self.arm_merge_timer();
             } else {
                 self.buffer.admit_flushing(request.pages);
                 let job = self.new_flush_job(request.pages);
@@ -1218,27 +1219,27 @@ impl Engine {
         Ok(())
     }
 
-    /// Schedules the `MergeTimeout` event of the oldest partial stripe, if
-    /// one may be held and none is pending.
-    fn arm_merge_timer(&mut self) {
-        if self.merge_timer_ns != NO_TIME {
-            return;
-        }
-        if let Some(at_ns) = self.buffer.next_timeout_ns() {
-            self.merge_timer_ns = at_ns.max(self.now_ns);
-            self.events.push(pack(self.merge_timer_ns, EventKind::MergeTimeout, 0));
+    /// The last request left the device: if it holds partial stripes and
+    /// flushes them when idle, an `IdleFlush` event comes after the delay.
+    fn idle_begins(&mut self) {
+        let Some(delay_ns) = self.config.merge_idle_flush_ns() else { return };
+        if self.outstanding == 0 && self.buffer.holds_partial_stripes() {
+            self.idle_periods = self.idle_periods.wrapping_add(1);
+            self.events.push(pack(self.now_ns.saturating_add(delay_ns), EventKind::IdleFlush, self.idle_periods));
         }
     }
 
-    /// The merge timeout ran out: partial stripes no write has added to for
-    /// `timing.merge_timeout_ns` are written (docs/stripe-merging.md).
-    fn merge_timeout<T: TranslationLayer>(&mut self, ftl: &mut T) -> Result<(), FtlError> {
-        self.merge_timer_ns = NO_TIME;
-        while let Some(fill) = self.buffer.evict_idle(self.now_ns) {
-            self.stats.stripes_timed_out += 1;
+    /// The device has been idle for `timing.merge_idle_ns` since idle period
+    /// `period` began: unless a request came since, its partial stripes are
+    /// written, each with the RMW of what it lacks (docs/stripe-merging.md).
+    fn idle_flush<T: TranslationLayer>(&mut self, ftl: &mut T, period: u32) -> Result<(), FtlError> {
+        if period != self.idle_periods || self.outstanding > 0 {
+            return Ok(());
+        }
+        while let Some(fill) = self.buffer.evict_oldest() {
+            self.stats.stripes_flushed_idle += 1;
             self.flush_stripe(ftl, &fill)?;
         }
-        self.arm_merge_timer();
         Ok(())
     }
 

@@ -2,9 +2,9 @@
 //! management in solid-state devices", slides 12-15): the write buffer's
 //! bookkeeping of partly written stripes. A stripe is written whole, without
 //! a read-modify-write, once requests have covered it; otherwise a partial
-//! stripe is written with a read-modify-write when no write has added to it
-//! for the merge timeout, when the buffer needs its room (oldest first), or
-//! when the host flushes (docs/stripe-merging.md, "What the slides say").
+//! stripe is written with a read-modify-write when the buffer needs its room
+//! (oldest first), or when the engine empties the buffer (the device went
+//! idle, or the host flushed: docs/stripe-merging.md, "What the slides say").
 
 use crate::units::StreamId;
 use std::collections::{HashMap, VecDeque};
@@ -15,8 +15,6 @@ pub struct StripeFill {
     pub stripe: u32,
     /// When the stripe entered the buffer (tells stale eviction entries apart).
     admitted: u64,
-    /// When a write last added to the stripe (simulated ns).
-    touched_ns: u64,
     /// The stream of the write that last added to it: where it is written.
     pub stream: StreamId,
     /// `present[i]`: page `i` of the stripe is buffered. (Not a bitmap on
@@ -32,7 +30,6 @@ impl StripeFill {
         Self {
             stripe,
             admitted,
-            touched_ns: 0,
             stream: StreamId(0),
             present: vec![false; stripe_pages as usize],
             pages: 0,
@@ -76,27 +73,17 @@ struct MergeState {
     /// eviction order. Entries of stripes written since are skipped.
     order: VecDeque<(u32, u64)>,
     admissions: u64,
-    /// A partial stripe no write has added to for this long is written;
-    /// `None`: only buffer pressure and host flushes write partial stripes.
-    timeout_ns: Option<u64>,
-    /// (stripe, time a write added to it) in time order, kept with a
-    /// timeout: the timeout order. Entries of stripes written or added to
-    /// since are skipped.
-    touches: VecDeque<(u32, u64)>,
 }
 
 impl WriteBuffer {
     /// A buffer of `capacity` pages; `merge_stripe_pages` enables merging
-    /// along stripes of that many pages, partial stripes written after
-    /// `merge_timeout_ns` without a write (if given).
-    pub fn new(capacity: u32, merge_stripe_pages: Option<u32>, merge_timeout_ns: Option<u64>) -> Self {
+    /// along stripes of that many pages.
+    pub fn new(capacity: u32, merge_stripe_pages: Option<u32>) -> Self {
         let merge = merge_stripe_pages.map(|stripe_pages| MergeState {
             stripe_pages,
             stripes: HashMap::new(),
             order: VecDeque::new(),
             admissions: 0,
-            timeout_ns: merge_timeout_ns,
-            touches: VecDeque::new(),
         });
         Self { capacity, pending: 0, flushing: 0, merge }
     }
@@ -139,32 +126,9 @@ impl WriteBuffer {
         Some(fill)
     }
 
-    /// A partial stripe no write has added to for the merge timeout by
-    /// `now_ns`, handed to the flash; `None` when none is left.
-    pub fn evict_idle(&mut self, now_ns: u64) -> Option<StripeFill> {
-        let merge = self.merge.as_mut()?;
-        let cutoff_ns = now_ns.checked_sub(merge.timeout_ns?)?;
-        let fill = loop {
-            let &(stripe, touched_ns) = merge.touches.front()?;
-            if touched_ns > cutoff_ns {
-                return None;
-            }
-            merge.touches.pop_front();
-            if merge.stripes.get(&stripe).is_some_and(|fill| fill.touched_ns == touched_ns) {
-                break merge.stripes.remove(&stripe)?;
-            }
-        };
-        self.hand_over(&fill);
-        Some(fill)
-    }
-
-    /// When the merge timeout of the oldest partial stripe runs out, if one
-    /// may be held (an entry may be stale: the timer then finds nothing to
-    /// write, and asks again).
-    pub fn next_timeout_ns(&self) -> Option<u64> {
-        let merge = self.merge.as_ref()?;
-        let &(_, touched_ns) = merge.touches.front()?;
-        Some(touched_ns.saturating_add(merge.timeout_ns?))
+    /// Whether partial stripes are held.
+    pub fn holds_partial_stripes(&self) -> bool {
+        self.merge.as_ref().is_some_and(|merge| !merge.stripes.is_empty())
     }
 
     /// A held stripe's pages move from pending to flushing.
@@ -178,17 +142,10 @@ impl WriteBuffer {
         self.flushing += pages;
     }
 
-    /// Admits `pages` pages from `start`, written by `stream` at `now_ns`,
-    /// into the stripes they belong to and appends the stripes they complete
-    /// to `complete` (to be written whole).
-    pub fn admit_merging(
-        &mut self,
-        start: u32,
-        pages: u32,
-        stream: StreamId,
-        now_ns: u64,
-        complete: &mut Vec<StripeFill>,
-    ) {
+    /// Admits `pages` pages from `start`, written by `stream`, into the
+    /// stripes they belong to and appends the stripes they complete to
+    /// `complete` (to be written whole).
+    pub fn admit_merging(&mut self, start: u32, pages: u32, stream: StreamId, complete: &mut Vec<StripeFill>) {
         let Some(merge) = self.merge.as_mut() else { return };
         let stripe_pages = merge.stripe_pages;
         for page in start..start + pages {
@@ -198,10 +155,6 @@ impl WriteBuffer {
                 merge.order.push_back((stripe, merge.admissions));
                 StripeFill::new(stripe, merge.admissions, stripe_pages)
             });
-            if merge.timeout_ns.is_some() && (fill.touched_ns != now_ns || fill.pages == 0) {
-                merge.touches.push_back((stripe, now_ns));
-            }
-            fill.touched_ns = now_ns;
             fill.stream = stream;
             if fill.insert(page % stripe_pages) {
                 self.pending += 1;
@@ -228,11 +181,11 @@ mod tests {
 
     #[test]
     fn sequential_pages_complete_a_stripe() {
-        let mut buffer = WriteBuffer::new(16, Some(4), None);
+        let mut buffer = WriteBuffer::new(16, Some(4));
         let mut complete = Vec::new();
-        buffer.admit_merging(0, 3, StreamId(0), 0, &mut complete);
+        buffer.admit_merging(0, 3, StreamId(0), &mut complete);
         assert!(complete.is_empty());
-        buffer.admit_merging(3, 2, StreamId(0), 0, &mut complete);
+        buffer.admit_merging(3, 2, StreamId(0), &mut complete);
         assert_eq!(complete.len(), 1);
         assert_eq!(complete[0].stripe, 0);
         assert_eq!(complete[0].pages, 4);
@@ -244,11 +197,11 @@ mod tests {
 
     #[test]
     fn overwrites_coalesce_and_eviction_takes_the_oldest_stripe() {
-        let mut buffer = WriteBuffer::new(8, Some(4), None);
+        let mut buffer = WriteBuffer::new(8, Some(4));
         let mut complete = Vec::new();
-        buffer.admit_merging(4, 1, StreamId(0), 0, &mut complete);
-        buffer.admit_merging(0, 2, StreamId(0), 0, &mut complete);
-        buffer.admit_merging(0, 2, StreamId(0), 0, &mut complete);
+        buffer.admit_merging(4, 1, StreamId(0), &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), &mut complete);
         assert!(complete.is_empty());
         let evicted = buffer.evict_for(7).expect("3 pending + 7 exceed 8");
         assert_eq!(evicted.stripe, 1);
@@ -257,19 +210,18 @@ mod tests {
     }
 
     #[test]
-    fn a_stripe_not_added_to_for_the_timeout_is_evicted_once() {
-        let mut buffer = WriteBuffer::new(16, Some(4), Some(5));
+    fn emptying_the_buffer_writes_every_partial_stripe_once() {
+        let mut buffer = WriteBuffer::new(16, Some(4));
         let mut complete = Vec::new();
-        buffer.admit_merging(0, 1, StreamId(0), 10, &mut complete);
-        buffer.admit_merging(4, 1, StreamId(0), 20, &mut complete);
-        buffer.admit_merging(1, 1, StreamId(0), 30, &mut complete);
-        assert_eq!(buffer.next_timeout_ns(), Some(15), "the first touch of stripe 0, stale since 30");
-        assert_eq!(buffer.evict_idle(30).map(|fill| fill.stripe), Some(1), "stripe 0 was added to at 30");
-        assert_eq!(buffer.evict_idle(30), None);
-        assert_eq!(buffer.next_timeout_ns(), Some(35));
-        let idle = buffer.evict_idle(35).expect("stripe 0 idle since 30");
-        assert_eq!((idle.stripe, idle.pages), (0, 2));
-        assert_eq!(buffer.evict_idle(u64::MAX), None, "nothing is held twice");
+        buffer.admit_merging(0, 1, StreamId(0), &mut complete);
+        buffer.admit_merging(4, 1, StreamId(1), &mut complete);
+        buffer.admit_merging(1, 1, StreamId(2), &mut complete);
+        assert!(buffer.holds_partial_stripes());
+        let first = buffer.evict_oldest().expect("stripe 0");
+        assert_eq!((first.stripe, first.pages, first.stream), (0, 2, StreamId(2)), "written where its last write went");
+        assert_eq!(buffer.evict_oldest().map(|fill| fill.stripe), Some(1));
+        assert_eq!(buffer.evict_oldest(), None, "nothing is held twice");
+        assert!(!buffer.holds_partial_stripes());
         assert!(buffer.fits(13) && !buffer.fits(14), "3 pages flushing");
     }
 }

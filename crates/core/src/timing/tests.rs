@@ -268,17 +268,17 @@ fn light_substripe_load(overrides: &[&str]) -> (f64, TimedReport) {
 }
 
 #[test]
-fn timing_stripe_merging_costs_nothing_at_a_light_load_because_partial_stripes_time_out() {
+fn timing_stripe_merging_costs_nothing_at_a_light_load_because_idle_devices_write_partial_stripes() {
     let (eager_us, eager) = light_substripe_load(&["timing.flush=\"eager\""]);
     let (merge_us, merge) = light_substripe_load(&["timing.flush=\"stripe-merge\""]);
     assert!(eager.die_utilization < 0.2, "a light load: dies {:.1} % busy", 100.0 * eager.die_utilization);
-    assert!(merge.stripes_timed_out > 0, "partial stripes are written after the timeout");
+    assert!(merge.stripes_flushed_idle > 0, "an idle device writes its partial stripes");
     assert!(merge_us <= 1.1 * eager_us, "merging {merge_us:.0} us against eager {eager_us:.0} us at a light load");
-    // Without the timeout, partial stripes fill the buffer and every write
+    // Without the idle flush, partial stripes fill the buffer and every write
     // that finds it full waits for an RMW the eager device did in idle time.
     let (held_us, held) =
         light_substripe_load(&["timing.flush=\"stripe-merge\"", "timing.partial_stripe_flush=\"buffer-full\""]);
-    assert_eq!(held.stripes_timed_out, 0);
+    assert_eq!(held.stripes_flushed_idle, 0);
     assert!(held_us > 2.0 * eager_us, "held partial stripes: {held_us:.0} us against eager {eager_us:.0} us");
 }
 

@@ -89,9 +89,9 @@ impl Engine {
                 self.enter(event);
                 self.start_next(ftl, index)?;
             }
-            EventKind::MergeTimeout => {
+            EventKind::IdleFlush => {
                 self.enter(event);
-                self.merge_timeout(ftl)?;
+                self.idle_flush(ftl, index)?;
             }
         }
         Ok(true)
