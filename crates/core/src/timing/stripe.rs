@@ -27,13 +27,7 @@ pub struct StripeFill {
 
 impl StripeFill {
     fn new(stripe: u32, admitted: u64, stripe_pages: u32) -> Self {
-        Self {
-            stripe,
-            admitted,
-            stream: StreamId(0),
-            present: vec![false; stripe_pages as usize],
-            pages: 0,
-        }
+        Self { stripe, admitted, stream: StreamId(0), present: vec![false; stripe_pages as usize], pages: 0 }
     }
 
     pub fn contains(&self, page_in_stripe: u32) -> bool {
