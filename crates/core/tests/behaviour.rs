@@ -141,3 +141,40 @@ fn a_timed_run_records_the_waf_series() {
     let measured = report.measured.waf.expect("measured WAF");
     assert!((last.waf_cumulative - measured).abs() < 0.01 * measured, "{} vs {measured}", last.waf_cumulative);
 }
+
+/// Most partly programmed blocks any unit holds at once during random
+/// overwrites of the whole logical space, three times over.
+fn most_open_blocks_per_unit(gc_copies: &str) -> usize {
+    let mut ftl = small_ftl(&[&format!("ftl.gc_copies=\"{gc_copies}\"")]);
+    let geometry = *ftl.geometry();
+    let mut order: Vec<u32> = (0..geometry.logical_pages).collect();
+    write_all(&mut ftl, &order);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut most = 0;
+    for _ in 0..3 {
+        order.shuffle(&mut rng);
+        for chunk in order.chunks(997) {
+            write_all(&mut ftl, chunk);
+            let mut open = vec![0; geometry.units() as usize];
+            for block in 0..geometry.blocks() {
+                let block = nandlab_core::units::BlockId(block);
+                let pointer = ftl.flash().write_pointer(block);
+                if pointer > 0 && !ftl.flash().is_full(block) {
+                    open[geometry.unit_of_block(block).index()] += 1;
+                }
+            }
+            most = most.max(open.into_iter().max().unwrap_or(0));
+        }
+    }
+    assert!(ftl.counters().gc_page_copies > 0, "{gc_copies}: GC copied pages");
+    most
+}
+
+/// `ftl.gc_copies = "host-block"` (Telomere Section 6.2's page-map FTL)
+/// writes GC copies into the host's open block: a unit never has a second
+/// block open for them, as it does with `own-block`.
+#[test]
+fn gc_copies_beside_host_writes_keep_one_open_block_per_unit() {
+    assert_eq!(most_open_blocks_per_unit("own-block"), 2, "a GC open block beside the host's");
+    assert_eq!(most_open_blocks_per_unit("host-block"), 1, "GC copies fill the host's open block");
+}

@@ -74,10 +74,10 @@ pub const EXPERIMENTS: &[Experiment] = &[
     },
     Experiment {
         name: "telomere-fig10",
-        description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL",
+        description: "Telomere Fig. 10: RBER CDF for Telomere HB/RBER/noWL and Pagemap RBER/noWL, over 10 seeds",
         keys: &telomere_sim::WEAR_KEYS,
         needs_root: false,
-        rough_seconds: 6,
+        rough_seconds: 15,
         run: telomere_sim::figure_10,
     },
     Experiment {

@@ -123,8 +123,8 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
     if timed.rmw_pages_rewritten > 0 || timed.stripes_merged > 0 {
         writeln!(
             out,
-            "stripes    {} RMW pages read, {} rewritten, {} stripes merged",
-            timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged
+            "stripes    {} RMW pages read, {} rewritten, {} stripes merged, {} partial stripes flushed when idle",
+            timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged, timed.stripes_flushed_idle
         )?;
     }
     writeln!(

@@ -60,6 +60,9 @@ pub struct FtlConfig {
     /// Which free block a unit opens next (a simple wear-leveling hook).
     #[serde(default)]
     pub free_block_order: FreeBlockOrder,
+    /// Where garbage collection writes the valid pages it copies.
+    #[serde(default)]
+    pub gc_copies: GcCopies,
     /// What a read of a page that holds no data (never written, or trimmed) does.
     #[serde(default)]
     pub unmapped_reads: UnmappedReads,
@@ -148,6 +151,7 @@ impl Default for FtlConfig {
             gc_threshold_blocks: default_gc_threshold(),
             streams: default_streams(),
             free_block_order: FreeBlockOrder::default(),
+            gc_copies: GcCopies::default(),
             unmapped_reads: UnmappedReads::default(),
             allocation: Allocation::default(),
             discard: DiscardHandling::default(),
@@ -243,6 +247,21 @@ pub enum FreeBlockOrder {
     /// [`PageFtl::set_wear_model`] (Telomere Section 6.2's RBER-balancing);
     /// without a model, the fewest erases.
     LowestRber,
+}
+
+/// Where garbage collection writes the valid pages it copies (`ftl.gc_copies`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcCopies {
+    /// A GC open block of their own per unit: copied (cold) data is kept
+    /// apart from host writes.
+    #[default]
+    OwnBlock,
+    /// The open block of host stream 0 in the victim's unit, beside incoming
+    /// writes: Telomere Section 6.2's page-map FTL, whose "valid pages of a
+    /// victim block [are] written to the same block as incoming write
+    /// requests, regardless of data hotness" (WAO-GC's constraint).
+    HostBlock,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -730,7 +749,11 @@ impl PageFtl {
         for index in moved.clone().take(COPY_LOOKAHEAD) {
             prefetch(&self.l2p, self.p2l[index] as usize);
         }
-        let open_index = self.config.streams as usize * self.units as usize + unit.index();
+        let slot = match self.config.gc_copies {
+            GcCopies::OwnBlock => self.config.streams as usize,
+            GcCopies::HostBlock => 0,
+        };
+        let open_index = slot * self.units as usize + unit.index();
         let mut from = moved.start;
         while from < moved.end {
             let block = match self.open[open_index] {

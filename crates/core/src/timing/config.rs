@@ -49,6 +49,23 @@ pub enum FlushPolicy {
     StripeMerge,
 }
 
+/// When stripe merging writes a stripe that requests have covered only in
+/// part (`timing.partial_stripe_flush`). Either way a host flush writes every
+/// partial stripe, and buffer pressure the oldest ones.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartialStripeFlush {
+    /// Also once the device has been idle (no request in it) for
+    /// `timing.merge_idle_ns`: a light load's partial stripes are written in
+    /// idle time, as an eager device writes them, while a busy device keeps
+    /// merging (docs/stripe-merging.md, "What the slides say").
+    #[default]
+    Idle,
+    /// Only under buffer pressure or a host flush: a partial stripe waits for
+    /// the write that completes it however long that takes.
+    BufferFull,
+}
+
 /// The order in which a die serves its queued host operations
 /// (`timing.die_queue`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +131,12 @@ pub struct TimingConfig {
     pub write_buffer_pages: u32,
     #[serde(default)]
     pub flush: FlushPolicy,
+    #[serde(default)]
+    pub partial_stripe_flush: PartialStripeFlush,
+    /// Stripe merging: once no request has been in the device for this long,
+    /// its partial stripes are written (`partial_stripe_flush = "idle"`).
+    #[serde(default = "default_merge_idle_ns")]
+    pub merge_idle_ns: u64,
     /// Low watermark: background GC runs in a die's idle time while one of its
     /// units has fewer free blocks than this. The critical watermark, below
     /// which GC runs in the foreground and blocks the write that needs it, is
@@ -152,6 +175,12 @@ fn default_erase_ns() -> u64 {
 /// FEMU's channel page-transfer time of 20 us per 4 KiB page (femu/nand.h).
 fn default_channel_bytes_per_s() -> u64 {
     204_800_000
+}
+/// Longer than a host takes to turn an acknowledgement into its next request
+/// (a sequential stream at queue depth 1), far below an idle host's gaps
+/// (docs/stripe-merging.md).
+fn default_merge_idle_ns() -> u64 {
+    1_000_000
 }
 fn one() -> u32 {
     1
@@ -205,6 +234,8 @@ impl Default for TimingConfig {
             priority_fraction: 0.0,
             write_buffer_pages: 0,
             flush: FlushPolicy::default(),
+            partial_stripe_flush: PartialStripeFlush::default(),
+            merge_idle_ns: default_merge_idle_ns(),
             gc_low_blocks: None,
             priority_aware_gc: false,
             multi_plane: false,
@@ -225,6 +256,7 @@ impl TimingConfig {
             ("timing.channel_bytes_per_s", self.channel_bytes_per_s),
             ("timing.series_interval_ns", self.series_interval_ns),
             ("timing.arrival_iops", self.arrival_iops),
+            ("timing.merge_idle_ns", self.merge_idle_ns),
         ] {
             if value == 0 {
                 return Err(ConfigError::new(key, "must be at least 1"));
@@ -299,6 +331,7 @@ impl TimingConfig {
             ("timing.erase_ns", Some(self.erase_ns)),
             ("timing.discard_command_ns", Some(self.discard_command_ns)),
             ("timing.discard_entry_ns", Some(self.discard_entry_ns)),
+            ("timing.merge_idle_ns", Some(self.merge_idle_ns)),
         ];
         for (key, value) in latencies {
             if let Some(value) = value.filter(|&value| value > LATENCY_NS_MAX) {
@@ -335,6 +368,13 @@ impl TimingConfig {
     /// `critical + 2` saturates rather than wraps; validation refuses it then.
     pub fn gc_low_blocks(&self, ftl: &FtlConfig) -> u32 {
         self.gc_low_blocks.unwrap_or(ftl.gc_threshold_blocks.saturating_add(2))
+    }
+
+    /// How long the device waits idle before writing its partial stripes,
+    /// if it does (stripe merging with `partial_stripe_flush = "idle"`).
+    pub fn merge_idle_flush_ns(&self) -> Option<u64> {
+        (self.flush == FlushPolicy::StripeMerge && self.partial_stripe_flush == PartialStripeFlush::Idle)
+            .then_some(self.merge_idle_ns)
     }
 
     /// Bus time of one page on a channel, rounded up.

@@ -62,6 +62,9 @@ enum EventKind {
     ReadSensed = 1,
     /// A die can start its next operation (index: die).
     DieReady = 2,
+    /// The device has been idle for `timing.merge_idle_ns` unless a request
+    /// arrived since (index: the idle period's number).
+    IdleFlush = 3,
 }
 
 fn pack(time_ns: u64, kind: EventKind, index: u32) -> Event {
@@ -80,7 +83,8 @@ fn event_target(event: Event) -> (EventKind, u32) {
     let kind = match kind {
         0 => EventKind::JobDone,
         1 => EventKind::ReadSensed,
-        _ => EventKind::DieReady,
+        2 => EventKind::DieReady,
+        _ => EventKind::IdleFlush,
     };
     (kind, index)
 }
@@ -399,6 +403,8 @@ pub struct Engine {
     /// Writes waiting for buffer room, in arrival order (request slots).
     buffer_waiting: VecDeque<u32>,
     stripes_complete: Vec<StripeFill>,
+    /// Idle periods begun: an `IdleFlush` event of an earlier one is stale.
+    idle_periods: u32,
     /// Which buffer flush jobs are still under way, from the oldest open one.
     flushes: FlushBarrier,
     /// Requests taken from the source ahead of time, so their mapping entries
@@ -658,6 +664,7 @@ impl Engine {
             buffer: WriteBuffer::new(config.write_buffer_pages, merge_stripe),
             buffer_waiting: VecDeque::new(),
             stripes_complete: Vec::new(),
+            idle_periods: 0,
             flushes: FlushBarrier::default(),
             ahead: VecDeque::with_capacity(LOOKAHEAD + 1),
             host_epoch: 0,
@@ -898,6 +905,10 @@ impl Engine {
                 EventKind::DieReady => {
                     self.enter(event);
                     self.start_next(ftl, index)?;
+                }
+                EventKind::IdleFlush => {
+                    self.enter(event);
+                    self.idle_flush(ftl, index)?;
                 }
             }
         }
@@ -1176,6 +1187,11 @@ impl Engine {
                 let job = self.new_job(JobKind::Request(slot));
                 ftl.flush()?;
                 self.enqueue_recorded(ftl, job);
+                // Partial stripes were acknowledged too: they go now, with
+                // the RMW of what they lack.
+                while let Some(fill) = self.buffer.evict_oldest() {
+                    self.flush_stripe(ftl, &fill)?;
+                }
                 if let Some(barrier) = self.flushes.barrier() {
                     self.jobs.get_mut(job).open_ops += 1;
                     self.flushes.wait(barrier, job);
@@ -1241,6 +1257,7 @@ impl Engine {
                 if self.live {
                     self.live_completed.push((LiveTicket { queue: done.queue, seq: done.seq }, SimNs(self.now_ns)));
                 }
+                self.idle_begins();
                 if request.op == Op::Trim {
                     self.discard_blocking = false;
                 }
@@ -1269,7 +1286,7 @@ impl Engine {
             let request = self.requests.get(slot).timed.request;
             if !self.buffer.fits(request.pages) {
                 while let Some(fill) = self.buffer.evict_for(request.pages) {
-                    self.flush_stripe(ftl, &fill, request.stream)?;
+                    self.flush_stripe(ftl, &fill)?;
                 }
                 return Ok(());
             }
@@ -1278,10 +1295,10 @@ impl Engine {
             self.release(acknowledged);
             if self.buffer.merging() {
                 let mut complete = std::mem::take(&mut self.stripes_complete);
-                self.buffer.admit_merging(request.start.0, request.pages, &mut complete);
+                self.buffer.admit_merging(request.start.0, request.pages, request.stream, &mut complete);
                 for fill in complete.drain(..) {
                     self.stats.stripes_merged += 1;
-                    self.flush_stripe(ftl, &fill, request.stream)?;
+                    self.flush_stripe(ftl, &fill)?;
                 }
                 self.stripes_complete = complete;
             } else {
@@ -1294,15 +1311,35 @@ impl Engine {
         Ok(())
     }
 
-    fn flush_stripe<T: TranslationLayer>(
-        &mut self,
-        ftl: &mut T,
-        fill: &StripeFill,
-        stream: StreamId,
-    ) -> Result<(), FtlError> {
+    /// The last request left the device: if it holds partial stripes and
+    /// flushes them when idle, an `IdleFlush` event comes after the delay.
+    fn idle_begins(&mut self) {
+        let Some(delay_ns) = self.config.merge_idle_flush_ns() else { return };
+        if self.outstanding == 0 && self.buffer.holds_partial_stripes() {
+            self.idle_periods = self.idle_periods.wrapping_add(1);
+            self.events.push(pack(self.now_ns.saturating_add(delay_ns), EventKind::IdleFlush, self.idle_periods));
+        }
+    }
+
+    /// The device has been idle for `timing.merge_idle_ns` since idle period
+    /// `period` began: unless a request came since, its partial stripes are
+    /// written, each with the RMW of what it lacks (docs/stripe-merging.md).
+    fn idle_flush<T: TranslationLayer>(&mut self, ftl: &mut T, period: u32) -> Result<(), FtlError> {
+        if period != self.idle_periods || self.outstanding > 0 {
+            return Ok(());
+        }
+        while let Some(fill) = self.buffer.evict_oldest() {
+            self.stats.stripes_flushed_idle += 1;
+            self.flush_stripe(ftl, &fill)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a stripe the buffer let go, with the RMW of the pages it lacks.
+    fn flush_stripe<T: TranslationLayer>(&mut self, ftl: &mut T, fill: &StripeFill) -> Result<(), FtlError> {
         let job = self.new_flush_job(fill.pages);
         let first = fill.stripe * self.config.stripe_pages;
-        self.write_stripe(ftl, first, &|page| fill.contains(page - first), stream, job)?;
+        self.write_stripe(ftl, first, &|page| fill.contains(page - first), fill.stream, job)?;
         self.release(job);
         Ok(())
     }

@@ -15,7 +15,7 @@ mod source;
 mod stats;
 mod stripe;
 
-pub use config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig, SATA_QUEUE_DEPTH_MAX};
+pub use config::{Arrival, DieQueue, FlushPolicy, Interface, PartialStripeFlush, TimingConfig, SATA_QUEUE_DEPTH_MAX};
 pub use engine::{Engine, LiveTicket};
 pub use source::{Arrivals, RequestSource, SequentialMix, SyntheticSource, TimedRequest};
 pub use stats::{

@@ -93,6 +93,9 @@ pub struct TimedReport {
     pub rmw_pages_rewritten: u64,
     /// Stripes written whole from the merge buffer (no read-modify-write).
     pub stripes_merged: u64,
+    /// Partial stripes written because the device had been idle for
+    /// `timing.merge_idle_ns` (with a read-modify-write).
+    pub stripes_flushed_idle: u64,
     /// Pages read that held no data (never written or trimmed): answered
     /// with zeros by the controller, no flash read, and not counted in
     /// `read_mb_s` (`ftl.unmapped_reads`).
@@ -221,6 +224,7 @@ pub struct Stats {
     pub rmw_pages_read: u64,
     pub rmw_pages_rewritten: u64,
     pub stripes_merged: u64,
+    pub stripes_flushed_idle: u64,
     pub unmapped_read_pages: u64,
     pub host_pages_written: u64,
     /// Events processed (see [`TimedReport::events`]).
@@ -255,6 +259,7 @@ impl Stats {
             rmw_pages_read: 0,
             rmw_pages_rewritten: 0,
             stripes_merged: 0,
+            stripes_flushed_idle: 0,
             unmapped_read_pages: 0,
             host_pages_written: 0,
             events: 0,
@@ -404,6 +409,7 @@ impl Stats {
             rmw_pages_read: self.rmw_pages_read,
             rmw_pages_rewritten: self.rmw_pages_rewritten,
             stripes_merged: self.stripes_merged,
+            stripes_flushed_idle: self.stripes_flushed_idle,
             unmapped_read_pages: self.unmapped_read_pages,
             deadlines,
             throughput_series: self.series.points,

@@ -1,9 +1,12 @@
 //! Stripe-aligned write merging (Rajimwale, Prabhakaran, Davis, "Block
 //! management in solid-state devices", slides 12-15): the write buffer's
 //! bookkeeping of partly written stripes. A stripe is written whole, without
-//! a read-modify-write, once requests have covered it; otherwise the oldest
-//! partial stripe is evicted with a read-modify-write when room is needed.
+//! a read-modify-write, once requests have covered it; otherwise a partial
+//! stripe is written with a read-modify-write when the buffer needs its room
+//! (oldest first), or when the engine empties the buffer (the device went
+//! idle, or the host flushed: docs/stripe-merging.md, "What the slides say").
 
+use crate::units::StreamId;
 use std::collections::{HashMap, VecDeque};
 
 /// Pages of one stripe held in the buffer.
@@ -12,6 +15,8 @@ pub struct StripeFill {
     pub stripe: u32,
     /// When the stripe entered the buffer (tells stale eviction entries apart).
     admitted: u64,
+    /// The stream of the write that last added to it: where it is written.
+    pub stream: StreamId,
     /// `present[i]`: page `i` of the stripe is buffered. (Not a bitmap on
     /// purpose: rustc 1.95 at opt-level >= 2 without overflow checks
     /// miscompiled the bitmap version, losing the `pages` count; see
@@ -22,7 +27,7 @@ pub struct StripeFill {
 
 impl StripeFill {
     fn new(stripe: u32, admitted: u64, stripe_pages: u32) -> Self {
-        Self { stripe, admitted, present: vec![false; stripe_pages as usize], pages: 0 }
+        Self { stripe, admitted, stream: StreamId(0), present: vec![false; stripe_pages as usize], pages: 0 }
     }
 
     pub fn contains(&self, page_in_stripe: u32) -> bool {
@@ -98,6 +103,12 @@ impl WriteBuffer {
         if self.pending + pages <= self.capacity {
             return None;
         }
+        self.evict_oldest()
+    }
+
+    /// The oldest partial stripe, handed to the flash (a host flush writes
+    /// them all); `None` when none is held.
+    pub fn evict_oldest(&mut self) -> Option<StripeFill> {
         let merge = self.merge.as_mut()?;
         let fill = loop {
             let (stripe, admitted) = merge.order.pop_front()?;
@@ -105,9 +116,19 @@ impl WriteBuffer {
                 break merge.stripes.remove(&stripe)?;
             }
         };
+        self.hand_over(&fill);
+        Some(fill)
+    }
+
+    /// Whether partial stripes are held.
+    pub fn holds_partial_stripes(&self) -> bool {
+        self.merge.as_ref().is_some_and(|merge| !merge.stripes.is_empty())
+    }
+
+    /// A held stripe's pages move from pending to flushing.
+    fn hand_over(&mut self, fill: &StripeFill) {
         self.pending -= fill.pages;
         self.flushing += fill.pages;
-        Some(fill)
     }
 
     /// Admits pages handed straight to the flash (eager flushing).
@@ -115,9 +136,10 @@ impl WriteBuffer {
         self.flushing += pages;
     }
 
-    /// Admits `pages` pages from `start` into the stripes they belong to and
-    /// appends the stripes they complete to `complete` (to be written whole).
-    pub fn admit_merging(&mut self, start: u32, pages: u32, complete: &mut Vec<StripeFill>) {
+    /// Admits `pages` pages from `start`, written by `stream`, into the
+    /// stripes they belong to and appends the stripes they complete to
+    /// `complete` (to be written whole).
+    pub fn admit_merging(&mut self, start: u32, pages: u32, stream: StreamId, complete: &mut Vec<StripeFill>) {
         let Some(merge) = self.merge.as_mut() else { return };
         let stripe_pages = merge.stripe_pages;
         for page in start..start + pages {
@@ -127,6 +149,7 @@ impl WriteBuffer {
                 merge.order.push_back((stripe, merge.admissions));
                 StripeFill::new(stripe, merge.admissions, stripe_pages)
             });
+            fill.stream = stream;
             if fill.insert(page % stripe_pages) {
                 self.pending += 1;
             }
@@ -154,9 +177,9 @@ mod tests {
     fn sequential_pages_complete_a_stripe() {
         let mut buffer = WriteBuffer::new(16, Some(4));
         let mut complete = Vec::new();
-        buffer.admit_merging(0, 3, &mut complete);
+        buffer.admit_merging(0, 3, StreamId(0), &mut complete);
         assert!(complete.is_empty());
-        buffer.admit_merging(3, 2, &mut complete);
+        buffer.admit_merging(3, 2, StreamId(0), &mut complete);
         assert_eq!(complete.len(), 1);
         assert_eq!(complete[0].stripe, 0);
         assert_eq!(complete[0].pages, 4);
@@ -170,13 +193,29 @@ mod tests {
     fn overwrites_coalesce_and_eviction_takes_the_oldest_stripe() {
         let mut buffer = WriteBuffer::new(8, Some(4));
         let mut complete = Vec::new();
-        buffer.admit_merging(4, 1, &mut complete);
-        buffer.admit_merging(0, 2, &mut complete);
-        buffer.admit_merging(0, 2, &mut complete);
+        buffer.admit_merging(4, 1, StreamId(0), &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), &mut complete);
+        buffer.admit_merging(0, 2, StreamId(0), &mut complete);
         assert!(complete.is_empty());
         let evicted = buffer.evict_for(7).expect("3 pending + 7 exceed 8");
         assert_eq!(evicted.stripe, 1);
         assert!(evicted.contains(0) && !evicted.contains(1));
         assert_eq!(buffer.evict_for(6), None, "2 pending + 6 fit once the flush completes");
+    }
+
+    #[test]
+    fn emptying_the_buffer_writes_every_partial_stripe_once() {
+        let mut buffer = WriteBuffer::new(16, Some(4));
+        let mut complete = Vec::new();
+        buffer.admit_merging(0, 1, StreamId(0), &mut complete);
+        buffer.admit_merging(4, 1, StreamId(1), &mut complete);
+        buffer.admit_merging(1, 1, StreamId(2), &mut complete);
+        assert!(buffer.holds_partial_stripes());
+        let first = buffer.evict_oldest().expect("stripe 0");
+        assert_eq!((first.stripe, first.pages, first.stream), (0, 2, StreamId(2)), "written where its last write went");
+        assert_eq!(buffer.evict_oldest().map(|fill| fill.stripe), Some(1));
+        assert_eq!(buffer.evict_oldest(), None, "nothing is held twice");
+        assert!(!buffer.holds_partial_stripes());
+        assert!(buffer.fits(13) && !buffer.fits(14), "3 pages flushing");
     }
 }

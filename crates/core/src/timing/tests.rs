@@ -252,6 +252,55 @@ fn timing_substripe_writes_cost_read_modify_writes_and_merging_removes_them() {
     assert!(merge_mb_s > 2.0 * eager_mb_s, "merging: {merge_mb_s:.2} MB/s, eager: {eager_mb_s:.2} MB/s");
 }
 
+/// Mean latency (us) of a light open-loop load, 30 requests/s of 4-page
+/// requests on 16-page stripes (70 % writes, half continuing the previous
+/// request), far below what the device serves even with a stripe RMW per
+/// write; and the report.
+fn light_substripe_load(overrides: &[&str]) -> (f64, TimedReport) {
+    let mut all = vec!["timing.stripe_pages=16", "timing.write_buffer_pages=64", "timing.arrival=\"open\""];
+    all.extend_from_slice(overrides);
+    let mut simulation = preconditioned(&all);
+    let geometry = *simulation.geometry();
+    let mut source = SequentialMix::new(&geometry, 4, 0.5, 0.7, Arrivals::new(Some(30), 0.0, 3), 4);
+    let report = simulation.measure_timed_from(&mut source, 1500, &mut |_| {}).expect("timed run").clone();
+    let mean_us = report.latency.all.as_ref().expect("requests completed").mean_us;
+    (mean_us, report)
+}
+
+#[test]
+fn timing_stripe_merging_costs_nothing_at_a_light_load_because_idle_devices_write_partial_stripes() {
+    let (eager_us, eager) = light_substripe_load(&["timing.flush=\"eager\""]);
+    let (merge_us, merge) = light_substripe_load(&["timing.flush=\"stripe-merge\""]);
+    assert!(eager.die_utilization < 0.2, "a light load: dies {:.1} % busy", 100.0 * eager.die_utilization);
+    assert!(merge.stripes_flushed_idle > 0, "an idle device writes its partial stripes");
+    assert!(merge_us <= 1.1 * eager_us, "merging {merge_us:.0} us against eager {eager_us:.0} us at a light load");
+    // Without the idle flush, partial stripes fill the buffer and every write
+    // that finds it full waits for an RMW the eager device did in idle time.
+    let (held_us, held) =
+        light_substripe_load(&["timing.flush=\"stripe-merge\"", "timing.partial_stripe_flush=\"buffer-full\""]);
+    assert_eq!(held.stripes_flushed_idle, 0);
+    assert!(held_us > 2.0 * eager_us, "held partial stripes: {held_us:.0} us against eager {eager_us:.0} us");
+}
+
+/// A host flush writes the partial stripes the merge buffer acknowledged.
+#[test]
+fn timing_a_host_flush_writes_held_partial_stripes() {
+    let (config, geometry) = config(&[
+        "timing.stripe_pages=16",
+        "timing.write_buffer_pages=64",
+        "timing.flush=\"stripe-merge\"",
+        "timing.partial_stripe_flush=\"buffer-full\"",
+        "timing.queue_depth=1",
+        "precondition.max_device_writes=0",
+    ]);
+    let mut ftl = PageFtl::new(&geometry, &config.ftl, 1).expect("ftl");
+    let mut requests = script(vec![at(0, Op::Write, 0, 4), at(0, Op::Write, 16, 4), at(0, Op::Flush, 0, 0)]);
+    let report = run(&config, &geometry, &mut ftl, &mut requests, 3);
+    assert_eq!(ftl.counters().flash_pages_programmed, 8, "both partial stripes reached the flash");
+    let flush = report.latency.flush.as_ref().expect("the flush completed");
+    assert!(flush.mean_us >= 200.0, "the flush waited for the programs: {:.0} us", flush.mean_us);
+}
+
 /// Priority and normal latency summaries of a random 4 KiB mix, 60 % writes,
 /// open loop, background GC active; priority requests come in bursts of
 /// `BURST`, `BURST_GAP_NS` apart.

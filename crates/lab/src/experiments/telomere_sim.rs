@@ -18,7 +18,7 @@ use nandlab_admission::storage::{Placement, StoragePlan};
 use nandlab_admission::{DeviceParams, Task, TaskSet};
 use nandlab_core::config::Config;
 use nandlab_core::device::wear::{WearDistribution, WearLeveling, WearModel, DEAD_SHARE_END};
-use nandlab_core::ftl::{FreeBlockOrder, FtlConfig};
+use nandlab_core::ftl::{FreeBlockOrder, FtlConfig, GcCopies};
 use nandlab_core::metrics::Counters;
 use nandlab_core::sim::Layer;
 use nandlab_core::units::SimNs;
@@ -814,6 +814,7 @@ impl WearFtl {
 
 #[derive(Serialize)]
 struct WearRow {
+    seed: u64,
     method: &'static str,
     host_pages_written: u64,
     erases: u64,
@@ -826,8 +827,11 @@ struct WearRow {
 
 #[derive(Serialize)]
 struct RberRow {
+    seed: u64,
     method: &'static str,
     block: usize,
+    /// The block's health under eq. (27): erases until its RBER reaches 1e-2.
+    cycles_to_death: u32,
     erases: u32,
     rber: f64,
 }
@@ -932,7 +936,12 @@ fn wear_run(
             run_until_worn(name, tasks.to_vec(), layer, model)
         }
         WearFtl::Pagemap(order) => {
-            let ftl_config = FtlConfig { free_block_order: order, ..FtlConfig::default() };
+            // Section 6.2's page-map FTL writes a victim's valid pages into
+            // the block of the incoming writes (WAO-GC's constraint), so no
+            // block holds only copied, cold data: the free queue's order is
+            // its only wear-leveling, as the paper describes.
+            let ftl_config =
+                FtlConfig { free_block_order: order, gc_copies: GcCopies::HostBlock, ..FtlConfig::default() };
             let layer = pagemap_layer(device, mapped_pages(device, utilization), ftl_config, Some(model))?;
             run_until_worn(name, tasks.to_vec(), layer, model)
         }
@@ -966,58 +975,62 @@ fn wear_distribution(set: &[String]) -> Result<WearDistribution> {
     Ok(distribution)
 }
 
-/// `nandlab reproduce telomere-fig10`; with `samples`, also Section 6.2's
-/// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
-/// changes the distribution of the per-block eq. (27) parameters.
-pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
-    let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
-    let device = wear_device(paper_scale);
-    let endurance = wear_endurance(paper_scale);
+/// Seeds `telomere-fig10` runs by default (`--repeats`): the figure depends on
+/// the task set and every block's x_b, y_b, so it is read over seeds.
+const FIGURE_10_SEEDS: usize = 10;
+
+/// One seed of Figure 10: every method's run until 2 % of the blocks die.
+struct SeedRun {
+    seed: u64,
+    draw: u64,
+    partitions: usize,
+    summary: Vec<WearRow>,
+    rbers: Vec<RberRow>,
+    /// (method, RBER of every block) for the CDF.
+    cdf: Vec<(&'static str, Vec<f64>)>,
+    failures: Vec<String>,
+}
+
+fn figure_10_seed(
+    device: &DeviceParams,
+    endurance: u32,
+    distribution: &WearDistribution,
+    seed: u64,
+) -> Result<SeedRun> {
     let utilization = AdmissionContext::utilization_for_over_provisioning(OVER_PROVISIONING);
-    let (tasks, plan, draw) = admitted_task_set(&device, device.chips(), utilization, seed)?;
+    let (tasks, plan, draw) = admitted_task_set(device, device.chips(), utilization, seed)?;
     let blocks = u32::try_from(device.blocks())?;
-    let distribution = wear_distribution(&args.set)?;
-    let model = WearModel::sample(blocks, endurance, &distribution, seed)?;
+    let model = WearModel::sample(blocks, endurance, distribution, seed)?;
     eprintln!(
         "telomere-fig10: seed {seed} (task set draw {draw}), {blocks} blocks rated {endurance} P/E cycles, {} tasks in \
          {} SharP partitions",
         tasks.len(),
         plan.partitions.len()
     );
-    let dir = OutputDir::create(out)?;
-    let mut summary_rows = Vec::new();
-    let mut rber_rows = Vec::new();
-    let mut chart = Chart::new(
-        "Figure 10: CDF of block RBER at the end of the run (α = 0.10)",
-        Axis::new("RBER").log(),
-        Axis::new("fraction of blocks"),
-    );
-    let mut failures = Vec::new();
+    let mut run = SeedRun {
+        seed,
+        draw,
+        partitions: plan.partitions.len(),
+        summary: Vec::new(),
+        rbers: Vec::new(),
+        cdf: Vec::new(),
+        failures: Vec::new(),
+    };
     for ftl_kind in WEAR_FTLS {
-        let started = std::time::Instant::now();
-        let (counts, counters) = match wear_run(ftl_kind, &device, &tasks, &plan, &model, utilization) {
+        let (counts, counters) = match wear_run(ftl_kind, device, &tasks, &plan, &model, utilization) {
             Ok(run) => run,
             Err(error) => {
                 // A baseline that cannot run the set is a result, not the end of the experiment.
                 eprintln!("telomere-fig10: {} could not run the task set: {error:?}", ftl_kind.name());
-                failures.push(format!("{}: {error}", ftl_kind.name()));
+                run.failures.push(format!("seed {seed}, {}: {error}", ftl_kind.name()));
                 continue;
             }
         };
-        let seconds = started.elapsed().as_secs_f64();
-        #[allow(clippy::cast_precision_loss)]
-        let flash_pages = counters.flash_pages_programmed as f64;
-        eprintln!(
-            "telomere-fig10: {}: {} host pages, {} programs in {seconds:.1} s ({:.1} M programs/s)",
-            ftl_kind.name(),
-            counters.host_pages_written,
-            counters.flash_pages_programmed,
-            flash_pages / seconds.max(1e-9) / 1e6
-        );
         let rbers = model.rbers(&counts);
         let mut sorted = rbers.clone();
         sorted.sort_by(f64::total_cmp);
-        summary_rows.push(WearRow {
+        run.summary.push(WearRow {
+            seed,
             method: ftl_kind.name(),
             host_pages_written: counters.host_pages_written,
             erases: counters.erases,
@@ -1027,26 +1040,60 @@ pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
             rber_median: quantile(&sorted, 0.50),
             rber_p90: quantile(&sorted, 0.90),
         });
-        rber_rows.extend(counts.iter().zip(&rbers).enumerate().map(|(block, (&erases, &rber))| RberRow {
+        run.rbers.extend(counts.iter().zip(&rbers).enumerate().map(|(block, (&erases, &rber))| RberRow {
+            seed,
             method: ftl_kind.name(),
             block,
+            cycles_to_death: model.cycles_to_death(block_id(block)),
             erases,
             rber,
         }));
-        let positive: Vec<f64> = rbers.into_iter().filter(|&rber| rber > 0.0).collect();
-        chart.push(Series::cdf(ftl_kind.name(), &positive));
+        run.cdf.push((ftl_kind.name(), rbers.into_iter().filter(|&rber| rber > 0.0).collect()));
     }
+    Ok(run)
+}
+
+/// `nandlab reproduce telomere-fig10`: seeds `--seed` .. `--seed` +
+/// `--repeats` − 1 (10 by default); the CDF shows the first, the verdict
+/// reads the median spread over all. With `samples`, also Section 6.2's
+/// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
+/// changes the distribution of the per-block eq. (27) parameters.
+pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
+    let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
+    let device = wear_device(paper_scale);
+    let endurance = wear_endurance(paper_scale);
+    let distribution = wear_distribution(&args.set)?;
+    let seeds = args.repeats.unwrap_or(FIGURE_10_SEEDS).max(1);
+    let runs = (0..seeds as u64)
+        .map(|offset| figure_10_seed(&device, endurance, &distribution, seed.wrapping_add(offset)))
+        .collect::<Result<Vec<SeedRun>>>()?;
+    let dir = OutputDir::create(out)?;
+    let mut chart = Chart::new(
+        &format!("Figure 10: CDF of block RBER at the end of the run (α = 0.10, seed {seed})"),
+        Axis::new("RBER").log(),
+        Axis::new("fraction of blocks"),
+    );
+    for (name, rbers) in &runs[0].cdf {
+        chart.push(Series::cdf(name, rbers));
+    }
+    let summary_rows: Vec<&WearRow> = runs.iter().flat_map(|run| &run.summary).collect();
+    let rber_rows: Vec<&RberRow> = runs.iter().flat_map(|run| &run.rbers).collect();
     dir.write_csv("fig10_rber.csv", &rber_rows)?;
     dir.write_csv("fig10_summary.csv", &summary_rows)?;
     dir.write_chart("fig10_rber_cdf.svg", &chart)?;
-    let mut summary = figure_10_summary(&device, endurance, seed, &distribution, &plan, &summary_rows, paper_scale);
-    if draw > 0 {
+    let mut summary = figure_10_summary(&device, endurance, &distribution, &runs, paper_scale);
+    for run in runs.iter().filter(|run| run.draw > 0) {
         summary.paragraph(&format!(
-            "SharP admitted no scale of the first {draw} task set draw(s) of seed {seed}; draw {draw} was used."
+            "Seed {}: SharP admitted no scale of the first {} task set draw(s); draw {} was used.",
+            run.seed, run.draw, run.draw
         ));
     }
+    let failures: Vec<&String> = runs.iter().flat_map(|run| &run.failures).collect();
     if !failures.is_empty() {
-        summary.paragraph(&format!("Methods that could not run this task set: {}.", failures.join("; ")));
+        summary.paragraph(&format!(
+            "Methods that could not run their task set: {}.",
+            failures.iter().map(|failure| failure.as_str()).collect::<Vec<_>>().join("; ")
+        ));
     }
     if let Some(samples) = samples {
         wear_sweep(&dir, &mut summary, &device, endurance, &distribution, seed, samples)?;
@@ -1169,42 +1216,81 @@ fn wear_sweep(
     Ok(())
 }
 
+/// RBER spread p90/p10 of one run.
+fn rber_spread(row: &WearRow) -> f64 {
+    row.rber_p90 / row.rber_p10
+}
+
+/// The paper's order: HB's and RBER's spreads are each at most every other
+/// method's (`spreads` in [`WEAR_FTLS`] order).
+fn telomere_most_even(spreads: &[f64]) -> bool {
+    let (best, rest) = spreads.split_at(2.min(spreads.len()));
+    best.iter().all(|b| rest.iter().all(|r| b <= r))
+}
+
+#[allow(clippy::cast_precision_loss)]
 fn figure_10_summary(
     device: &DeviceParams,
     endurance: u32,
-    seed: u64,
     distribution: &WearDistribution,
-    plan: &StoragePlan,
-    rows: &[WearRow],
+    runs: &[SeedRun],
     paper_scale: bool,
 ) -> Summary {
-    let find = |name: &str| rows.iter().find(|row| row.method == name);
-    let spread = |name: &str| find(name).map_or(f64::NAN, |row| row.rber_p90 / row.rber_p10);
-    let writes = |name: &str| find(name).map_or(0, |row| row.host_pages_written);
-    let table: Vec<Vec<String>> = rows
+    let rows = || runs.iter().flat_map(|run| &run.summary);
+    let over_seeds =
+        |name: &str, pick: fn(&WearRow) -> f64| Spread::of(rows().filter(|row| row.method == name).map(pick).collect());
+    let medians: Vec<f64> =
+        WEAR_FTLS.iter().map(|kind| over_seeds(kind.name(), rber_spread).map_or(f64::NAN, |s| s.median)).collect();
+    let per_seed: Vec<bool> = runs
         .iter()
-        .map(|row| {
+        .map(|run| {
+            let spread = |name: &str| run.summary.iter().find(|row| row.method == name).map_or(f64::NAN, rber_spread);
+            telomere_most_even(&WEAR_FTLS.map(|kind| spread(kind.name())))
+        })
+        .collect();
+    let show = |spread: Option<Spread>, decimals: usize| spread.map_or_else(|| "-".to_owned(), |s| s.show(decimals));
+    let table: Vec<Vec<String>> = WEAR_FTLS
+        .iter()
+        .map(|kind| {
             vec![
-                row.method.to_owned(),
-                row.host_pages_written.to_string(),
-                row.erases.to_string(),
-                row.gc_page_copies.to_string(),
-                row.dead_blocks.to_string(),
-                format!("{:.2e}", row.rber_p10),
-                format!("{:.2e}", row.rber_median),
-                format!("{:.2e}", row.rber_p90),
+                kind.name().to_owned(),
+                format!("{}×", show(over_seeds(kind.name(), rber_spread), 2)),
+                show(over_seeds(kind.name(), |row| row.host_pages_written as f64), 0),
+                show(over_seeds(kind.name(), |row| row.gc_page_copies as f64), 0),
+                show(over_seeds(kind.name(), |row| row.rber_p10), 5),
+                show(over_seeds(kind.name(), |row| row.rber_p90), 5),
             ]
         })
         .collect();
+    let seed_table: Vec<Vec<String>> = runs
+        .iter()
+        .zip(&per_seed)
+        .map(|(run, holds)| {
+            let mut cells = vec![run.seed.to_string()];
+            cells.extend(WEAR_FTLS.iter().map(|kind| {
+                run.summary
+                    .iter()
+                    .find(|row| row.method == kind.name())
+                    .map_or_else(|| "-".to_owned(), |row| format!("{:.2}×", rber_spread(row)))
+            }));
+            cells.push(if *holds { "yes" } else { "no" }.to_owned());
+            cells
+        })
+        .collect();
+    let holding = per_seed.iter().filter(|holds| **holds).count();
+    let (first, last) = (runs[0].seed, runs[runs.len() - 1].seed);
     let mut summary = Summary::new("Telomere Figure 10: RBER CDF under wear-leveling");
     summary
         .paragraph(&format!(
             "Telomere Section 6.2, eq. (27): log10 W_b = x_b + y_b log10 E(b), x_b ~ N({}, {}), y_b ~ N({}, {}) \
-             per block (seed {seed}; the paper does not publish Pletka et al.'s fitted values). Device: {} chips × \
-             {} blocks × {} pages, rated endurance {endurance} P/E cycles{}; α = {OVER_PROVISIONING}. One task \
-             set of 10 tasks (relative standard deviation 0.70), admitted by SharP with g = {} into {} \
-             partitions; Pagemap runs the same tasks on a greedy page-mapped FTL with the same over-provisioning. \
-             Each run stops when 2 % of the blocks reached W_b = 1e-2; dead blocks are not retired before.",
+             per block (the paper does not publish Pletka et al.'s fitted values). Device: {} chips × {} blocks × \
+             {} pages, rated endurance {endurance} P/E cycles{}; α = {OVER_PROVISIONING}. Per seed one task set of \
+             10 tasks (relative standard deviation 0.70) admitted by SharP with g = {} (seed {first}: {} \
+             partitions) and its own x_b, y_b; Pagemap runs the same tasks on a greedy page-mapped FTL with the \
+             same over-provisioning that writes GC copies beside incoming writes, as the paper's page-map FTL \
+             does. Each run stops when 2 % of the blocks reached W_b = 1e-2; dead blocks are not retired before. \
+             Seeds {first}-{last}; the CDF is seed {first}'s, every other figure the median [min–max] over the \
+             seeds.",
             distribution.x_mean,
             distribution.x_std_dev,
             distribution.y_mean,
@@ -1214,49 +1300,59 @@ fn figure_10_summary(
             device.pages_per_block,
             if paper_scale { "" } else { " (lowered from 3,000 to keep the run short; --paper-scale uses 3,000)" },
             device.chips(),
-            plan.partitions.len(),
+            runs[0].partitions,
         ))
         .image("RBER CDF", "fig10_rber_cdf.svg")
         .comparisons(&[
             Comparison {
-                quantity: "wear-leveling effectiveness (spread of RBER, p90/p10)".to_owned(),
+                quantity: format!(
+                    "wear-leveling effectiveness (spread of RBER, p90/p10), median over {} seeds",
+                    runs.len()
+                ),
                 paper: "Telomere HB and RBER are the most even; then Telomere noWL, Pagemap RBER, Pagemap noWL"
                     .to_owned(),
                 measured: WEAR_FTLS
                     .iter()
-                    .map(|kind| format!("{} {:.1}×", kind.name(), spread(kind.name())))
+                    .map(|kind| format!("{} {}×", kind.name(), show(over_seeds(kind.name(), rber_spread), 2)))
                     .collect::<Vec<_>>()
                     .join(", "),
-                verdict: {
-                    let spreads = WEAR_FTLS.map(|kind| spread(kind.name()));
-                    let (best, rest) = spreads.split_at(2);
-                    Verdict::holds(best.iter().all(|b| rest.iter().all(|r| b <= r)))
-                },
-                note: "Smaller is better: the ideal CDF is a step at 1e-2.".to_owned(),
+                verdict: Verdict::holds(telomere_most_even(&medians)),
+                note: format!(
+                    "Smaller is better: the ideal CDF is a step at 1e-2. The order holds on {holding} of {} seeds \
+                     taken one by one.",
+                    runs.len()
+                ),
             },
             Comparison {
                 quantity: "host pages written before 2 % of blocks die".to_owned(),
                 paper: "not reported".to_owned(),
                 measured: WEAR_FTLS
                     .iter()
-                    .map(|kind| format!("{} {}", kind.name(), writes(kind.name())))
+                    .map(|kind| {
+                        format!(
+                            "{} {}",
+                            kind.name(),
+                            show(over_seeds(kind.name(), |row| row.host_pages_written as f64), 0)
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", "),
                 verdict: Verdict::NotComparable,
                 note: "Telomere never copies a page, so it writes more host data per erase than Pagemap.".to_owned(),
             },
         ])
-        .table(
-            &["method", "host pages", "erases", "GC copies", "dead blocks", "RBER p10", "RBER median", "RBER p90"],
-            &table,
-        )
-        .code(
-            "sh",
-            &format!(
-                "nandlab reproduce telomere-fig10 --seed {seed} --out DIR{}",
-                if paper_scale { " --paper-scale" } else { "" }
-            ),
-        );
+        .table(&["method", "RBER p90/p10", "host pages", "GC copies", "RBER p10", "RBER p90"], &table);
+    let mut header = vec!["seed"];
+    header.extend(WEAR_FTLS.iter().map(|kind| kind.name()));
+    header.push("order holds");
+    summary.table(&header, &seed_table).code(
+        "sh",
+        &format!(
+            "nandlab reproduce telomere-fig10 --seed {first} --repeats {} --out DIR{}",
+            runs.len(),
+            if paper_scale { " --paper-scale" } else { "" }
+        ),
+    );
     summary
 }
 

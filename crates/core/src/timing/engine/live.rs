@@ -124,6 +124,10 @@ impl Engine {
                 self.enter(event);
                 self.start_next(ftl, index)?;
             }
+            EventKind::IdleFlush => {
+                self.enter(event);
+                self.idle_flush(ftl, index)?;
+            }
         }
         Ok(true)
     }
