@@ -27,6 +27,35 @@ fn femu_preset_matches_the_paper() {
     assert!((geometry.over_provisioning() - 0.125).abs() < 1e-6);
 }
 
+/// The device presets' derived numbers (docs/configuration.md, "Device
+/// presets"): the logical capacity is the rated one in whole pages; the dies
+/// are the fewest whose power-of-two raw capacity holds it; each die is its
+/// nominal capacity less under one block per plane (the datasheets' extra
+/// reserve blocks left out).
+#[test]
+fn device_presets_hold_their_rated_capacity_on_nominal_dies() {
+    const GB: u64 = 1_000_000_000;
+    const GBIT: u64 = 1 << 27;
+    for (name, rated_bytes, die_bytes) in [
+        ("emmc-mlc-64g", 64 * GB, 128 * GBIT),
+        ("emmc-tlc-64g", 64 * GB, 512 * GBIT),
+        ("ufs31-tlc-128g", 128 * GB, 512 * GBIT),
+        ("sata-tlc-1tb", 1000 * GB, 256 * GBIT),
+        ("nvme-tlc-1tb", 1000 * GB, 256 * GBIT),
+    ] {
+        let (_, geometry) = preset_config(name).expect(name);
+        let page = u64::from(geometry.page_size);
+        let logical = u64::from(geometry.logical_pages) * page;
+        assert!(logical <= rated_bytes && rated_bytes - logical < page, "{name}: {logical} logical bytes");
+        assert_eq!(u64::from(geometry.dies()), rated_bytes.div_ceil(die_bytes).next_power_of_two(), "{name}");
+        let block = u64::from(geometry.pages_per_block) * page;
+        let planes = u64::from(geometry.planes_per_die);
+        let die_flash = planes * u64::from(geometry.blocks_per_plane) * block;
+        assert!(die_flash <= die_bytes && die_bytes - die_flash < planes * block, "{name}: {die_flash} bytes per die");
+        assert!(geometry.over_provisioning() > 0.07 && geometry.over_provisioning() < 0.1, "{name}");
+    }
+}
+
 #[test]
 fn unknown_key_is_named() {
     let error = build(&["ftl.gc_polcy=\"fifo\""]).expect_err("unknown key");
