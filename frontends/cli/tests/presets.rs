@@ -1,6 +1,7 @@
 //! Issue 32, "devices they own": the eMMC, UFS, SATA and NVMe presets are
 //! listed with their citations, print their sources, and run through the
-//! `nandlab` binary counting and timed.
+//! `nandlab` binary counting and timed; `device.capacity` builds a device
+//! of a capacity written with units.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -69,4 +70,28 @@ fn every_device_preset_runs_aged_counting_and_timed() {
             assert!(summary.contains(name), "{name} --timing {timing}: {summary}");
         }
     }
+}
+
+/// `device.capacity` on the command line: a 64 GB device built from the
+/// default preset's geometry runs; a capacity that is no whole number of
+/// pages is refused with exit 2, naming the key.
+#[test]
+fn a_capacity_with_units_runs_and_a_fractional_one_is_refused() {
+    let summary = succeeds(&[
+        "run",
+        "--set",
+        "device.capacity=64GB",
+        "--set",
+        "precondition.enabled=false",
+        "--set",
+        "workload.requests=1000",
+    ]);
+    assert!(summary.contains("59.60 GiB logical"), "{summary}");
+    let output = nandlab(&["run", "--preset", "nvme-tlc-1tb", "--set", "device.capacity=1TB"]);
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("configuration key `device.capacity`") && message.contains("16384-byte pages"),
+        "{message}"
+    );
 }
