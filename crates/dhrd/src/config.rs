@@ -122,43 +122,12 @@ pub(crate) fn validate_size(size: u64) -> Result<()> {
 /// Parses `4096`, `64K`, `64KiB`, `1M`, `4GiB`, `1T` (binary multiples) and `64KB`, `1MB`, `1GB`
 /// (decimal multiples).
 pub fn parse_byte_size(text: &str) -> Result<u64> {
-    let err = |reason| DhrdError::ByteSize { text: text.to_owned(), reason };
-    let trimmed = text.trim();
-    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
-    let (digits, suffix) = trimmed.split_at(digits_end);
-    if digits.is_empty() {
-        return Err(err("no leading number"));
-    }
-    let number: u64 = digits.parse().map_err(|_| err("number too large"))?;
-    let multiplier: u64 = match suffix.trim() {
-        "" | "B" => 1,
-        "K" | "k" | "KiB" => 1 << 10,
-        "M" | "MiB" => 1 << 20,
-        "G" | "GiB" => 1 << 30,
-        "T" | "TiB" => 1 << 40,
-        "KB" | "kB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        _ => return Err(err("unknown unit suffix")),
-    };
-    number.checked_mul(multiplier).ok_or_else(|| err("size overflows 64 bits"))
+    nandlab_quote::parse_byte_size(text).map_err(|reason| DhrdError::ByteSize { text: text.to_owned(), reason })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_sizes_parse_binary_and_decimal_units() {
-        assert_eq!(parse_byte_size("4096").ok(), Some(4096));
-        assert_eq!(parse_byte_size("64KiB").ok(), Some(65536));
-        assert_eq!(parse_byte_size("4G").ok(), Some(4 << 30));
-        assert_eq!(parse_byte_size("1MB").ok(), Some(1_000_000));
-        assert!(parse_byte_size("G").is_err());
-        assert!(parse_byte_size("12 parsecs").is_err());
-        assert!(parse_byte_size("99999999999T").is_err());
-    }
 
     #[test]
     fn durability_names_round_trip() {

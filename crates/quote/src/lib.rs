@@ -5,6 +5,8 @@
 //! reaches the terminal raw. Every crate that echoes input in an error uses
 //! [`quote`] (or [`quote_bytes`]); the front ends print whole messages, built
 //! by other libraries too (TOML and JSON parsers), through [`error_message`].
+//! It also reads the one other thing users type the same way everywhere: a
+//! byte size with a unit ([`parse_byte_size`]), shared by every crate that takes one.
 
 /// Characters of one input an error message shows at most.
 pub const QUOTE_CHARS_MAX: usize = 100;
@@ -111,6 +113,33 @@ fn cut_note(mut shown: String, whole: bool, input_bytes: usize) -> String {
     shown
 }
 
+/// Bytes in a size as users write it: a whole number and an optional unit —
+/// `K` `M` `G` `T` or `KiB` `MiB` `GiB` `TiB` for powers of 1024, `KB` `MB`
+/// `GB` `TB` for powers of 1000, `B` or none for bytes. The error says what is
+/// wrong; the caller names the key or option it came from.
+pub fn parse_byte_size(text: &str) -> Result<u64, &'static str> {
+    let trimmed = text.trim();
+    let digits_end = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let (digits, suffix) = trimmed.split_at(digits_end);
+    if digits.is_empty() {
+        return Err("no leading number");
+    }
+    let number: u64 = digits.parse().map_err(|_| "number too large")?;
+    let multiplier: u64 = match suffix.trim() {
+        "" | "B" => 1,
+        "K" | "k" | "KiB" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        "T" | "TiB" => 1 << 40,
+        "KB" | "kB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        _ => return Err("unknown unit suffix"),
+    };
+    number.checked_mul(multiplier).ok_or("size overflows 64 bits")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +193,18 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[test]
+    fn byte_sizes_parse_binary_and_decimal_units() {
+        assert_eq!(parse_byte_size("4096"), Ok(4096));
+        assert_eq!(parse_byte_size("64KiB"), Ok(65536));
+        assert_eq!(parse_byte_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_byte_size("1MB"), Ok(1_000_000));
+        assert_eq!(parse_byte_size("64GB"), Ok(64_000_000_000));
+        assert_eq!(parse_byte_size("G"), Err("no leading number"));
+        assert_eq!(parse_byte_size("12 parsecs"), Err("unknown unit suffix"));
+        assert_eq!(parse_byte_size("99999999999T"), Err("size overflows 64 bits"));
     }
 
     #[test]

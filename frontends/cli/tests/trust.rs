@@ -139,10 +139,20 @@ fn fit_finds_a_device_for_a_raw_1_gib_capture_on_every_preset() {
     let synthetic = folder.file("1g.trace", &tracefs_writes(&[0, 2048, GIB_SECTORS / 2, GIB_SECTORS - 8]));
     let capture = raw_ext4_capture();
     for preset in nandlab_core::config::preset_names() {
+        // 1 GiB is under 32 blocks of 32 MiB or more (the TLC presets' 36 MiB):
+        // one unit of it keeps about 2 spare blocks at ρ ≈ 0.07, under the
+        // reserve, so the device grows (the case of the test below).
+        let (_, geometry) = nandlab_core::config::preset_config(preset).unwrap();
+        let large_blocks = u64::from(geometry.pages_per_block) * u64::from(geometry.page_size) >= 32 << 20;
         for trace in [synthetic.as_str(), capture.to_str().unwrap()] {
             let (_, message) =
                 succeeds(&["replay", trace, "--preset", preset, "--fit", "--set", "precondition.enabled=false", "-q"]);
-            assert!(message.contains("device scaled to 1.00 GiB logical, from the highest sector"), "{message}");
+            let expected = if large_blocks {
+                "(which gives 1.00 GiB: one parallel unit of that size has too few spare blocks for the GC reserve"
+            } else {
+                "device scaled to 1.00 GiB logical, from the highest sector"
+            };
+            assert!(message.contains(expected), "{preset}: {message}");
         }
     }
     let (_, femu) =

@@ -356,7 +356,8 @@ pub fn preset_config(name: &str) -> Result<(Config, Geometry), ConfigError> {
 }
 
 /// The table as a [`Config`]; unknown keys and wrong types name the full key path.
-fn deserialize(table: toml::Table) -> Result<Config, ConfigError> {
+fn deserialize(mut table: toml::Table) -> Result<Config, ConfigError> {
+    crate::device::capacity::resolve(&mut table)?;
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
         let path = error.path().to_string();
         let key = if path == "." { String::new() } else { path };

@@ -27,6 +27,77 @@ fn femu_preset_matches_the_paper() {
     assert!((geometry.over_provisioning() - 0.125).abs() < 1e-6);
 }
 
+/// The device presets' derived numbers (docs/configuration.md, "Device
+/// presets"): the logical capacity is the rated one in whole pages; the dies
+/// are the fewest whose power-of-two raw capacity holds it; each die is its
+/// nominal capacity less under one block per plane (the datasheets' extra
+/// reserve blocks left out).
+#[test]
+fn device_presets_hold_their_rated_capacity_on_nominal_dies() {
+    const GB: u64 = 1_000_000_000;
+    const GBIT: u64 = 1 << 27;
+    for (name, rated_bytes, die_bytes) in [
+        ("emmc-mlc-64g", 64 * GB, 128 * GBIT),
+        ("emmc-tlc-64g", 64 * GB, 512 * GBIT),
+        ("ufs31-tlc-128g", 128 * GB, 512 * GBIT),
+        ("sata-tlc-1tb", 1000 * GB, 256 * GBIT),
+        ("nvme-tlc-1tb", 1000 * GB, 256 * GBIT),
+    ] {
+        let (_, geometry) = preset_config(name).expect(name);
+        let page = u64::from(geometry.page_size);
+        let logical = u64::from(geometry.logical_pages) * page;
+        assert!(logical <= rated_bytes && rated_bytes - logical < page, "{name}: {logical} logical bytes");
+        assert_eq!(u64::from(geometry.dies()), rated_bytes.div_ceil(die_bytes).next_power_of_two(), "{name}");
+        let block = u64::from(geometry.pages_per_block) * page;
+        let planes = u64::from(geometry.planes_per_die);
+        let die_flash = planes * u64::from(geometry.blocks_per_plane) * block;
+        assert!(die_flash <= die_bytes && die_bytes - die_flash < planes * block, "{name}: {die_flash} bytes per die");
+        assert!(geometry.over_provisioning() > 0.07 && geometry.over_provisioning() < 0.1, "{name}");
+    }
+}
+
+/// `device.capacity` derives the blocks per plane (docs/configuration.md,
+/// `[device]`): the logical capacity is the given bytes exactly, the flash
+/// the fewest whole blocks per plane at the preset's ρ or above.
+#[test]
+fn capacity_derives_blocks_per_plane_at_the_presets_over_provisioning() {
+    let mut builder = ConfigBuilder::preset("femu-32g").expect("preset");
+    builder.set("device.capacity=64GB").expect("capacity");
+    let (_, geometry) = builder.build().expect("valid");
+    let logical_pages = 64_000_000_000 / 4096;
+    assert_eq!(u64::from(geometry.logical_pages), logical_pages);
+    let units_pages = u64::from(geometry.units() * geometry.pages_per_block);
+    let blocks = (logical_pages * 1125).div_ceil(1000).div_ceil(units_pages);
+    assert_eq!(u64::from(geometry.blocks_per_plane), blocks);
+    let rho = geometry.over_provisioning();
+    // Whole blocks add less than one block per unit to the flash asked for.
+    assert!((0.125..0.125 + units_pages as f64 / logical_pages as f64).contains(&rho), "{rho}");
+    // Without over_provisioning, the ratio the preset's geometry gives.
+    let mut builder = ConfigBuilder::preset("emmc-tlc-64g").expect("preset");
+    builder.set("device.capacity=\"32GB\"").expect("capacity");
+    let (_, geometry) = builder.build().expect("valid");
+    assert_eq!(u64::from(geometry.logical_pages), 32_000_000_000 / 16384);
+    assert!(geometry.over_provisioning() >= 0.0734, "{}", geometry.over_provisioning());
+}
+
+#[test]
+fn a_capacity_that_does_not_divide_or_parse_is_refused_by_key() {
+    let whole_pages = ConfigBuilder::preset("emmc-tlc-64g").and_then(|mut builder| {
+        builder.set("device.capacity=1TB")?;
+        builder.build()
+    });
+    let error = whole_pages.expect_err("10^12 is not a whole number of 16 KiB pages");
+    assert_eq!(error.key, "device.capacity");
+    assert!(error.reason.contains("999999995904 and 1000000012288 bytes"), "{error}");
+    for (value, needle) in
+        [("\"64 parsecs\"", "unknown unit suffix"), ("0", "at least one page"), ("true", "found boolean")]
+    {
+        let error = build(&[&format!("device.capacity={value}")]).expect_err(value);
+        assert_eq!(error.key, "device.capacity", "{value}");
+        assert!(error.reason.contains(needle), "{value}: {error}");
+    }
+}
+
 #[test]
 fn unknown_key_is_named() {
     let error = build(&["ftl.gc_polcy=\"fifo\""]).expect_err("unknown key");

@@ -90,9 +90,10 @@ impl DeviceConfig {
     /// and page sizes, over-provisioning and timing stay. A device scaled
     /// down to a small trace spreads its few blocks over fewer units, so
     /// each keeps enough spare blocks for its GC reserve ([`Self::fitted_to`]
-    /// on each).
+    /// on each). A fixed `logical_pages` is carried as the ratio it gives,
+    /// which a fixed page count on fewer units would not keep.
     pub fn with_fewer_units(&self) -> impl Iterator<Item = Self> {
-        let mut device = self.clone();
+        let mut device = self.with_ratio_kept();
         std::iter::from_fn(move || {
             let level = [
                 &mut device.planes_per_die,
@@ -105,6 +106,17 @@ impl DeviceConfig {
             *level -= 1;
             Some(device.clone())
         })
+    }
+
+    /// The same device with its over-provisioning as the ratio ρ rather than
+    /// a fixed `logical_pages`, so that it stays when the geometry changes.
+    fn with_ratio_kept(&self) -> Self {
+        match (self.logical_pages, Geometry::from_config(self)) {
+            (Some(_), Ok(geometry)) => {
+                Self { over_provisioning: Some(geometry.over_provisioning()), logical_pages: None, ..self.clone() }
+            }
+            _ => self.clone(),
+        }
     }
 
     /// The same device with `blocks_per_plane` blocks per plane and the
