@@ -372,7 +372,7 @@ mod tests {
 
     #[test]
     fn longer_life_ranks_first_then_lower_waf_then_fewer_copies() {
-        let mut outcomes = vec![
+        let mut outcomes = [
             outcome("short", Some(1.0), 1.0, 0),
             outcome("long, high waf", Some(5.0), 2.0, 9),
             outcome("long, low waf", Some(5.0), 1.5, 9),
