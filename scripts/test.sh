@@ -27,6 +27,8 @@ stage() {
 # cargo-nextest (where installed) runs each test in its own process, so tests that wait on a
 # daemon, a loop device or a sleep overlap on two cores; it does not run doc tests.
 rust_tests() {
+    # The experiment tests that capture a file system run `nandlab fsload` from this build.
+    export NANDLAB_BIN="$PWD/target/$profile/nandlab"
     local slow=0
     [ "${NANDLAB_SLOW_TESTS:-0}" = 1 ] && slow=1
     if cargo nextest --version >/dev/null 2>&1; then

@@ -199,12 +199,12 @@ fn json_to_dash_writes_stdout_and_no_table() {
 }
 
 #[test]
-fn a_files_preset_replaces_the_command_line_preset_and_set_preset_does_not_reapply() {
+fn the_command_line_preset_replaces_a_files_preset_and_set_preset_does_not_reapply() {
     let folder = Folder::new("preset");
-    let file = folder.file("f.toml", b"preset = \"small\"\n");
+    let file = folder.file("f.toml", b"preset = \"femu-32g\"\n");
     let small = run_json(&["run", "--preset", "small", "--json", "-"]);
-    let layered = run_json(&["run", &file, "--preset", "femu-32g", "--json", "-"]);
-    assert_eq!(layered["config"], small["config"], "nothing of femu-32g survives");
+    let layered = run_json(&["run", &file, "--preset", "small", "--json", "-"]);
+    assert_eq!(layered["config"], small["config"], "nothing of the file's femu-32g survives");
     let own = folder.file("own.toml", b"preset = \"femu-32g\"\n[ftl]\ngc_policy = \"fifo\"\n");
     let reset = run_json(&["run", &own, "--set", "preset=small", "--json", "-"]);
     assert_eq!(reset["config"]["name"], "small");
