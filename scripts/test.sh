@@ -59,7 +59,8 @@ python_tests() {
     # the extension reuses the tests' build; it installs the `nandlab` console script that the
     # experiments capturing a file system run as `nandlab fsload`.
     MATURIN_PEP517_ARGS="--profile $profile" pip install --quiet ./frontends/python
-    python -m pytest -q frontends/python/tests
+    # Tests that compare Python with the command line run this build's binary.
+    NANDLAB_BIN="$PWD/target/$profile/nandlab" python -m pytest -q frontends/python/tests
 }
 
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
