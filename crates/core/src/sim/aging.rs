@@ -17,7 +17,7 @@ use crate::host::stages::HostStages;
 use crate::metrics::{Counters, WafSeries};
 use crate::units::{Lpn, UnitId};
 use crate::workload::{EventSource, Passes, PreconditionConfig, SourceError};
-use std::cell::Cell;
+use std::cell::RefCell;
 
 impl Simulation {
     /// Workload aging of a replay: `passes` (the measured trace, or an
@@ -42,14 +42,11 @@ impl Simulation {
             (settings.max_device_writes * logical) as u64,
         );
         let start = self.counters().clone();
-        let mut rule = SteadyRule::new(&settings, window_pages, self.turnover_pages(), &start);
-        let settled = Cell::new(false);
-        let mut looped = Looped { passes, settled: &settled, passes_done: 0, events_in_pass: 0, wrote_in_pass: false };
+        let rule = RefCell::new(SteadyRule::new(&settings, window_pages, self.turnover_pages(), &start));
+        let mut looped = Looped { passes, rule: &rule, passes_done: 0, events_in_pass: 0, wrote_in_pass: false };
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
         let observe = |_, counters: &Counters, _: &[u32]| {
-            if rule.observe(counters) {
-                settled.set(true);
-            }
+            rule.borrow_mut().observe(counters);
             counters.host_pages_written - start.host_pages_written >= budget_pages
         };
         on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut looped), Phase::AgingTrace, observer, observe, self.stop.as_deref()))?;
@@ -59,8 +56,8 @@ impl Simulation {
             kind: AgingKind::Workload,
             fill_fraction: 0.0,
             phase: PhaseReport::new(self.counters().since(&start)),
-            steady: rule.reached(),
-            final_window_waf: rule.last_window_waf(),
+            steady: rule.borrow().reached(),
+            final_window_waf: rule.borrow().last_window_waf(),
             passes: Some(passes_done),
             valid_pages: Some(self.valid_pages()),
             debt_paid: None,
@@ -116,11 +113,13 @@ impl Simulation {
 }
 
 /// The passes of a workload as one event source for the counting loop:
-/// at the end of a pass it begins the next one unless the aging has
-/// settled, or the pass wrote nothing (repeating it would change nothing).
+/// at the end of a pass it begins the next one unless the steady-state rule
+/// holds at that moment, or the pass wrote nothing (repeating it would change nothing).
 struct Looped<'p, 's> {
     passes: &'p mut dyn Passes,
-    settled: &'s Cell<bool>,
+    /// Asked at the end of each pass (not latched: a streak that held
+    /// mid-pass and broke before the pass ended does not stop the aging).
+    rule: &'s RefCell<SteadyRule>,
     /// Whole passes replayed.
     passes_done: u64,
     events_in_pass: u64,
@@ -136,7 +135,7 @@ impl EventSource for Looped<'_, '_> {
                 return Ok(Some(event));
             }
             self.passes_done += 1;
-            if self.settled.get() || !self.wrote_in_pass || self.events_in_pass == 0 {
+            if self.rule.borrow().reached() || !self.wrote_in_pass || self.events_in_pass == 0 {
                 return Ok(None);
             }
             self.passes.restart()?;
@@ -196,5 +195,34 @@ impl SteadyRule {
 
     pub(super) fn last_window_waf(&self) -> Option<f64> {
         self.series.as_ref()?.points().last().map(|point| point.waf_window)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SteadyRule;
+    use crate::metrics::Counters;
+    use crate::workload::PreconditionConfig;
+
+    /// Writes one window of `pages` host pages at the given WAF.
+    fn window(rule: &mut SteadyRule, counters: &mut Counters, pages: u64, waf: u64) -> bool {
+        counters.host_pages_written += pages;
+        counters.flash_pages_programmed += pages * waf;
+        rule.observe(counters)
+    }
+
+    /// The rule is a state, not a latch: once a later window breaks the
+    /// streak it no longer holds, so a pass ending then does not end the
+    /// aging (it did, before: the first time it held stopped the loop).
+    #[test]
+    fn the_steady_rule_stops_holding_when_a_later_window_breaks_the_streak() {
+        let settings =
+            PreconditionConfig { steady_windows: 2, steady_tolerance: 0.01, ..PreconditionConfig::default() };
+        let mut counters = Counters::default();
+        let mut rule = SteadyRule::new(&settings, 10, 0, &counters);
+        let answers: Vec<bool> =
+            [2, 2, 2, 3, 3, 3].iter().map(|&waf| window(&mut rule, &mut counters, 10, waf)).collect();
+        assert_eq!(answers, [false, false, true, false, false, true]);
+        assert!(rule.reached());
     }
 }
