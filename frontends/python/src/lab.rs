@@ -5,7 +5,6 @@
 //! stop the run.
 
 use crate::errors;
-use nandlab_core::config::Document;
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
@@ -107,8 +106,7 @@ pub fn replay_json(
     age_with: Option<PathBuf>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let (mut config, _) =
-        crate::build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
+    let (mut config, _) = crate::build_config(preset, config_json, config_toml, origin, overrides, seed)?;
     let policy = discard.as_deref().map(discard_policy).transpose()?;
     let timed = timing.then(|| arrival(arrival_mode)).transpose()?;
     if !timing && arrival_mode != "trace" {
@@ -155,32 +153,16 @@ pub fn advise_json(
     device: Option<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
+    let sources = crate::ConfigSources::parse(preset, config_json, config_toml, origin, overrides, seed)?;
     // Refused here, typed, before any replay.
-    crate::build_config(
-        preset.as_deref(),
-        config_json.clone(),
-        config_toml.as_deref(),
-        origin.clone(),
-        &overrides,
-        seed,
-    )?;
+    sources.build(&[]).map_err(errors::from_config)?;
     if let Some(rate) = gb_per_day.filter(|rate| !(rate.is_finite() && *rate > 0.0)) {
         return Err(errors::config_error(&format!("gb_per_day={rate}: give a positive number of GB per day")));
     }
-    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
-    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
     let format = format.as_deref().map(nandlab_trace::Format::from_name).transpose().map_err(errors::from_trace)?;
     let source = TraceSource { path: &trace, format, device: device.as_deref() };
     let given = device_size.map(|bytes| FitSize { bytes, origin: SizeOrigin::Given });
-    let configure = |extra: &[String]| -> nandlab_lab::Result<nandlab_core::Config> {
-        let document = match (&table, config_toml.as_deref()) {
-            (Some(table), _) => Some(Document::Table(table.clone())),
-            (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
-            (None, None) => None,
-        };
-        let all: Vec<String> = overrides.iter().chain(extra).cloned().collect();
-        Ok(nandlab_core::config::from_sources(preset.as_deref(), document, &all, seed)?.0)
-    };
+    let configure = |extra: &[String]| -> nandlab_lab::Result<nandlab_core::Config> { Ok(sources.build(extra)?.0) };
     let mut observer = PyObserver::new(progress);
     let advice = py
         .detach(|| {

@@ -9,26 +9,63 @@ mod lab;
 use nandlab_core::config::{self, Document};
 use pyo3::prelude::*;
 
-/// The configuration from a preset, a document (`config_json`: a JSON object
-/// in the TOML layout, or `config_toml`: TOML text with `origin` naming it in
-/// errors; at most one of the two), overrides and a seed.
+/// Where a configuration comes from: a preset, a document (`config_json`: a
+/// JSON object in the TOML layout, or `config_toml`: TOML text with `origin`
+/// naming it in errors; at most one of the two), overrides and a seed. Parsed
+/// once; `build` may then add overrides (as `advise` does per configuration).
+struct ConfigSources {
+    preset: Option<String>,
+    table: Option<toml::Table>,
+    toml: Option<String>,
+    origin: String,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+}
+
+impl ConfigSources {
+    fn parse(
+        preset: Option<String>,
+        config_json: Option<String>,
+        config_toml: Option<String>,
+        origin: Option<String>,
+        overrides: Vec<String>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        if config_json.is_some() && config_toml.is_some() {
+            return Err(errors::config_error("give either a dict or TOML text, not both"));
+        }
+        let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
+        let origin = origin.unwrap_or_else(|| "<config>".to_owned());
+        Ok(Self { preset, table, toml: config_toml, origin, overrides, seed })
+    }
+
+    /// The configuration with `extra` overrides after the given ones.
+    fn build(
+        &self,
+        extra: &[String],
+    ) -> Result<(nandlab_core::Config, nandlab_core::device::Geometry), nandlab_core::config::ConfigError> {
+        let document = match (&self.table, self.toml.as_deref()) {
+            (Some(table), _) => Some(Document::Table(table.clone())),
+            (None, Some(text)) => Some(Document::Toml { text, origin: &self.origin }),
+            (None, None) => None,
+        };
+        let overrides: Vec<String> = self.overrides.iter().chain(extra).cloned().collect();
+        config::from_sources(self.preset.as_deref(), document, &overrides, self.seed)
+    }
+}
+
+/// The configuration from its sources (see [`ConfigSources`]).
 fn build_config(
-    preset: Option<&str>,
+    preset: Option<String>,
     config_json: Option<String>,
-    config_toml: Option<&str>,
+    config_toml: Option<String>,
     origin: Option<String>,
-    overrides: &[String],
+    overrides: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
-    let table = config_json.map(|json| errors::table_from_json(&json)).transpose()?;
-    let origin = origin.unwrap_or_else(|| "<config>".to_owned());
-    let document = match (table, config_toml) {
-        (Some(table), None) => Some(Document::Table(table)),
-        (None, Some(text)) => Some(Document::Toml { text, origin: &origin }),
-        (None, None) => None,
-        (Some(_), Some(_)) => return Err(errors::config_error("give either a dict or TOML text, not both")),
-    };
-    config::from_sources(preset, document, overrides, seed).map_err(errors::from_config)
+    ConfigSources::parse(preset, config_json, config_toml, origin, overrides, seed)?
+        .build(&[])
+        .map_err(errors::from_config)
 }
 
 /// Runs one simulation and returns its report as JSON text (the same document
@@ -48,7 +85,7 @@ fn run_json(
     seed: Option<u64>,
     timing: bool,
 ) -> PyResult<String> {
-    let (config, _) = build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, seed)?;
+    let (config, _) = build_config(preset, config_json, config_toml, origin, overrides, seed)?;
     let simulate = if timing { nandlab_core::sim::run_timed } else { nandlab_core::run };
     let started = std::time::Instant::now();
     let report = py.detach(|| simulate(&config, &mut |_| {})).map_err(errors::from_sim)?;
@@ -70,8 +107,7 @@ fn validate(
     origin: Option<String>,
     overrides: Vec<String>,
 ) -> PyResult<()> {
-    let (config, geometry) =
-        build_config(preset.as_deref(), config_json, config_toml.as_deref(), origin, &overrides, None)?;
+    let (config, geometry) = build_config(preset, config_json, config_toml, origin, overrides, None)?;
     config.ftl.validate_for_full_device(&geometry, config.host_streams()).map_err(errors::from_config)
 }
 
