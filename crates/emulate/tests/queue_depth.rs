@@ -4,14 +4,14 @@
 //! through a loaded machine's scheduling delays; the checks compare the model's own latencies with
 //! each other and with wall time at wide margins, never a speed.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use nandlab_core::{Config, ConfigBuilder};
 use nandlab_emulate::{EmulateOptions, EmulatedSsd, Pace};
-use nandlab_nbd::{BlockDevice, Export, NbdAddress, NbdServer};
+use nandlab_nbd::{client, BlockDevice, Export, NbdAddress, NbdServer};
 
 const PAGE: usize = 4096;
 /// The flash read time: long against scheduling delays.
@@ -73,42 +73,24 @@ fn concurrent_paced_reads_overlap_in_the_simulated_device() {
     );
 }
 
-/// A raw NBD client (proto.md): fixed newstyle handshake with NBD_OPT_EXPORT_NAME.
 fn connect(path: &std::path::Path) -> UnixStream {
     let mut stream = UnixStream::connect(path).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-    let mut greeting = [0u8; 18];
-    stream.read_exact(&mut greeting).expect("greeting");
-    assert_eq!(&greeting[..8], b"NBDMAGIC");
-    stream.write_all(&3u32.to_be_bytes()).expect("client flags: fixed newstyle, no zeroes");
-    let mut option = b"IHAVEOPT".to_vec();
-    option.extend_from_slice(&1u32.to_be_bytes()); // NBD_OPT_EXPORT_NAME
-    option.extend_from_slice(&0u32.to_be_bytes()); // the default export
-    stream.write_all(&option).expect("option");
-    let mut reply = [0u8; 10];
-    stream.read_exact(&mut reply).expect("export size and flags");
+    client::handshake(&mut stream, "").expect("handshake with the default export");
     stream
 }
 
 fn send_read(stream: &mut UnixStream, cookie: u64, offset: u64) {
-    let mut request = 0x2560_9513u32.to_be_bytes().to_vec();
-    request.extend_from_slice(&0u16.to_be_bytes()); // flags
-    request.extend_from_slice(&0u16.to_be_bytes()); // NBD_CMD_READ
-    request.extend_from_slice(&cookie.to_be_bytes());
-    request.extend_from_slice(&offset.to_be_bytes());
-    request.extend_from_slice(&(PAGE as u32).to_be_bytes());
-    stream.write_all(&request).expect("request");
+    client::send_request(stream, client::CMD_READ, cookie, offset, PAGE as u32).expect("request");
 }
 
-/// Reads one simple reply to a 4 KiB read; returns its cookie and data.
+/// Reads one reply to a 4 KiB read; returns its cookie and data.
 fn read_reply(stream: &mut UnixStream) -> (u64, Vec<u8>) {
-    let mut header = [0u8; 16];
-    stream.read_exact(&mut header).expect("reply");
-    assert_eq!(header[..4], 0x6744_6698u32.to_be_bytes(), "simple reply magic");
-    assert_eq!(header[4..8], [0; 4], "no error");
+    let (error, cookie) = client::read_simple_reply(stream).expect("reply");
+    assert_eq!(error, 0, "no error");
     let mut data = vec![0; PAGE];
     stream.read_exact(&mut data).expect("data");
-    (u64::from_be_bytes(header[8..].try_into().expect("8 bytes")), data)
+    (cookie, data)
 }
 
 #[test]

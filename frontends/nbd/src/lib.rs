@@ -5,6 +5,7 @@
 //! connect: NBD has no authentication. See docs/dhrd.md and docs/emulate.md.
 
 mod address;
+pub mod client;
 mod connection;
 mod device;
 mod dhrd;

@@ -46,12 +46,12 @@ pub(crate) const TFLAG_SEND_WRITE_ZEROES: u16 = 1 << 6;
 pub(crate) const TFLAG_CAN_MULTI_CONN: u16 = 1 << 8;
 
 // Commands and command flags.
-pub(crate) const CMD_READ: u16 = 0;
-pub(crate) const CMD_WRITE: u16 = 1;
-pub(crate) const CMD_DISC: u16 = 2;
-pub(crate) const CMD_FLUSH: u16 = 3;
-pub(crate) const CMD_TRIM: u16 = 4;
-pub(crate) const CMD_WRITE_ZEROES: u16 = 6;
+pub const CMD_READ: u16 = 0;
+pub const CMD_WRITE: u16 = 1;
+pub const CMD_DISC: u16 = 2;
+pub const CMD_FLUSH: u16 = 3;
+pub const CMD_TRIM: u16 = 4;
+pub const CMD_WRITE_ZEROES: u16 = 6;
 pub(crate) const CMD_FLAG_FUA: u16 = 1 << 0;
 pub(crate) const CMD_FLAG_NO_HOLE: u16 = 1 << 1;
 

@@ -9,11 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nandlab_dhrd::{Device, DeviceConfig};
+use nandlab_nbd::client::{self, CMD_READ, CMD_WRITE};
 use nandlab_nbd::{Export, Limits, NbdAddress, NbdServer};
 
 const SIZE: u64 = 40 << 20;
-const CMD_READ: u16 = 0;
-const CMD_WRITE: u16 = 1;
 const EINVAL: u32 = 22;
 
 struct Served {
@@ -37,38 +36,16 @@ fn connect(served: &Served) -> TcpStream {
     stream
 }
 
-/// Fixed newstyle handshake with NBD_OPT_EXPORT_NAME; returns the export size.
 fn handshake(stream: &mut TcpStream) -> u64 {
-    let mut greeting = [0u8; 18];
-    stream.read_exact(&mut greeting).expect("greeting");
-    assert_eq!(&greeting[..8], b"NBDMAGIC");
-    stream.write_all(&3u32.to_be_bytes()).expect("client flags: fixed newstyle, no zeroes");
-    let mut option = b"IHAVEOPT".to_vec();
-    option.extend_from_slice(&1u32.to_be_bytes()); // NBD_OPT_EXPORT_NAME
-    option.extend_from_slice(&4u32.to_be_bytes());
-    option.extend_from_slice(b"disk");
-    stream.write_all(&option).expect("option");
-    let mut reply = [0u8; 10];
-    stream.read_exact(&mut reply).expect("export size and flags");
-    u64::from_be_bytes(reply[..8].try_into().expect("8 bytes"))
+    client::handshake(stream, "disk").expect("handshake")
 }
 
 fn send_request(stream: &mut TcpStream, command: u16, cookie: u64, offset: u64, length: u32) {
-    let mut header = 0x2560_9513u32.to_be_bytes().to_vec();
-    header.extend_from_slice(&0u16.to_be_bytes());
-    header.extend_from_slice(&command.to_be_bytes());
-    header.extend_from_slice(&cookie.to_be_bytes());
-    header.extend_from_slice(&offset.to_be_bytes());
-    header.extend_from_slice(&length.to_be_bytes());
-    stream.write_all(&header).expect("request");
+    client::send_request(stream, command, cookie, offset, length).expect("request");
 }
 
-/// Reads a simple reply; returns its error and cookie.
 fn read_reply(stream: &mut TcpStream) -> (u32, u64) {
-    let mut reply = [0u8; 16];
-    stream.read_exact(&mut reply).expect("reply");
-    assert_eq!(u32::from_be_bytes(reply[..4].try_into().expect("4")), 0x6744_6698, "simple reply magic");
-    (u32::from_be_bytes(reply[4..8].try_into().expect("4")), u64::from_be_bytes(reply[8..].try_into().expect("8")))
+    client::read_simple_reply(stream).expect("reply")
 }
 
 #[test]
@@ -96,27 +73,18 @@ fn connections_past_the_limit_are_closed_and_idle_ones_time_out() {
     let idle: Vec<TcpStream> = (0..4).map(|_| connect(&served)).collect();
     std::thread::sleep(Duration::from_millis(100));
     let mut refused = connect(&served);
-    let mut greeting = [0u8; 18];
-    assert!(refused.read_exact(&mut greeting).is_err(), "a fifth connection was served past a limit of 4");
+    assert!(client::read_greeting(&mut refused).is_err(), "a fifth connection was served past a limit of 4");
     // The idle clients never finish their handshake: their slots come free, and a real client is served.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut stream = loop {
         let mut stream = connect(&served);
-        let mut greeting = [0u8; 18];
-        if stream.read_exact(&mut greeting).is_ok() {
+        if client::read_greeting(&mut stream).is_ok() {
             break stream;
         }
         assert!(Instant::now() < deadline, "idle connections kept every slot");
         std::thread::sleep(Duration::from_millis(100));
     };
-    stream.write_all(&3u32.to_be_bytes()).expect("client flags");
-    let mut option = b"IHAVEOPT".to_vec();
-    option.extend_from_slice(&1u32.to_be_bytes());
-    option.extend_from_slice(&4u32.to_be_bytes());
-    option.extend_from_slice(b"disk");
-    stream.write_all(&option).expect("option");
-    let mut reply = [0u8; 10];
-    stream.read_exact(&mut reply).expect("export size and flags");
+    client::choose_export(&mut stream, "disk").expect("export");
     drop(idle);
     // A served client that then idles is a real client: it is not timed out.
     std::thread::sleep(Duration::from_millis(600));
@@ -133,18 +101,8 @@ fn many_connections_stay_within_the_documented_memory_bound() {
     // the 64 served ones held 64 × 32 MiB. All connect first, as a flood does.
     let mut streams: Vec<TcpStream> = (0..120).map(|_| connect(&served)).collect();
     for (cookie, stream) in (0u64..).zip(&mut streams) {
-        let mut greeting = [0u8; 18];
-        if stream.read_exact(&mut greeting).is_ok() {
-            let _ = stream.write_all(&3u32.to_be_bytes());
-            let mut option = b"IHAVEOPT".to_vec();
-            option.extend_from_slice(&1u32.to_be_bytes());
-            option.extend_from_slice(&4u32.to_be_bytes());
-            option.extend_from_slice(b"disk");
-            let _ = stream.write_all(&option);
-            let mut reply = [0u8; 10];
-            if stream.read_exact(&mut reply).is_ok() {
-                send_request(stream, CMD_READ, cookie, 0, 32 << 20);
-            }
+        if client::handshake(stream, "disk").is_ok() {
+            send_request(stream, CMD_READ, cookie, 0, 32 << 20);
         }
     }
     std::thread::sleep(Duration::from_millis(500));
