@@ -130,7 +130,7 @@ class Generator:
         for label, argv in self.runs if run else []:
             target = os.path.join(out, label)
             os.makedirs(target, exist_ok=True)
-            result = subprocess.run([nandlab(), *placed(argv, target)], capture_output=True, text=True, check=False)
+            result = subprocess.run([nandlab(), *placed(argv, target)], cwd=ROOT, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"{self.name}: `nandlab {' '.join(argv)}` failed:\n{result.stderr[-2000:]}")
         document = {"derived": self.derive(out)}
@@ -756,6 +756,38 @@ def derive_fig10_sweep(out):
     return {"seeds": sorted({int(row["seed"]) for row in rows}), "per_lambda": per_lambda, "doc_table": doc_rows}
 
 
+def derive_admit_examples(out):
+    """docs/telomere.md's worked examples through `nandlab admit`: the EDF
+    load of eq. (20) (blocking + read + write + GC) of the admitted set, which
+    the storage-only examples print but do not decide on."""
+
+    def load(label):
+        with open(os.path.join(out, label, "admit.json"), encoding="utf-8") as handle:
+            terms = json.load(handle)["report"]["verdict"]["throughput"]
+        return round(sum(terms[term] for term in ("blocking", "read", "write", "gc")), 6)
+
+    return {"edf_load": {label: load(label) for label in ("section4_2", "figure5")}}
+
+
+def admit_example(label):
+    """`nandlab admit` of a worked example's task file on the P = 8 device, storage test deciding."""
+    return (
+        label,
+        [
+            "admit",
+            f"crates/admission/tasksets/{label}.toml",
+            "--preset",
+            "crates/admission/devices/paper-example-p8.toml",
+            "--granularity",
+            "1",
+            "--tests",
+            "storage",
+            "--json",
+            "{out}/admit.json",
+        ],
+    )
+
+
 def telomere_figure(number):
     """Telomere Figure 7 or 8 at the paper's scale: its CSV and the doc's table."""
     label = f"fig{number}"
@@ -787,6 +819,13 @@ GENERATORS = [
         [("telomere-fig10", ["reproduce", "telomere-fig10", "--seed", "1", "--repeats", "10"])],
         kept("telomere", "telomere-fig10", ["fig10_rber_cdf.svg", "fig10_summary.csv"]),
         derive_fig10,
+        fast=True,
+    ),
+    Generator(
+        "telomere-admit-examples",
+        [admit_example("section4_2"), admit_example("figure5")],
+        {},
+        derive_admit_examples,
         fast=True,
     ),
     Generator(
