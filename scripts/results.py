@@ -313,16 +313,12 @@ def derive_fig9(out):
 def rejected_terms(summary_path):
     """The table of the first task set eq. (20) rejected per method in a
     Figure 9 summary.md: {method: [U^b %, t_e/min(T), reads, writes, GC, total]}."""
-    with open(summary_path, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    start = lines.index("| method | U^b | seed | t_e/min(T) | reads | writes | GC | total | task file |")
-    terms = {}
-    for row in lines[start + 2 :]:
-        if not row.startswith("|"):
-            break
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        terms[slug(cells[0])] = [float(cells[1].rstrip(" %"))] + [float(cell) for cell in cells[3:8]]
-    return terms
+    table = summary_table(summary_path, "| method | U^b | seed |")
+    terms = ("t_e/min(T)", "reads", "writes", "GC", "total")
+    return {
+        slug(method): [float(cells["U^b"].rstrip(" %"))] + [float(cells[term]) for term in terms]
+        for method, cells in table.items()
+    }
 
 
 def derive_fig7_8(number):
