@@ -92,7 +92,9 @@ def provenance(command, started):
             return ""
 
     commit = run("git", "rev-parse", "--short=12", "HEAD")
-    if run("git", "status", "--porcelain", "--untracked-files=no"):
+    # `-dirty` when the code that made the results had uncommitted changes; docs/
+    # (results files and data just written, e.g. by the generator run before) is not that code.
+    if run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs"):
         commit += "-dirty"
     cpu = ""
     if os.path.exists("/proc/cpuinfo"):
