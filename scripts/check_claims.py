@@ -372,6 +372,10 @@ def check_claim(where, line, marker, found, results, problems):
         sources, options = parse_fields(marker.group(2))
         decimals = int(options["round"])
         scale = float(options.get("scale", "1"))
+        if decimals < 0:
+            # A figure rounded to tens or more ends in zeros the source does not
+            # fix, so a changed last digit would pass (and the self-test miss it).
+            raise ValueError(f"round={decimals}: quote the figure to a whole unit or finer (round=0 or more)")
     except (KeyError, ValueError) as error:
         problems.append(f"{where}: bad claim marker ({error}); want FILE#POINTER … round=N [scale=S]")
         return []

@@ -92,7 +92,9 @@ def provenance(command, started):
             return ""
 
     commit = run("git", "rev-parse", "--short=12", "HEAD")
-    if run("git", "status", "--porcelain", "--untracked-files=no"):
+    # `-dirty` when the code that made the results had uncommitted changes; docs/
+    # (results files and data just written, e.g. by the generator run before) is not that code.
+    if run("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs"):
         commit += "-dirty"
     cpu = ""
     if os.path.exists("/proc/cpuinfo"):
@@ -130,7 +132,7 @@ class Generator:
         for label, argv in self.runs if run else []:
             target = os.path.join(out, label)
             os.makedirs(target, exist_ok=True)
-            result = subprocess.run([nandlab(), *placed(argv, target)], capture_output=True, text=True, check=False)
+            result = subprocess.run([nandlab(), *placed(argv, target)], cwd=ROOT, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"{self.name}: `nandlab {' '.join(argv)}` failed:\n{result.stderr[-2000:]}")
         document = {"derived": self.derive(out)}
@@ -272,6 +274,11 @@ def derive_timing_examples(out):
 
 
 def derive_fig9(out):
+    """Figure 9 per α and method (exact C^g, and the throughput with C^g
+    rounded to 1 ms); docs/telomere.md's table as rows [α, (WAF), storage %,
+    throughput %, (throughput % rounded: Telomere only), cost pp]; and the
+    terms of the first task set eq. (20) rejected, from the rounded run's
+    summary.md, as rows [U^b %, t_e/min(T), reads, writes, GC, total]."""
     rows = read_csv(os.path.join(out, "fig9", "figure9.csv"))
     fields = {}
     for row in rows:
@@ -283,7 +290,67 @@ def derive_fig9(out):
     throughput_ms = {
         slug(f"{row['point']} {row['policy']}"): float(row["throughput_utilization_percent"]) for row in rounded
     }
-    return {"exact_gc_cost": fields, "throughput_percent_with_gc_rounded_to_1_ms": throughput_ms}
+    table = []
+    for row in rows:
+        key = slug(f"{row['point']} {row['policy']}")
+        waf = re.search(r"WAF (\d+\.\d+)", row["policy"])
+        telomere = row["policy"].startswith("Telomere")
+        table.append(
+            [float(row["point"].split("=")[1])]
+            + ([float(waf.group(1))] if waf else [])
+            + [float(row["storage_utilization_percent"]), float(row["throughput_utilization_percent"])]
+            + ([throughput_ms[key]] if telomere else [])
+            + [float(row["storage_cost_percent"])]
+        )
+    terms = rejected_terms(os.path.join(out, "fig9-ms", "summary.md"))
+    return {
+        "exact_gc_cost": fields,
+        "throughput_percent_with_gc_rounded_to_1_ms": throughput_ms,
+        "doc_table": table,
+        "rejected_task_set_terms_gc_rounded_to_1_ms": terms,
+        "rejected_task_set_terms_table": list(terms.values()),
+    }
+
+
+def rejected_terms(summary_path):
+    """The table of the first task set eq. (20) rejected per method in a
+    Figure 9 summary.md: {method: [U^b %, t_e/min(T), reads, writes, GC, total]}."""
+    table = summary_table(summary_path, "| method | U^b | seed |")
+    terms = ("t_e/min(T)", "reads", "writes", "GC", "total")
+    return {
+        slug(method): [float(cells["U^b"].rstrip(" %"))] + [float(cells[term]) for term in terms]
+        for method, cells in table.items()
+    }
+
+
+def derive_fig7_8(number):
+    """Figure 7 (per granularity) or 8 (per task count): docs/telomere.md's
+    table as rows [SiP storage %, SharP storage %, SiP cost pp, SharP cost pp,
+    throughput %] in the CSV's order of points (SiP and SharP share the
+    throughput test); Figure 8 also the throughput drop from 500 to 100 tasks."""
+
+    def derive(out):
+        rows = read_csv(os.path.join(out, f"fig{number}", f"figure{number}.csv"))
+        points = {}
+        for row in rows:
+            points.setdefault(row["point"], {})[row["policy"]] = row
+        table = []
+        for by_policy in points.values():
+            sip, sharp = by_policy["Telomere SiP"], by_policy["Telomere SharP"]
+            if sip["throughput_utilization_percent"] != sharp["throughput_utilization_percent"]:
+                raise RuntimeError(f"figure {number}: SiP and SharP throughput differ at {sip['point']}")
+            table.append(
+                [float(sip["storage_utilization_percent"]), float(sharp["storage_utilization_percent"])]
+                + [float(sip["storage_cost_percent"]), float(sharp["storage_cost_percent"])]
+                + [float(sip["throughput_utilization_percent"])]
+            )
+        derived = {"doc_table": table}
+        if number == 8:
+            throughput = {point: float(by["Telomere SiP"]["throughput_utilization_percent"]) for point, by in points.items()}
+            derived["throughput_drop_points_500_to_100_tasks"] = throughput["500 tasks"] - throughput["100 tasks"]
+        return derived
+
+    return derive
 
 
 FIG10_METHODS = ("Telomere HB", "Telomere RBER", "Telomere noWL", "Pagemap RBER", "Pagemap noWL")
@@ -597,12 +664,140 @@ def derive_journal(out):
     return {"per_point": derived, "captures": captures}
 
 
+def summary_table(summary_path, header_start):
+    """The rows of the markdown table of a summary.md whose header line starts
+    with `header_start`: {first cell: {column: cell}}."""
+    with open(summary_path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    columns = [cell.strip() for cell in lines[start].strip("|").split("|")]
+    table = {}
+    for row in lines[start + 2 :]:
+        if not row.startswith("|"):
+            break
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        table[cells[0]] = dict(zip(columns, cells))
+    return table
+
+
+def cell_numbers(cell):
+    """A summary cell's numbers: `1707 [1689–1727]` → [1707, 1689, 1727];
+    a range whose ends agree, or a single value, is one number; `-` none."""
+    numbers = [float(text) for text in re.findall(r"\d+(?:\.\d+)?", cell)]
+    return numbers[:1] if len(set(numbers)) == 1 else numbers
+
+
+# Table 3: the columns of docs/telomere-simulation.md's results table, in order.
+TABLE3_COLUMNS = (
+    "writes/s t = 10-90 s",
+    "writes/s after reads",
+    "lowest second",
+    "reads/s after reads",
+    "deadline misses",
+    "GC copies",
+)
+
+
+def derive_table3(out):
+    """Telomere Table 3 / Figures 13-14 over seeds 1-5: per method the
+    summary's figures (median [min–max] over the seeds, one number when all
+    agree), the seconds at which a run stopped, and docs/telomere-simulation.md's
+    table as rows in its reading order: the nonzero figures of TABLE3_COLUMNS
+    (a 0 is printed as a plain 0, not a figure) and, after the misses, the
+    worst lateness in s."""
+    folder = os.path.join(out, "telomere-table3")
+    table = summary_table(os.path.join(folder, "summary.md"), "| method | rejected | writes/s")
+    methods, doc_rows = {}, []
+    for method, cells in table.items():
+        figures = {column: cell_numbers(cells[column]) for column in TABLE3_COLUMNS}
+        figures["worst_lateness_ms"] = cell_numbers(cells["worst lateness ms"])
+        methods[slug(method)] = figures
+        row = []
+        for column in TABLE3_COLUMNS:
+            row += [value for value in figures[column] if value != 0]
+            if column == "deadline misses" and any(figures[column]):
+                row.append(max(figures["worst_lateness_ms"]) / 1000)
+        doc_rows.append(row)
+    stops = {}
+    for row in read_csv(os.path.join(folder, "table3_methods.csv")):
+        stopped = re.search(r"stopped at t = (\d+(?:\.\d+)?) s", row["failure"])
+        if stopped:
+            stops.setdefault(slug(row["method"]), []).append(float(stopped.group(1)))
+    return {
+        "seeds": sorted({int(row["seed"]) for row in read_csv(os.path.join(folder, "table3_methods.csv"))}),
+        "methods": methods,
+        "doc_table": doc_rows,
+        "stopped_at_s": {method: {"per_seed": times, **spread(times)} for method, times in stops.items()},
+    }
+
+
+def derive_fig10_sweep(out):
+    """Telomere Section 6.2's sweep over λ (`--samples 5`: task sets of seeds
+    1-5 per λ): per λ and method, host pages written before 2 % of the blocks
+    die (millions) and the RBER spread p90/p10, median [min, max] over the
+    seeds; docs/telomere-simulation.md's table as rows [λ, then per method
+    pages median, min, max, spread median, min, max]."""
+    rows = read_csv(os.path.join(out, "telomere-fig10", "fig10_sweep.csv"))
+    cells = {}
+    for row in rows:
+        cell = cells.setdefault(row["utilization"], {}).setdefault(row["method"], {"pages": [], "spread": []})
+        cell["pages"].append(float(row["host_pages_written"]) / 1e6)
+        cell["spread"].append(float(row["rber_spread"]))
+    per_lambda, doc_rows = {}, []
+    for utilization, by_method in cells.items():
+        entry = {slug(method): {key: spread(values) for key, values in cell.items()} for method, cell in by_method.items()}
+        per_lambda[utilization] = entry
+        row = [float(utilization)]
+        for method in FIG10_METHODS:
+            for key in ("pages", "spread"):
+                figures = entry[slug(method)][key]
+                row += [figures["median"], figures["min"], figures["max"]]
+        doc_rows.append(row)
+    return {"seeds": sorted({int(row["seed"]) for row in rows}), "per_lambda": per_lambda, "doc_table": doc_rows}
+
+
+def derive_admit_examples(out):
+    """docs/telomere.md's worked examples through `nandlab admit`: the EDF
+    load of eq. (20) (blocking + read + write + GC) of the admitted set, which
+    the storage-only examples print but do not decide on."""
+
+    def load(label):
+        with open(os.path.join(out, label, "admit.json"), encoding="utf-8") as handle:
+            terms = json.load(handle)["report"]["verdict"]["throughput"]
+        return round(sum(terms[term] for term in ("blocking", "read", "write", "gc")), 6)
+
+    return {"edf_load": {label: load(label) for label in ("section4_2", "figure5")}}
+
+
+def admit_example(label):
+    """`nandlab admit` of a worked example's task file on the P = 8 device, storage test deciding."""
+    return (
+        label,
+        [
+            "admit",
+            f"crates/admission/tasksets/{label}.toml",
+            "--preset",
+            "crates/admission/devices/paper-example-p8.toml",
+            "--granularity",
+            "1",
+            "--tests",
+            "storage",
+            "--json",
+            "{out}/admit.json",
+        ],
+    )
+
+
 def telomere_figure(number):
-    """Telomere Figure 7 or 8 at the paper's scale: only its CSV is kept."""
+    """Telomere Figure 7 or 8 at the paper's scale: its CSV and the doc's table."""
     label = f"fig{number}"
     argv = ["reproduce", f"telomere-fig{number}", "--paper-scale", "--seed", "1"]
     return Generator(
-        f"telomere-fig{number}", [(label, argv)], kept("telomere", label, [f"figure{number}.csv"]), derive_none, fast=True
+        f"telomere-fig{number}",
+        [(label, argv)],
+        kept("telomere", label, [f"figure{number}.csv"]),
+        derive_fig7_8(number),
+        fast=True,
     )
 
 
@@ -625,6 +820,27 @@ GENERATORS = [
         kept("telomere", "telomere-fig10", ["fig10_rber_cdf.svg", "fig10_summary.csv"]),
         derive_fig10,
         fast=True,
+    ),
+    Generator(
+        "telomere-admit-examples",
+        [admit_example("section4_2"), admit_example("figure5")],
+        {},
+        derive_admit_examples,
+        fast=True,
+    ),
+    Generator(
+        "telomere-table3",
+        [("telomere-table3", ["reproduce", "telomere-table3", "--seed", "1", "--samples", "5"])],
+        kept("telomere", "telomere-table3", ["table3_methods.csv"]),
+        derive_table3,
+        fast=True,
+    ),
+    Generator(
+        "telomere-fig10-sweep",
+        [("telomere-fig10", ["reproduce", "telomere-fig10", "--seed", "1", "--samples", "5"])],
+        kept("telomere", "telomere-fig10", ["fig10_sweep.csv"]),
+        derive_fig10_sweep,
+        fast=False,
     ),
     Generator(
         "timing-examples",
