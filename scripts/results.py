@@ -555,12 +555,22 @@ def kept(folder, label, names):
     return {f"docs/{folder}/{name}": f"{label}/{name}" for name in names}
 
 
-def derive_journal(out):
+# Per placement (mixed, separated), the columns of journal_separation.csv
+# the docs' per-class tables quote, as median [min, max] over the captures.
+JOURNAL_PLACEMENT_COLUMNS = (
+    "pblk_wa", "gc_wa", "padding_share", "gc_copies_data", "gc_copies_journal",
+    "padded_data_queue", "padded_journal_queue", "throughput_mb_s",
+)
+
+
+def derive_journal(out, label="journal-separation"):
     """Journal separation, per point, ρ and victim: pblk's WA mixed and
     separated, the WA, GC-only WA and throughput ratios (separated / mixed,
-    per capture), median [min, max] over the captures; the aging each point's
-    replays reached (least device writes and journal wraps, all steady)."""
-    rows = read_csv(os.path.join(out, "journal-separation", "journal_separation.csv"))
+    per capture), median [min, max] over the captures; the journal's share
+    of the writes and the journal lengths one measured pass writes; per
+    placement the per-class columns; the aging each point's replays reached
+    (least device writes and journal wraps, passes, all steady)."""
+    rows = read_csv(os.path.join(out, label, "journal_separation.csv"))
     groups = {}
     for mixed in (row for row in rows if row["separated"] == "false"):
         key = (mixed["point"], mixed["over_provisioning"], mixed["victim"], mixed["sample"])
@@ -571,21 +581,34 @@ def derive_journal(out):
         )
         entry = groups.setdefault(slug(f"{mixed['point']} rho={mixed['over_provisioning']} {mixed['victim']}"), {
             "wa_mixed": [], "wa_separated": [], "wa_ratio": [], "gc_wa_ratio": [], "throughput_ratio": [],
+            "journal_share": [], "journal_wraps_per_pass": [],
             "aging_device_writes": [], "aging_journal_wraps": [], "aging_passes": [], "steady": [],
+            "mixed": {column: [] for column in JOURNAL_PLACEMENT_COLUMNS},
+            "separated": {column: [] for column in JOURNAL_PLACEMENT_COLUMNS},
         })
         entry["wa_mixed"].append(float(mixed["pblk_wa"]))
         entry["wa_separated"].append(float(separated["pblk_wa"]))
         entry["wa_ratio"].append(float(separated["pblk_wa"]) / float(mixed["pblk_wa"]))
         entry["gc_wa_ratio"].append(float(separated["gc_wa"]) / float(mixed["gc_wa"]))
         entry["throughput_ratio"].append(float(separated["throughput_mb_s"]) / float(mixed["throughput_mb_s"]))
-        for row in (mixed, separated):
+        entry["journal_share"].append(float(mixed["journal_share"]))
+        entry["journal_wraps_per_pass"].append(float(mixed["journal_wraps"]))
+        for placement, row in (("mixed", mixed), ("separated", separated)):
             entry["aging_device_writes"].append(float(row["aging_device_writes"]))
             entry["aging_journal_wraps"].append(float(row["aging_journal_wraps"]))
             entry["aging_passes"].append(float(row["aging_passes"]))
             entry["steady"].append(row["steady"] == "true")
+            for column in JOURNAL_PLACEMENT_COLUMNS:
+                entry[placement][column].append(float(row[column]))
     derived = {}
     for name, entry in groups.items():
-        figures = {key: spread(entry[key]) for key in ("wa_mixed", "wa_separated", "wa_ratio", "gc_wa_ratio", "throughput_ratio")}
+        figures = {
+            key: spread(entry[key])
+            for key in ("wa_mixed", "wa_separated", "wa_ratio", "gc_wa_ratio", "throughput_ratio",
+                        "journal_share", "journal_wraps_per_pass")
+        }
+        for placement in ("mixed", "separated"):
+            figures[placement] = {column: spread(values) for column, values in entry[placement].items()}
         figures["aging"] = {
             "least_device_writes": min(entry["aging_device_writes"]),
             "least_journal_wraps": min(entry["aging_journal_wraps"]),
@@ -595,6 +618,35 @@ def derive_journal(out):
         derived[name] = figures
     captures = len({row["sample"] for row in rows})
     return {"per_point": derived, "captures": captures}
+
+
+def derive_journal_slices(out):
+    """The two measured slices of `reproduce journal --paper-scale`, each
+    derived as the quick matrix is (derive_journal)."""
+    return {label: derive_journal(out, label) for label, _ in JOURNAL_SLICES}
+
+
+# What a run of `reproduce journal` keeps in docs/journal-separation/.
+JOURNAL_FILES = [
+    "journal_separation.csv",
+    "summary.md",
+    "wa_ratio_op11.svg",
+    "throughput_ratio_op11.svg",
+    "wa_ratio_op25.svg",
+    "throughput_ratio_op25.svg",
+]
+
+# The slices of the paper-scale journal matrix docs/journal-separation.md
+# quotes: the journal-size sweep (fio fsync=1, data=ordered, 16/32/64/256 MiB
+# journals; greedy and log-aware greedy victims) and the fio fsync=8/32 sweep;
+# each capture writes 4 file-system sizes (`capture_writes=4`), not 10.
+JOURNAL_SLICES = [
+    ("journal-size", ["reproduce", "journal", "--paper-scale", "--seed", "1", "--set", "points=fio fsync=1 data=ordered",
+                      "--set", "victims=greedy,greedy-log-aware", "--set", "capture_writes=4"]),
+    ("fsync-sweep", ["reproduce", "journal", "--paper-scale", "--seed", "1",
+                     "--set", "points=fio fsync=8 data=ordered,fio fsync=32 data=ordered",
+                     "--set", "victims=greedy", "--set", "capture_writes=4"]),
+]
 
 
 def telomere_figure(number):
@@ -668,15 +720,20 @@ GENERATORS = [
     Generator(
         "journal-separation",
         [("journal-separation", ["reproduce", "journal", "--seed", "1", "--repeats", "3"])],
-        kept("journal-separation/quick", "journal-separation", [
-                "journal_separation.csv",
-                "summary.md",
-                "wa_ratio_op11.svg",
-                "throughput_ratio_op11.svg",
-                "wa_ratio_op25.svg",
-                "throughput_ratio_op25.svg",
-            ]),
+        kept("journal-separation/quick", "journal-separation", JOURNAL_FILES),
         derive_journal,
+        fast=False,
+        root=True,
+    ),
+    Generator(
+        "journal-paper-slices",
+        JOURNAL_SLICES,
+        {
+            target: source
+            for label, _ in JOURNAL_SLICES
+            for target, source in kept(f"journal-separation/{label}", label, JOURNAL_FILES).items()
+        },
+        derive_journal_slices,
         fast=False,
         root=True,
     ),
