@@ -348,6 +348,11 @@ def derive_informed(out):
             for key in ("moved_ratio", "cleaning_time_saved_percent")
         },
         "repeats": len(next(iter(by_load.values()))["moved_ratio"]),
+        # Whole passes of its capture each counting replay's workload aging ran.
+        "aging_passes": {
+            information: spread(int(row[f"aging_passes_{information}"]) for row in rows)
+            for information in ("without", "with")
+        },
     }
 
 
