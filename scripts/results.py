@@ -730,9 +730,9 @@ GENERATORS = [
         root=True,
     ),
     # The fio fsync=8/32 sweep, and the journal-size sweep (16/32/64/256 MiB
-    # journals at fsync=1) with greedy and log-aware greedy victims.
+    # journals at fsync=1), greedy victims.
     journal_slice("journal-fsync-sweep", "fsync-sweep", "fio fsync=8 data=ordered,fio fsync=32 data=ordered", "greedy"),
-    journal_slice("journal-size-sweep", "journal-size", "fio fsync=1 data=ordered", "greedy,greedy-log-aware"),
+    journal_slice("journal-size-sweep", "journal-size", "fio fsync=1 data=ordered", "greedy"),
     Generator(
         "stripe-merging",
         [("stripe-merging", ["reproduce", "stripe-merging", "--seed", "1"])],
