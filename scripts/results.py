@@ -415,6 +415,11 @@ def derive_informed(out):
             for key in ("moved_ratio", "cleaning_time_saved_percent")
         },
         "repeats": len(next(iter(by_load.values()))["moved_ratio"]),
+        # Whole passes of its capture each counting replay's workload aging ran.
+        "aging_passes": {
+            information: spread(int(row[f"aging_passes_{information}"]) for row in rows)
+            for information in ("without", "with")
+        },
     }
 
 
@@ -622,12 +627,22 @@ def kept(folder, label, names):
     return {f"docs/{folder}/{name}": f"{label}/{name}" for name in names}
 
 
-def derive_journal(out):
+# Per placement (mixed, separated), the columns of journal_separation.csv
+# the docs' per-class tables quote, as median [min, max] over the captures.
+JOURNAL_PLACEMENT_COLUMNS = (
+    "pblk_wa", "gc_wa", "padding_share", "gc_copies_data", "gc_copies_journal",
+    "padded_data_queue", "padded_journal_queue", "throughput_mb_s",
+)
+
+
+def derive_journal(out, label="journal-separation"):
     """Journal separation, per point, ρ and victim: pblk's WA mixed and
     separated, the WA, GC-only WA and throughput ratios (separated / mixed,
-    per capture), median [min, max] over the captures; the aging each point's
-    replays reached (least device writes and journal wraps, all steady)."""
-    rows = read_csv(os.path.join(out, "journal-separation", "journal_separation.csv"))
+    per capture), median [min, max] over the captures; the journal's share
+    of the writes and the journal lengths one measured pass writes; per
+    placement the per-class columns; the aging each point's replays reached
+    (least device writes and journal wraps, passes, all steady)."""
+    rows = read_csv(os.path.join(out, label, "journal_separation.csv"))
     groups = {}
     for mixed in (row for row in rows if row["separated"] == "false"):
         key = (mixed["point"], mixed["over_provisioning"], mixed["victim"], mixed["sample"])
@@ -638,21 +653,34 @@ def derive_journal(out):
         )
         entry = groups.setdefault(slug(f"{mixed['point']} rho={mixed['over_provisioning']} {mixed['victim']}"), {
             "wa_mixed": [], "wa_separated": [], "wa_ratio": [], "gc_wa_ratio": [], "throughput_ratio": [],
+            "journal_share": [], "journal_wraps_per_pass": [],
             "aging_device_writes": [], "aging_journal_wraps": [], "aging_passes": [], "steady": [],
+            "mixed": {column: [] for column in JOURNAL_PLACEMENT_COLUMNS},
+            "separated": {column: [] for column in JOURNAL_PLACEMENT_COLUMNS},
         })
         entry["wa_mixed"].append(float(mixed["pblk_wa"]))
         entry["wa_separated"].append(float(separated["pblk_wa"]))
         entry["wa_ratio"].append(float(separated["pblk_wa"]) / float(mixed["pblk_wa"]))
         entry["gc_wa_ratio"].append(float(separated["gc_wa"]) / float(mixed["gc_wa"]))
         entry["throughput_ratio"].append(float(separated["throughput_mb_s"]) / float(mixed["throughput_mb_s"]))
-        for row in (mixed, separated):
+        entry["journal_share"].append(float(mixed["journal_share"]))
+        entry["journal_wraps_per_pass"].append(float(mixed["journal_wraps"]))
+        for placement, row in (("mixed", mixed), ("separated", separated)):
             entry["aging_device_writes"].append(float(row["aging_device_writes"]))
             entry["aging_journal_wraps"].append(float(row["aging_journal_wraps"]))
             entry["aging_passes"].append(float(row["aging_passes"]))
             entry["steady"].append(row["steady"] == "true")
+            for column in JOURNAL_PLACEMENT_COLUMNS:
+                entry[placement][column].append(float(row[column]))
     derived = {}
     for name, entry in groups.items():
-        figures = {key: spread(entry[key]) for key in ("wa_mixed", "wa_separated", "wa_ratio", "gc_wa_ratio", "throughput_ratio")}
+        figures = {
+            key: spread(entry[key])
+            for key in ("wa_mixed", "wa_separated", "wa_ratio", "gc_wa_ratio", "throughput_ratio",
+                        "journal_share", "journal_wraps_per_pass")
+        }
+        for placement in ("mixed", "separated"):
+            figures[placement] = {column: spread(values) for column, values in entry[placement].items()}
         figures["aging"] = {
             "least_device_writes": min(entry["aging_device_writes"]),
             "least_journal_wraps": min(entry["aging_journal_wraps"]),
@@ -788,6 +816,34 @@ def admit_example(label):
     )
 
 
+# What a run of `reproduce journal` keeps in docs/journal-separation/.
+JOURNAL_FILES = [
+    "journal_separation.csv",
+    "summary.md",
+    "wa_ratio_op11.svg",
+    "throughput_ratio_op11.svg",
+    "wa_ratio_op25.svg",
+    "throughput_ratio_op25.svg",
+]
+
+
+def journal_slice(name, label, points, victims):
+    """A slice of `reproduce journal --paper-scale` that
+    docs/journal-separation.md quotes: fio on 1 GiB ext4 (data=ordered), each
+    capture writing 4 file-system sizes (`capture_writes=4`, not the paper
+    scale's 10), derived as the quick matrix is."""
+    argv = ["reproduce", "journal", "--paper-scale", "--seed", "1", "--set", f"points={points}",
+            "--set", f"victims={victims}", "--set", "capture_writes=4"]
+    return Generator(
+        name,
+        [(label, argv)],
+        kept(f"journal-separation/{label}", label, JOURNAL_FILES),
+        lambda out: derive_journal(out, label),
+        fast=False,
+        root=True,
+    )
+
+
 def telomere_figure(number):
     """Telomere Figure 7 or 8 at the paper's scale: its CSV and the doc's table."""
     label = f"fig{number}"
@@ -884,18 +940,15 @@ GENERATORS = [
     Generator(
         "journal-separation",
         [("journal-separation", ["reproduce", "journal", "--seed", "1", "--repeats", "3"])],
-        kept("journal-separation/quick", "journal-separation", [
-                "journal_separation.csv",
-                "summary.md",
-                "wa_ratio_op11.svg",
-                "throughput_ratio_op11.svg",
-                "wa_ratio_op25.svg",
-                "throughput_ratio_op25.svg",
-            ]),
+        kept("journal-separation/quick", "journal-separation", JOURNAL_FILES),
         derive_journal,
         fast=False,
         root=True,
     ),
+    # The fio fsync=8/32 sweep, and the journal-size sweep (16/32/64/256 MiB
+    # journals at fsync=1), greedy victims.
+    journal_slice("journal-fsync-sweep", "fsync-sweep", "fio fsync=8 data=ordered,fio fsync=32 data=ordered", "greedy"),
+    journal_slice("journal-size-sweep", "journal-size", "fio fsync=1 data=ordered", "greedy"),
     Generator(
         "stripe-merging",
         [("stripe-merging", ["reproduce", "stripe-merging", "--seed", "1"])],
@@ -1000,9 +1053,10 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[1] == "list":
+        width = max(len(generator.name) for generator in GENERATORS)
         for generator in sorted(GENERATORS, key=lambda g: not g.fast):
             flags = ("fast, re-run by check-claims" if generator.fast else "slow") + (", root" if generator.root else "")
-            print(f"{generator.name:18} {flags:32} {generator.command()}")
+            print(f"{generator.name:{width}} {flags:32} {generator.command()}")
         return 0
     if argv[1] == "verify-fast":
         differences = [d for g in GENERATORS if g.fast for d in verify(g)]

@@ -816,6 +816,10 @@ struct CleaningRow {
     cleaning_time_with_s: f64,
     mean_response_without_us: f64,
     mean_response_with_us: f64,
+    /// Whole passes of the capture the workload aging replayed before the
+    /// measured pass (counting replays, without and with the DISCARDs).
+    aging_passes_without: u64,
+    aging_passes_with: u64,
 }
 
 /// Die time spent on GC in a timed run.
@@ -857,6 +861,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
         let dies = without.device.geometry.dies();
         let moved = |report: &ReplayReport| report.measured.counters.gc_page_copies;
         let mean = |timed: &TimedReport| timed.latency.all.as_ref().map_or(0.0, |all| all.mean_us);
+        let passes = |report: &ReplayReport| report.precondition.as_ref().and_then(|aging| aging.passes).unwrap_or(0);
         #[allow(clippy::cast_precision_loss)]
         let moved_ratio = if moved(&without) == 0 { 0.0 } else { moved(&with) as f64 / moved(&without) as f64 };
         rows.push(CleaningRow {
@@ -870,6 +875,8 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
             cleaning_time_with_s: cleaning_time_s(&timed_with, dies),
             mean_response_without_us: mean(&timed_without),
             mean_response_with_us: mean(&timed_with),
+            aging_passes_without: passes(&without),
+            aging_passes_with: passes(&with),
         });
     }
     write_informed_cleaning(&args.out, &rows, args.seed, repeats)
