@@ -2,6 +2,7 @@
 //! `--set key=value` overrides) and validation. Every error names the key.
 
 pub mod memory;
+pub mod mqsim;
 mod presets;
 mod sizes;
 
