@@ -63,11 +63,7 @@ pub fn read(ssd: &Path, workload: &Path) -> Result<MqsimInput, ConfigError> {
     let ssd_text = read_text(ssd)?;
     let workload_text = read_text(workload)?;
     let folder = workload.parent().unwrap_or(Path::new("."));
-    parse(
-        (&ssd_text, &ssd.display().to_string()),
-        (&workload_text, &workload.display().to_string()),
-        folder,
-    )
+    parse((&ssd_text, &ssd.display().to_string()), (&workload_text, &workload.display().to_string()), folder)
 }
 
 fn read_text(path: &Path) -> Result<String, ConfigError> {
@@ -136,7 +132,11 @@ impl Mapping {
     }
 
     fn warn(&mut self, element: &Element, why: impl Into<String>) {
-        self.warnings.push(MqsimWarning { element: element.place.clone(), value: element.value.clone(), why: why.into() });
+        self.warnings.push(MqsimWarning {
+            element: element.place.clone(),
+            value: element.value.clone(),
+            why: why.into(),
+        });
     }
 
     /// Builds the configuration alone, as a run would, and blames a key out
@@ -172,7 +172,8 @@ struct Section<'a, 'input> {
 
 impl<'a, 'input> Section<'a, 'input> {
     fn new(origin: &'a str, doc: &'a roxmltree::Document<'input>, node: roxmltree::Node<'a, 'input>) -> Self {
-        let children = node.children().filter(roxmltree::Node::is_element).map(|child| (child, Cell::new(false))).collect();
+        let children =
+            node.children().filter(roxmltree::Node::is_element).map(|child| (child, Cell::new(false))).collect();
         Self { origin, doc, children }
     }
 
@@ -194,7 +195,10 @@ impl<'a, 'input> Section<'a, 'input> {
     /// The element `name`, which MQSim's files always give.
     fn required(&self, name: &str, parent: &str) -> Result<Element, ConfigError> {
         self.get(name).ok_or_else(|| {
-            ConfigError::new("", format!("{}: <{parent}> has no <{name}> (nandlab takes no MQSim default)", self.origin))
+            ConfigError::new(
+                "",
+                format!("{}: <{parent}> has no <{name}> (nandlab takes no MQSim default)", self.origin),
+            )
         })
     }
 
@@ -277,7 +281,10 @@ const HOST_REASONS: &[(&str, &str)] = &[
 
 /// Elements of `<Device_Parameter_Set>` with no counterpart.
 const DEVICE_REASONS: &[(&str, &str)] = &[
-    ("IO_Queue_Depth", "the host queues' capacity; each flow's depth (Average_No_of_Reqs_in_Queue) is its job's queue_depth"),
+    (
+        "IO_Queue_Depth",
+        "the host queues' capacity; each flow's depth (Average_No_of_Reqs_in_Queue) is its job's queue_depth",
+    ),
     ("Queue_Fetch_Size", "nandlab's controller takes every queued request at once"),
     ("Caching_Mechanism", "the data cache is nandlab's device write buffer (timing.write_buffer_pages), one model"),
     ("Data_Cache_Sharing_Mode", "nandlab's write buffer is shared by every job"),
@@ -288,9 +295,15 @@ const DEVICE_REASONS: &[(&str, &str)] = &[
     ("Data_Cache_DRAM_tCL", "nandlab models no DRAM timing"),
     ("Data_Cache_DRAM_tRP", "nandlab models no DRAM timing"),
     ("CMT_Sharing_Mode", "nandlab's mapping cache is shared by every job"),
-    ("Transaction_Scheduling_Policy", "nandlab's dies serve operations in order (timing.die_queue = \"fifo\" or \"edf\")"),
+    (
+        "Transaction_Scheduling_Policy",
+        "nandlab's dies serve operations in order (timing.die_queue = \"fifo\" or \"edf\")",
+    ),
     ("Use_Copyback_for_GC", "nandlab's GC copies cross the channel (read, transfer, program); no copyback"),
-    ("Preemptible_GC_Enabled", "nandlab's GC is not preempted (timing.priority_aware_gc defers it for priority requests)"),
+    (
+        "Preemptible_GC_Enabled",
+        "nandlab's GC is not preempted (timing.priority_aware_gc defers it for priority requests)",
+    ),
     ("GC_Hard_Threshold", "belongs to preemptible GC, which nandlab has not"),
     ("Static_Wearleveling_Enabled", "nandlab has dynamic wear-leveling only (ftl.free_block_order)"),
     ("Static_Wearleveling_Threshold", "nandlab has dynamic wear-leveling only (ftl.free_block_order)"),
@@ -299,7 +312,10 @@ const DEVICE_REASONS: &[(&str, &str)] = &[
     ("Preferred_suspend_erase_time_for_write", "nandlab does not suspend erases or programs"),
     ("Preferred_suspend_write_time_for_read", "nandlab does not suspend erases or programs"),
     ("Flash_Channel_Width", "read with Channel_Transfer_Rate only, which is not given"),
-    ("Flash_Comm_Protocol", "nandlab's channel is a data rate (timing.channel_bytes_per_s), no protocol's command cycles"),
+    (
+        "Flash_Comm_Protocol",
+        "nandlab's channel is a data rate (timing.channel_bytes_per_s), no protocol's command cycles",
+    ),
 ];
 
 /// Elements of `<Flash_Parameter_Set>` with no counterpart.
@@ -359,7 +375,8 @@ fn map_geometry(device: &Section, flash: &Section, mapping: &mut Mapping) -> Res
     let &[channels, chips, dies, planes, blocks, pages, page_bytes] = counts.as_slice() else {
         unreachable!("seven geometry elements")
     };
-    let physical = [channels, chips, dies, planes, blocks, pages].iter().try_fold(1u64, |product, &n| product.checked_mul(n));
+    let physical =
+        [channels, chips, dies, planes, blocks, pages].iter().try_fold(1u64, |product, &n| product.checked_mul(n));
     let ratio_element = device.required("Overprovisioning_Ratio", DEVICE)?;
     let ratio = fraction(&ratio_element, 1.0)?;
     let physical = physical.ok_or_else(|| invalid(&ratio_element, "the geometry's page count overflows"))?;
@@ -381,7 +398,18 @@ fn map_geometry(device: &Section, flash: &Section, mapping: &mut Mapping) -> Res
         }
         None => false,
     };
-    Ok(DeviceShape { channels, chips, dies, planes, blocks, page_bytes, physical, logical, data_cache_bytes, preconditioning })
+    Ok(DeviceShape {
+        channels,
+        chips,
+        dies,
+        planes,
+        blocks,
+        page_bytes,
+        physical,
+        logical,
+        data_cache_bytes,
+        preconditioning,
+    })
 }
 
 /// Read and program latencies: nandlab has one of each per page, so a
@@ -421,7 +449,10 @@ fn map_latencies(flash: &Section, mapping: &mut Mapping) -> Result<(), ConfigErr
         // The levels a technology does not have: MQSim reads them and uses none.
         for level in ["LSB", "CSB", "MSB"].iter().filter(|level| !levels.contains(level)) {
             if let Some(unused) = flash.get(&format!("Page_{kind}_Latency_{level}")) {
-                mapping.warn(&unused, format!("{} flash has no {level} pages (MQSim does not use it either)", technology.value));
+                mapping.warn(
+                    &unused,
+                    format!("{} flash has no {level} pages (MQSim does not use it either)", technology.value),
+                );
             }
         }
     }
@@ -696,13 +727,19 @@ fn map_data_cache(modes: &[Element], shape: &DeviceShape, mapping: &mut Mapping)
 /// `Channel_IDs`, `Chip_IDs`, `Die_IDs`, `Plane_IDs`: nandlab stripes every
 /// job over every parallel unit, so a flow must be given them all.
 fn check_whole_device(flow: &Section, shape: &DeviceShape) -> Result<(), ConfigError> {
-    for (name, count) in
-        [("Channel_IDs", shape.channels), ("Chip_IDs", shape.chips), ("Die_IDs", shape.dies), ("Plane_IDs", shape.planes)]
-    {
+    for (name, count) in [
+        ("Channel_IDs", shape.channels),
+        ("Chip_IDs", shape.chips),
+        ("Die_IDs", shape.dies),
+        ("Plane_IDs", shape.planes),
+    ] {
         let Some(element) = flow.get(name) else { continue };
-        let mut ids: Vec<u64> = element.value.split(',').map(|id| id.trim().parse()).collect::<Result<_, _>>().map_err(
-            |_| invalid(&element, "expected a comma-separated list of numbers"),
-        )?;
+        let mut ids: Vec<u64> = element
+            .value
+            .split(',')
+            .map(|id| id.trim().parse())
+            .collect::<Result<_, _>>()
+            .map_err(|_| invalid(&element, "expected a comma-separated list of numbers"))?;
         ids.sort_unstable();
         ids.dedup();
         if !ids.iter().copied().eq(0..count) {
@@ -925,7 +962,8 @@ fn map_trace_flow(
     }
     if shape.preconditioning {
         if let Some(occupancy) = flow.get("Initial_Occupancy_Percentage") {
-            mapping.warn(&occupancy, "a replay ages the device with the trace itself (precondition.kind = \"workload\")");
+            mapping
+                .warn(&occupancy, "a replay ages the device with the trace itself (precondition.kind = \"workload\")");
         }
     } else {
         flow.get("Initial_Occupancy_Percentage");
