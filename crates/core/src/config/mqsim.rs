@@ -181,7 +181,10 @@ impl<'a, 'input> Section<'a, 'input> {
         let line = self.doc.text_pos_at(node.range().start).row;
         Element {
             place: format!("{}:{line} <{}>", self.origin, node.tag_name().name()),
-            value: node.text().unwrap_or_default().trim().to_owned(),
+            value: match node.children().filter(roxmltree::Node::is_element).count() {
+                0 => node.text().unwrap_or_default().trim().to_owned(),
+                elements => format!("({elements} elements)"),
+            },
         }
     }
 
