@@ -205,6 +205,11 @@ impl<'a, 'input> Section<'a, 'input> {
         })
     }
 
+    /// The element `name` read as a count, with the element.
+    fn count(&self, name: &str) -> Result<Option<(u64, Element)>, ConfigError> {
+        self.get(name).map(|element| Ok((number(&element)?, element))).transpose()
+    }
+
     /// The child parameter set `name`, marked used.
     fn section(&self, name: &str) -> Option<Section<'a, 'input>> {
         let (node, used) = self.children.iter().find(|(node, _)| node.tag_name().name() == name)?;
@@ -389,10 +394,7 @@ fn map_geometry(device: &Section, flash: &Section, mapping: &mut Mapping) -> Res
     if let Some(element) = flash.get("Block_PE_Cycles_Limit") {
         mapping.set("device.pe_cycles", integer(number(&element)?, &element)?, &element);
     }
-    let data_cache_bytes = match device.get("Data_Cache_Capacity") {
-        Some(element) => number(&element)?,
-        None => 0,
-    };
+    let data_cache_bytes = device.count("Data_Cache_Capacity")?.map_or(0, |(bytes, _)| bytes);
     let preconditioning = match device.get("Enabled_Preconditioning") {
         Some(element) => {
             let enabled = boolean(&element)?;
@@ -578,10 +580,7 @@ fn map_host_side(device: &Section, mapping: &mut Mapping) -> Result<(), ConfigEr
     }
     // Channel_Transfer_Rate is in MT/s, Flash_Channel_Width in bytes per transfer.
     if let Some(rate) = device.get("Channel_Transfer_Rate") {
-        let width = match device.get("Flash_Channel_Width") {
-            Some(width) => number::<u64>(&width)?,
-            None => 1,
-        };
+        let width = device.count("Flash_Channel_Width")?.map_or(1, |(width, _)| width);
         let bytes_per_s = number::<u64>(&rate)?
             .checked_mul(width)
             .and_then(|bytes| bytes.checked_mul(1_000_000))
@@ -828,10 +827,7 @@ fn map_addresses(flow: &Section, index: usize, mapping: &mut Mapping) -> Result<
 /// `Request_Size_Distribution`: nandlab's requests have one size; NORMAL
 /// with a variance is refused.
 fn map_size_distribution(flow: &Section, sectors: u64, mapping: &mut Mapping) -> Result<(), ConfigError> {
-    let variance = match flow.get("Variance_Request_Size") {
-        Some(element) => Some((number::<u64>(&element)?, element)),
-        None => None,
-    };
+    let variance = flow.count("Variance_Request_Size")?;
     let Some(distribution) = flow.get("Request_Size_Distribution") else { return Ok(()) };
     match (distribution.value.as_str(), variance) {
         ("FIXED", Some((variance, element))) if variance != 0 => {
@@ -910,14 +906,8 @@ fn map_generator(flow: &Section, index: usize, request_bytes: u64, mapping: &mut
         }
         _ => return Err(invalid(&generator, "expected QUEUE_DEPTH or BANDWIDTH")),
     };
-    let total = match flow.get("Total_Requests_To_Generate") {
-        Some(element) => Some((number::<u64>(&element)?, element)),
-        None => None,
-    };
-    let stop = match flow.get("Stop_Time") {
-        Some(element) => Some((number::<u64>(&element)?, element)),
-        None => None,
-    };
+    let total = flow.count("Total_Requests_To_Generate")?;
+    let stop = flow.count("Stop_Time")?;
     match (total, stop, rate_iops) {
         (Some((requests, total)), stop, _) if requests > 0 => {
             mapping.set_job(index, "requests", integer(requests, &total)?, &total);
