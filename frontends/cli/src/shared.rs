@@ -32,6 +32,10 @@ pub struct ConfigArgs {
     /// Seed of every random choice (overrides the configuration's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// MQSim's files mapped to a configuration document (`run --mqsim`), in
+    /// place of a TOML file.
+    #[arg(skip)]
+    pub mqsim: Option<nandlab_core::config::mqsim::MqsimInput>,
 }
 
 impl ConfigArgs {
@@ -41,7 +45,8 @@ impl ConfigArgs {
             None => None,
         };
         let origin = self.config.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
-        let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin });
+        let mqsim = self.mqsim.as_ref().map(|input| Document::Table(input.document.clone()));
+        let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin }).or(mqsim);
         let jobs = self.jobs.iter().map(|spec| format!("job={spec}"));
         let overrides: Vec<String> = self.overrides.iter().cloned().chain(jobs).collect();
         Ok(config::from_sources(self.preset.as_deref(), document, &overrides, self.seed)?)

@@ -2,7 +2,9 @@
 //! `--set key=value` overrides) and validation. Every error names the key.
 
 pub mod memory;
+pub mod mqsim;
 mod presets;
+mod sizes;
 
 pub use presets::{preset_description, preset_names, PRESETS};
 
@@ -357,6 +359,7 @@ pub fn preset_config(name: &str) -> Result<(Config, Geometry), ConfigError> {
 
 /// The table as a [`Config`]; unknown keys and wrong types name the full key path.
 fn deserialize(mut table: toml::Table) -> Result<Config, ConfigError> {
+    sizes::resolve(&mut table)?;
     crate::device::capacity::resolve(&mut table)?;
     serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
         let path = error.path().to_string();

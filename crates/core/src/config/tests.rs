@@ -334,3 +334,58 @@ mod hardening {
         assert_eq!(geometry.blocks_per_plane, 64);
     }
 }
+
+/// Every size-like key with a unit resolves to the same configuration as its
+/// native number (docs/configuration.md, "Sizes with units"): the same
+/// `Config`, so the same run and the same report.
+#[test]
+fn every_size_key_with_a_unit_equals_its_native_number() {
+    let same = [
+        (vec!["device.page_size=\"4KiB\""], vec!["device.page_size=4096"]),
+        (vec!["device.logical_pages=\"48MiB\""], vec!["device.logical_pages=12288"]),
+        (vec!["workload.request_pages=\"8KiB\""], vec!["workload.request_pages=2"]),
+        (vec!["workload.request_size=\"8KiB\""], vec!["workload.request_pages=2"]),
+        (vec!["workload.request_size=16384"], vec!["workload.request_pages=4"]),
+        (vec!["workload.bytes=\"1MiB\""], vec!["workload.bytes=1048576"]),
+        (vec!["workload.bytes=1MB"], vec!["workload.bytes=1000000"]),
+        (vec!["metrics.window_pages=\"4MiB\""], vec!["metrics.window_pages=1024"]),
+        (vec!["timing.channel_bytes_per_s=\"800MB/s\""], vec!["timing.channel_bytes_per_s=800000000"]),
+        (vec!["timing.write_buffer_pages=\"1MiB\""], vec!["timing.write_buffer_pages=256"]),
+        (vec!["timing.stripe_pages=\"16KiB\""], vec!["timing.stripe_pages=4"]),
+        (vec!["pblk.ws_min_pages=\"16KiB\""], vec!["pblk.ws_min_pages=4"]),
+        (vec!["pblk.ws_opt_pages=\"32K\""], vec!["pblk.ws_opt_pages=8"]),
+        (vec!["pblk.write_buffer_pages=\"4MiB\""], vec!["pblk.write_buffer_pages=1024"]),
+        (vec!["job=name=a,request_size=16KiB,bytes=2MiB"], vec!["job=name=a,request_pages=4,bytes=2097152"]),
+        (vec!["job=name=a", "job.a.request_pages=12KiB"], vec!["job=name=a,request_pages=3"]),
+    ];
+    for (with_units, native) in same {
+        let resolved = build(&with_units).unwrap_or_else(|error| panic!("{with_units:?}: {error}"));
+        let expected = build(&native).unwrap_or_else(|error| panic!("{native:?}: {error}"));
+        assert_eq!(resolved, expected, "{with_units:?}");
+    }
+    let unchanged = build(&["workload.request_pages=2"]).expect("native pages");
+    assert_eq!(unchanged.workload.request_pages, 2);
+}
+
+#[test]
+fn a_size_with_a_bad_unit_or_not_whole_pages_is_refused_by_key() {
+    for (assignment, key, needle) in [
+        (
+            "workload.request_size=6KiB",
+            "workload.request_size",
+            "nearest whole-page sizes are 4096 bytes (\"4KiB\") and 8192 bytes (\"8KiB\")",
+        ),
+        ("workload.request_pages=\"512B\"", "workload.request_pages", "nearest whole-page size is 4096 bytes"),
+        ("workload.request_pages=\"4 parsecs\"", "workload.request_pages", "unknown unit suffix"),
+        ("workload.request_pages=\"8\"", "workload.request_pages", "has no unit"),
+        ("timing.write_buffer_pages=1XB", "timing.write_buffer_pages", "unknown unit suffix"),
+        ("device.page_size=4 parsecs", "device.page_size", "unknown unit suffix"),
+        ("workload.request_size=true", "workload.request_size", "found boolean"),
+    ] {
+        let error = build(&[assignment]).expect_err(assignment);
+        assert_eq!(error.key, key, "{assignment}: {error}");
+        assert!(error.reason.contains(needle), "{assignment}: {error}");
+    }
+    let error = build(&["job=name=bulk", "job.bulk.request_size=5000"]).expect_err("not whole pages");
+    assert_eq!(error.key, "job.bulk.request_size", "{error}");
+}

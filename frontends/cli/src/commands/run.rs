@@ -48,9 +48,26 @@ pub struct RunArgs {
     /// With `--timing on`: the throughput-over-time series as Parquet (`-`: to standard output).
     #[arg(long, value_name = "FILE")]
     pub timing_parquet: Option<PathBuf>,
+    /// MQSim's SSD configuration and workload files, in place of a TOML file:
+    /// the device, and the first scenario's synthetic flows as jobs (or its
+    /// trace flow replayed); every element without a counterpart is named in
+    /// a warning (docs/mqsim.md). `--set` overrides lie above them.
+    #[arg(long, num_args = 2, value_names = ["SSDCONFIG", "WORKLOAD"], conflicts_with = "config")]
+    pub mqsim: Option<Vec<PathBuf>>,
 }
 
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
+pub fn run(mut args: RunArgs) -> anyhow::Result<()> {
+    if let Some([ssd, workload]) = args.mqsim.take().as_deref() {
+        let input = nandlab_core::config::mqsim::read(ssd, workload)?;
+        for warning in &input.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let trace = input.trace.clone();
+        args.config.mqsim = Some(input);
+        if let Some(trace) = trace {
+            return replay_mqsim_trace(args, trace);
+        }
+    }
     let (config, _) = args.config.build()?;
     if args.timing == Timing::Off {
         if args.timing_csv.is_some() {
@@ -115,6 +132,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         None => write_job_rows(&report.jobs, jobs_csv, jobs_parquet)?,
     }
     Ok(())
+}
+
+/// `run --mqsim` of a trace-based flow: `nandlab replay TRACE --format mqsim`
+/// on the device MQSim's files give, at the trace's times when timed.
+fn replay_mqsim_trace(args: RunArgs, trace: PathBuf) -> anyhow::Result<()> {
+    let series =
+        [&args.csv, &args.series_parquet, &args.jobs_csv, &args.jobs_parquet, &args.timing_csv, &args.timing_parquet];
+    if series.iter().any(|output| output.is_some()) {
+        anyhow::bail!("an MQSim trace flow is replayed: it writes --json and --parquet only");
+    }
+    crate::commands::replay::run(crate::commands::replay::ReplayArgs {
+        trace,
+        input: crate::shared::TraceInputArgs { format: Some("mqsim".to_owned()), trace_device: None },
+        config: args.config,
+        discard: None,
+        fit: false,
+        device_size: None,
+        json: args.json,
+        parquet: args.parquet,
+        quiet: args.quiet,
+        device_mode: crate::commands::replay::DeviceMode::PageFtl,
+        timing: args.timing,
+        age_with: None,
+        arrival: crate::commands::replay::ArrivalArg::Trace,
+    })
 }
 
 /// `--jobs-csv` and `--jobs-parquet`: one row per job.
