@@ -51,8 +51,13 @@ struct ProportionRow {
     discard_issued: u64,
     discard_cancelled: u64,
     translation_pages_written: u64,
-    /// Workload aging of the aged device: whole passes and whether the WAF settled.
+    /// Workload aging of the aged device: whole passes of the capture, the
+    /// host pages it wrote (a pass at K = 50 N is about 17 device writes,
+    /// more than the preset's aging budget of `precondition.max_device_writes`,
+    /// so the aging may end inside its first pass), and the aging report's
+    /// `steady` (the rule's state when the aging stopped).
     aging_passes: u64,
+    aging_host_pages_written: u64,
     aging_steady: bool,
 }
 
@@ -163,6 +168,7 @@ fn proportion_row(
         discard_cancelled: report.discard.cancelled_commands,
         translation_pages_written: counters.translation_pages_written,
         aging_passes: aging.and_then(|aging| aging.passes).unwrap_or(0),
+        aging_host_pages_written: aging.map_or(0, |aging| aging.phase.counters.host_pages_written),
         aging_steady: aging.is_some_and(|aging| aging.steady),
     })
 }
@@ -361,6 +367,7 @@ mod tests {
             discard_cancelled: 0,
             translation_pages_written: 0,
             aging_passes: 0,
+            aging_host_pages_written: 0,
             aging_steady: false,
         }
     }
