@@ -807,7 +807,7 @@ GENERATORS = [
     Generator("delay-d-raw", delay_d_raw_runs(), {}, derive_delay_d_raw, fast=True),
     Generator(
         "delay-d-proportions",
-        [("delay-d-proportions", ["reproduce", "delay-d-proportions", "--seed", "1", "--set", "sizes=4G,8G,16G"])],
+        [("delay-d-proportions", ["reproduce", "delay-d-proportions", "--seed", "1", "--set", "sizes=4G,8G"])],
         kept("delay-d", "delay-d-proportions", [
                 "paper_proportions.csv",
                 "paper_proportions_fresh.svg",

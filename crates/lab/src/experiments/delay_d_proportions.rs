@@ -9,8 +9,8 @@
 //! and size, on a log axis. `reproduce delay-d` runs the quick scale (K = 5 N).
 
 use super::discard::{
-    counted, device_mode_name, mount_option, policy_name, ratio, DEVICE_MODES, DEVICE_STATES, FEMU, PAPER_DELAY_MS,
-    PAPER_FIGURE_3A_RATIOS, POLICIES,
+    counted, device_mode_name, mount_option, over_same_capture, policy_name, ratio, DEVICE_MODES, DEVICE_STATES, FEMU,
+    PAPER_DELAY_MS, PAPER_FIGURE_3A_RATIOS, POLICIES,
 };
 use crate::error::{Context as _, Error, Result};
 use crate::registry::ExperimentArgs;
@@ -178,7 +178,6 @@ type Cell<'a> = (&'a str, &'a str, DiscardHandling);
 
 /// Per capture, `policy`'s GC copies over Delay-D's on the same device
 /// (None where Delay-D copied nothing: no ratio), as median [range].
-#[allow(clippy::cast_precision_loss)]
 fn over_delay_d(rows: &[ProportionRow], (size, state, mode): Cell<'_>, policy: DiscardPolicy) -> Option<Spread> {
     let of = |policy: DiscardPolicy| {
         rows.iter().filter(move |r| {
@@ -188,13 +187,8 @@ fn over_delay_d(rows: &[ProportionRow], (size, state, mode): Cell<'_>, policy: D
                 && r.policy == policy_name(policy)
         })
     };
-    let ratios = of(policy)
-        .filter_map(|row| {
-            let delay_d = of(DiscardPolicy::DelayD).find(|d| d.repeat == row.repeat && d.gc_page_copies > 0)?;
-            Some(row.gc_page_copies as f64 / delay_d.gc_page_copies as f64)
-        })
-        .collect();
-    Spread::of(ratios)
+    let copies = |policy| of(policy).map(|r| (r.repeat, r.gc_page_copies)).collect::<Vec<_>>();
+    over_same_capture(&copies(policy), &copies(DiscardPolicy::DelayD))
 }
 
 /// GC copies of one cell and policy, median [range] over the captures.

@@ -367,7 +367,6 @@ fn figure3a_chart(rows: &[PolicyRow], groups: &[String], mode: DiscardHandling) 
 /// Per capture, `policy`'s GC copies over Delay-D's on the same capture of
 /// `scenario` (aged device), as median [range]; `None` where Delay-D copied
 /// nothing (no ratio).
-#[allow(clippy::cast_precision_loss)]
 fn copies_over_delay_d(
     rows: &[PolicyRow],
     scenario: &str,
@@ -382,10 +381,20 @@ fn copies_over_delay_d(
                 && r.policy == policy_name(policy)
         })
     };
-    let ratios = of(policy)
-        .filter_map(|row| {
-            let delay_d = of(DiscardPolicy::DelayD).find(|d| d.repeat == row.repeat && d.gc_page_copies > 0)?;
-            Some(row.gc_page_copies as f64 / delay_d.gc_page_copies as f64)
+    let copies = |policy| of(policy).map(|r| (r.repeat, r.gc_page_copies)).collect::<Vec<_>>();
+    over_same_capture(&copies(policy), &copies(DiscardPolicy::DelayD))
+}
+
+/// Per capture, GC copies over Delay-D's on the same capture, both given
+/// as (capture, copies), as median [range]; a capture whose Delay-D copied
+/// nothing has no ratio (`None` when none has one).
+#[allow(clippy::cast_precision_loss)]
+pub(super) fn over_same_capture(copies: &[(usize, u64)], delay_d: &[(usize, u64)]) -> Option<Spread> {
+    let ratios = copies
+        .iter()
+        .filter_map(|&(capture, copies)| {
+            let &(_, delay_d) = delay_d.iter().find(|&&(other, delay_d)| other == capture && delay_d > 0)?;
+            Some(copies as f64 / delay_d as f64)
         })
         .collect();
     Spread::of(ratios)
