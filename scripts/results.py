@@ -546,6 +546,88 @@ def derive_delay_d(out):
     return {**delay_d_ratios(path), **tables}
 
 
+def derive_delay_d_proportions(out):
+    """docs/delay-d.md's paper-proportion table: per file-system size, device
+    state and device DISCARD mode, each policy's GC copies and the two
+    Figure 3a ratios (Disabled and Enabled over Delay-D, per capture; no
+    ratio where Delay-D copied nothing), median [min, max]; and per size the
+    host pages written and Delay-D's DISCARD counts (aged, exact)."""
+    rows = read_csv(os.path.join(out, "delay-d-proportions", "paper_proportions.csv"))
+    cells = {}
+    for row in rows:
+        cell = cells.setdefault(row["size"], {}).setdefault(row["device_state"], {}).setdefault(row["device_discard"], {})
+        cell.setdefault(row["policy"], {})[row["repeat"]] = row
+    derived = {}
+    for size, states in cells.items():
+        for state, modes in states.items():
+            for mode, policies in modes.items():
+                figures = {
+                    policy: spread(float(r["gc_page_copies"]) for r in captures.values())
+                    for policy, captures in policies.items()
+                }
+                for policy in ("Disabled", "Enabled"):
+                    ratios = [
+                        float(policies[policy][repeat]["gc_page_copies"]) / float(delay_d["gc_page_copies"])
+                        for repeat, delay_d in policies["Delay-D"].items()
+                        if float(delay_d["gc_page_copies"]) > 0
+                    ]
+                    result = spread(ratios) if ratios else {"n": 0}
+                    result["captures_without_ratio"] = len(policies["Delay-D"]) - len(ratios)
+                    figures[f"{policy.lower()}_over_delay_d"] = result
+                derived.setdefault(size, {}).setdefault(state, {})[mode] = figures
+        delay_d = states["aged"]["exact"]["Delay-D"].values()
+        derived[size]["delay_d_counts"] = {
+            field: spread(float(r[field]) for r in delay_d)
+            for field in ("host_pages_written", "discard_received", "discard_issued", "discard_cancelled")
+        }
+    return {"sizes": list(cells), "per_size": derived}
+
+
+RAW_UAV = "crates/lab/tests/data/uav-single-ext4-1g-discard.tracefs.gz"
+RAW_FSYNC = "crates/trace/tests/data/ext4-loop-discard-fsync.tracefs.gz"
+RAW_POLICIES = ("online", "delay-d", "off")
+RAW_MODES = ("exact", "ignored", "dftl")
+# The device both raw captures replay on: `small`, aged by random fill (every
+# logical page valid, then random overwrites), where the policies' order is a
+# property of DISCARD alone (crates/lab/tests/raw_uav_single.rs).
+RAW_AGED = ["--preset", "small", "--set", 'precondition.kind="random-fill"', "-q", "--json", "{out}/run.json"]
+
+
+def delay_d_raw_runs():
+    """docs/delay-d.md's replays of the two stored raw tracefs captures: the
+    UAV single-erase one (1 GiB) under each policy and device DISCARD mode,
+    and with Delay-D issuing only at the trace's end; the fsync one with
+    1,200 blocks per plane under each policy."""
+    runs = [
+        (f"uav-{mode}-{policy}", ["replay", RAW_UAV, "--device-size", "1G", "--discard", policy, "--set", f'ftl.discard="{mode}"', *RAW_AGED])
+        for mode in RAW_MODES
+        for policy in RAW_POLICIES
+    ]
+    runs.append(("uav-delay-d-at-end", ["replay", RAW_UAV, "--device-size", "1G", "--discard", "delay-d", "--set", "discard.delay_ms=86400000", *RAW_AGED]))
+    runs += [
+        (f"fsync-{policy}", ["replay", RAW_FSYNC, "--fit", "--discard", policy, "--set", "device.blocks_per_plane=1200", *RAW_AGED])
+        for policy in RAW_POLICIES
+    ]
+    return runs
+
+
+def derive_delay_d_raw(out):
+    """Per run: GC page copies, translation-page writes, the journal commits
+    the replay found and the DISCARD counters (docs/delay-d.md, "Counters")."""
+
+    def figures(label):
+        with open(os.path.join(out, label, "run.json"), encoding="utf-8") as handle:
+            report = json.load(handle)
+        return {
+            "gc_page_copies": report["measured"]["gc_page_copies"],
+            "translation_pages_written": report["measured"]["translation_pages_written"],
+            "journal_commits": report["host"]["journal_commits"],
+            "discard": report["discard"],
+        }
+
+    return {label: figures(label) for label, _ in delay_d_raw_runs()}
+
+
 def derive_dhrd(out):
     """docs/dhrd.md's table over the runs of seeds 1-5 (timings on a shared
     machine move from run to run): each figure of `dhrd_run` as median, min
@@ -988,6 +1070,19 @@ GENERATORS = [
                 "summary.md",
             ]),
         derive_delay_d,
+        fast=False,
+        root=True,
+    ),
+    Generator("delay-d-raw", delay_d_raw_runs(), {}, derive_delay_d_raw, fast=True),
+    Generator(
+        "delay-d-proportions",
+        [("delay-d-proportions", ["reproduce", "delay-d-proportions", "--seed", "1", "--set", "sizes=4G,8G"])],
+        kept("delay-d", "delay-d-proportions", [
+                "paper_proportions.csv",
+                "paper_proportions_fresh.svg",
+                "paper_proportions_aged.svg",
+            ]),
+        derive_delay_d_proportions,
         fast=False,
         root=True,
     ),

@@ -5,7 +5,7 @@
 //! experiment, add one entry to [`EXPERIMENTS`].
 
 use crate::error::{Context as _, Error, Result};
-use crate::experiments::{dhrd, discard, journal, telomere, telomere_sim, timing};
+use crate::experiments::{delay_d_proportions, dhrd, discard, journal, telomere, telomere_sim, timing};
 use crate::provenance::Provenance;
 use crate::Watch;
 use nandlab_report::OutputDir;
@@ -95,6 +95,15 @@ pub const EXPERIMENTS: &[Experiment] = &[
         needs_root: true,
         rough_seconds: 750,
         run: discard::delay_d,
+    },
+    Experiment {
+        name: "delay-d-proportions",
+        description: "Delay-D Fig. 3a at the paper's proportions: single-erase with K = 50 N, ratios per device DISCARD mode and size",
+        keys: &delay_d_proportions::KEYS,
+        needs_root: true,
+        // Issue 30's two 4 GiB captures (788 s and 266 s of workload at a load of 11-15) and 187 s of replays.
+        rough_seconds: 1250,
+        run: delay_d_proportions::delay_d_proportions,
     },
     Experiment {
         name: "informed-cleaning",

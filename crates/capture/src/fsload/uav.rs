@@ -49,6 +49,15 @@ impl UavConfig {
         let files = files.max(16);
         UavConfig { files, file_bytes: 1 << 20, rounds: 5, replacements: 5 * files, prefill_fraction: 0.5 }
     }
+
+    /// The paper's proportions in full on a file system of `total_bytes`: N
+    /// scaled as in [`UavConfig::scaled`], the paper's R = 50 and K = 50 N
+    /// (the paper's 500,000 replacements overwrite its device about 17 times;
+    /// so do these, whatever the size).
+    pub fn paper_proportions(total_bytes: u64) -> UavConfig {
+        let scaled = UavConfig::scaled(total_bytes);
+        UavConfig { rounds: 50, replacements: 50 * scaled.files, ..scaled }
+    }
 }
 
 /// Writes dummy files until the file system is `fraction` full, then syncs.
@@ -129,6 +138,8 @@ mod tests {
         assert_eq!(small.files, 1342);
         assert_eq!(small.replacements, 5 * 1342);
         assert_eq!(UavConfig::scaled(1 << 20).files, 16);
+        let full = UavConfig::paper_proportions(4 << 30);
+        assert_eq!((full.files, full.rounds, full.replacements), (1342, 50, 50 * 1342));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use nandlab_report::{
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
+pub(super) fn counted(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) -> Result<ReplayReport> {
     let mode = ReplayMode { policy: Some(policy), fit: true, ..ReplayMode::default() };
     replay(&TraceSource::file(trace), config.clone(), mode, &mut watch.observer())
 }
@@ -37,7 +37,7 @@ fn timed(watch: &Watch, trace: &Path, config: &Config, policy: DiscardPolicy) ->
     timed_report(watch, trace, config, policy)?.timed.context("a timed replay reports time")
 }
 
-fn policy_name(policy: DiscardPolicy) -> &'static str {
+pub(super) fn policy_name(policy: DiscardPolicy) -> &'static str {
     match policy {
         DiscardPolicy::Off => "Disabled",
         DiscardPolicy::Online => "Enabled",
@@ -46,7 +46,7 @@ fn policy_name(policy: DiscardPolicy) -> &'static str {
     }
 }
 
-fn ratio(numerator: f64, denominator: f64) -> String {
+pub(super) fn ratio(numerator: f64, denominator: f64) -> String {
     if denominator > 0.0 {
         format!("{:.2}x", numerator / denominator)
     } else if numerator > 0.0 {
@@ -68,31 +68,32 @@ const PAPER_FS: &str = "32G";
 /// allocator and the commit interval, not on the device's size (on the stored
 /// raw 1 GiB capture a freed block is rewritten 0.12 s after its DISCARD at
 /// the median, 1.03 s at the 90th percentile: docs/delay-d.md).
-const PAPER_DELAY_MS: u64 = 5000;
+pub(super) const PAPER_DELAY_MS: u64 = 5000;
 /// Delays of the sensitivity sweep, ms.
 const DELAY_SWEEP_MS: [u64; 8] = [0, 50, 100, 250, 500, 1000, 2000, 5000];
-const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
+pub(super) const POLICIES: [DiscardPolicy; 3] = [DiscardPolicy::Off, DiscardPolicy::Online, DiscardPolicy::DelayD];
 /// The device at the start of a replay: empty, as the paper's emulated SSD
 /// (the quick scale's K = 5 N replacements then overwrite the device only
 /// 1.6 times, so GC finds whole blocks invalid), or aged by workload aging
 /// (`precondition.kind = "workload"`: from the state `mkfs` leaves, the
 /// capture itself replayed until the WAF settles, so only what the file
 /// system wrote is valid), standing in for the paper's 50 N.
-const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
+pub(super) const DEVICE_STATES: [(&str, bool); 2] = [("fresh", false), ("aged", true)];
 /// What the device does with a DISCARD: the paper's effect depends on it.
-const DEVICE_MODES: [DiscardHandling; 3] = [DiscardHandling::Exact, DiscardHandling::Ignored, DiscardHandling::Dftl];
+pub(super) const DEVICE_MODES: [DiscardHandling; 3] =
+    [DiscardHandling::Exact, DiscardHandling::Ignored, DiscardHandling::Dftl];
 
 /// The mount option a policy's trace was captured with: ext4 writes
 /// differently with and without `-o discard`, so Disabled replays a capture
 /// without it (the paper's Disabled), Enabled and Delay-D one with it.
-fn mount_option(policy: DiscardPolicy) -> &'static str {
+pub(super) fn mount_option(policy: DiscardPolicy) -> &'static str {
     match policy {
         DiscardPolicy::Off => "nodiscard",
         DiscardPolicy::Online | DiscardPolicy::DelayD | DiscardPolicy::Periodic => "discard",
     }
 }
 
-fn device_mode_name(handling: DiscardHandling) -> &'static str {
+pub(super) fn device_mode_name(handling: DiscardHandling) -> &'static str {
     match handling {
         DiscardHandling::Exact => "exact",
         DiscardHandling::Ignored => "ignored",
@@ -103,7 +104,7 @@ fn device_mode_name(handling: DiscardHandling) -> &'static str {
 /// The FEMU device of Section 4.1 (`femu-32g`), fitted to the captured file
 /// system with the same over-provisioning, empty at the start as the paper's
 /// emulated SSD was (the scenario itself fills the file system to 50 %).
-const FEMU: &str = "preset = \"femu-32g\"\n[precondition]\nenabled = false\n";
+pub(super) const FEMU: &str = "preset = \"femu-32g\"\n[precondition]\nenabled = false\n";
 
 struct Scenario {
     name: &'static str,
@@ -366,7 +367,6 @@ fn figure3a_chart(rows: &[PolicyRow], groups: &[String], mode: DiscardHandling) 
 /// Per capture, `policy`'s GC copies over Delay-D's on the same capture of
 /// `scenario` (aged device), as median [range]; `None` where Delay-D copied
 /// nothing (no ratio).
-#[allow(clippy::cast_precision_loss)]
 fn copies_over_delay_d(
     rows: &[PolicyRow],
     scenario: &str,
@@ -381,10 +381,20 @@ fn copies_over_delay_d(
                 && r.policy == policy_name(policy)
         })
     };
-    let ratios = of(policy)
-        .filter_map(|row| {
-            let delay_d = of(DiscardPolicy::DelayD).find(|d| d.repeat == row.repeat && d.gc_page_copies > 0)?;
-            Some(row.gc_page_copies as f64 / delay_d.gc_page_copies as f64)
+    let copies = |policy| of(policy).map(|r| (r.repeat, r.gc_page_copies)).collect::<Vec<_>>();
+    over_same_capture(&copies(policy), &copies(DiscardPolicy::DelayD))
+}
+
+/// Per capture, GC copies over Delay-D's on the same capture, both given
+/// as (capture, copies), as median [range]; a capture whose Delay-D copied
+/// nothing has no ratio (`None` when none has one).
+#[allow(clippy::cast_precision_loss)]
+pub(super) fn over_same_capture(copies: &[(usize, u64)], delay_d: &[(usize, u64)]) -> Option<Spread> {
+    let ratios = copies
+        .iter()
+        .filter_map(|&(capture, copies)| {
+            let &(_, delay_d) = delay_d.iter().find(|&&(other, delay_d)| other == capture && delay_d > 0)?;
+            Some(copies as f64 / delay_d as f64)
         })
         .collect();
     Spread::of(ratios)
@@ -474,7 +484,7 @@ fn sweep_values(sweep: &[SweepRow], scenario: &str, delay: u64, pick: fn(&SweepR
 const PAPER_TABLE_2_ISSUED: [(DiscardPolicy, [f64; 2]); 2] =
     [(DiscardPolicy::Online, [4623.0, 4660.0]), (DiscardPolicy::DelayD, [1448.0, 1127.0])];
 /// Figure 3a, single-erase: Delay-D's GC copies are 1322x below Disabled's and 709x below Enabled's.
-const PAPER_FIGURE_3A_RATIOS: [(DiscardPolicy, f64); 2] =
+pub(super) const PAPER_FIGURE_3A_RATIOS: [(DiscardPolicy, f64); 2] =
     [(DiscardPolicy::Off, 1322.0), (DiscardPolicy::Online, 709.0)];
 
 /// The paper's numbers on the Table 2 and Figure 3b bar charts (Figure 3a

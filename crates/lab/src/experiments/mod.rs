@@ -1,5 +1,6 @@
 //! One module per paper experiment; [`crate::registry`] names them.
 
+pub mod delay_d_proportions;
 pub mod dhrd;
 pub mod discard;
 pub mod journal;

@@ -46,15 +46,19 @@ enum FsloadWorkload {
 #[derive(clap::Args)]
 struct UavArgs {
     /// The paper's sizes: N = 10,000, R = 50, K = 500,000 (for a 32 GB file system).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "paper_proportions")]
     paper: bool,
+    /// The paper's proportions on this file system: N scaled as by default,
+    /// R = 50 and K = 50 N (the paper's R and K / N).
+    #[arg(long)]
+    paper_proportions: bool,
     /// N; default scales the paper's 10,000 files per 32 GB to this file system.
     #[arg(long)]
     files: Option<u64>,
-    /// R (batch-erase rounds); default 5.
+    /// R (batch-erase rounds); default 5 (50 with --paper-proportions).
     #[arg(long)]
     rounds: Option<u64>,
-    /// K (single-erase replacements); default 5 N.
+    /// K (single-erase replacements); default 5 N (50 N with --paper-proportions).
     #[arg(long)]
     replacements: Option<u64>,
     /// Image size in KiB.
@@ -149,12 +153,19 @@ pub fn run(args: FsloadArgs) -> anyhow::Result<()> {
 
 fn uav_setup(dir: &std::path::Path, seed: u64, args: &UavArgs) -> anyhow::Result<(FileOps, UavConfig)> {
     let ops = FileOps::new(dir, seed, !args.no_fsync);
-    let mut config = if args.paper { UavConfig::paper() } else { UavConfig::scaled(ops.usage()?.0) };
+    let mut config = if args.paper {
+        UavConfig::paper()
+    } else if args.paper_proportions {
+        UavConfig::paper_proportions(ops.usage()?.0)
+    } else {
+        UavConfig::scaled(ops.usage()?.0)
+    };
     if let Some(files) = args.files {
-        config.files = files;
+        // K keeps its proportion to N (the paper's own sizes are fixed).
         if args.replacements.is_none() && !args.paper {
-            config.replacements = 5 * files;
+            config.replacements = config.replacements / config.files * files;
         }
+        config.files = files;
     }
     config.rounds = args.rounds.unwrap_or(config.rounds);
     config.replacements = args.replacements.unwrap_or(config.replacements);
