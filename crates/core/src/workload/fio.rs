@@ -57,11 +57,15 @@ impl fmt::Display for FioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Read { file, reason } => write!(f, "fio job file {}: {reason}", nandlab_quote::quote(file)),
-            Self::Refused { place, option, value, reason } if option.is_empty() => {
+            Self::Refused { place, option, reason, .. } if option.is_empty() => {
                 write!(f, "fio job file {place}: {reason}")
             }
+            Self::Refused { place, option, value, reason } if value.is_empty() => {
+                write!(f, "fio job file {place}: `{}`: {reason}", nandlab_quote::quote(option))
+            }
             Self::Refused { place, option, value, reason } => {
-                write!(f, "fio job file {place}: `{option}={}`: {reason}", nandlab_quote::quote(value))
+                let (option, value) = (nandlab_quote::quote(option), nandlab_quote::quote(value));
+                write!(f, "fio job file {place}: `{option}={value}`: {reason}")
             }
             Self::Config { file, error } => write!(f, "fio job file {}: {error}", nandlab_quote::quote(file)),
         }
@@ -200,7 +204,12 @@ impl Reader<'_> {
                 continue;
             }
             if self.sections.is_empty() {
-                return Err(refused(&place, "", content, "an option before the first [section]: put it under [global]"));
+                return Err(refused(
+                    &place,
+                    "",
+                    content,
+                    "an option before the first [section]: put it under [global]",
+                ));
             }
             if let Some(target) = include_target(content) {
                 if depth >= INCLUDE_DEPTH_MAX {
@@ -264,7 +273,8 @@ fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>, place: &Place, key:
             let end = braced.find('}').ok_or_else(|| refused(place, key, value, "`${` without its closing `}`"))?;
             expanded.push_str(&env(&braced[..end]).unwrap_or_default());
             rest = &braced[end + 1..];
-        } else if let Some(keyword) = ["pagesize", "mb_memory", "ncpus"].into_iter().find(|word| after.starts_with(word))
+        } else if let Some(keyword) =
+            ["pagesize", "mb_memory", "ncpus"].into_iter().find(|word| after.starts_with(word))
         {
             return Err(refused(
                 place,
@@ -285,7 +295,12 @@ fn expand(value: &str, env: &dyn Fn(&str) -> Option<String>, place: &Place, key:
 }
 
 fn refused(place: &Place, option: &str, value: &str, reason: &str) -> FioError {
-    FioError::Refused { place: place.clone(), option: option.to_owned(), value: value.to_owned(), reason: reason.to_owned() }
+    FioError::Refused {
+        place: place.clone(),
+        option: option.to_owned(),
+        value: value.to_owned(),
+        reason: reason.to_owned(),
+    }
 }
 
 /// The device the jobs run on, as the mapping needs it.
@@ -389,7 +404,11 @@ struct Warnings {
 impl Warnings {
     fn add(&mut self, setting: &Setting, reason: impl Into<String>) {
         if self.seen.insert((setting.place.clone(), setting.key.clone())) {
-            self.list.push(FioWarning { place: setting.place.clone(), option: setting.key.clone(), reason: reason.into() });
+            self.list.push(FioWarning {
+                place: setting.place.clone(),
+                option: setting.key.clone(),
+                reason: reason.into(),
+            });
         }
     }
 }
@@ -591,7 +610,8 @@ impl<'a> Job<'a> {
             }
         };
         if let Some(modifier) = modifier {
-            let neutral = if pattern == "random" { modifier.trim() == "1" } else { parse_size(modifier, 1024) == Ok(0) };
+            let neutral =
+                if pattern == "random" { modifier.trim() == "1" } else { parse_size(modifier, 1024) == Ok(0) };
             if !neutral {
                 return Err(self.refuse_value(
                     &names,
@@ -641,7 +661,8 @@ impl<'a> Job<'a> {
             (&["bsrange", "blocksize_range"], range_sizes),
             (&["bs", "blocksize"], |size, kb_base| parse_size(size, kb_base).map(|bytes| vec![bytes])),
         ];
-        let given: Vec<_> = options.iter().filter_map(|(names, sizes)| Some((*names, self.last(names)?, sizes))).collect();
+        let given: Vec<_> =
+            options.iter().filter_map(|(names, sizes)| Some((*names, self.last(names)?, sizes))).collect();
         let Some((names, setting, sizes)) = given.first() else {
             return Ok(DEFAULT_BLOCK_BYTES);
         };
@@ -649,7 +670,9 @@ impl<'a> Job<'a> {
         for (part, share) in per_direction(setting.value.as_deref().unwrap_or("")).into_iter().zip(mix.shares()) {
             if share > 0.0 {
                 match part {
-                    Some(part) => used.extend(sizes(part, kb_base).map_err(|reason| self.refuse_value(names, &reason))?),
+                    Some(part) => {
+                        used.extend(sizes(part, kb_base).map_err(|reason| self.refuse_value(names, &reason))?)
+                    }
                     None => {
                         used.insert(DEFAULT_BLOCK_BYTES);
                     }
@@ -690,9 +713,8 @@ impl<'a> Job<'a> {
     fn count(&self, names: &[&'static str], default: u64) -> Result<u64, FioError> {
         match self.last(names) {
             None => Ok(default),
-            Some(setting) => {
-                parse_size(setting.value.as_deref().unwrap_or("1"), 1024).map_err(|reason| self.refuse_value(names, &reason))
-            }
+            Some(setting) => parse_size(setting.value.as_deref().unwrap_or("1"), 1024)
+                .map_err(|reason| self.refuse_value(names, &reason)),
         }
     }
 
@@ -703,7 +725,8 @@ impl<'a> Job<'a> {
         if depth == 0 || depth > u64::from(u32::MAX) {
             return Err(self.refuse_value(&["iodepth"], "a queue depth from 1 to 4294967295"));
         }
-        let engine = self.settings.iter().rev().find(|setting| setting.key == "ioengine").and_then(|s| s.value.as_deref());
+        let engine =
+            self.settings.iter().rev().find(|setting| setting.key == "ioengine").and_then(|s| s.value.as_deref());
         let synchronous = engine.is_none_or(|engine| SYNCHRONOUS_ENGINES.contains(&engine));
         if depth > 1 && synchronous {
             if let Some(setting) = self.last(&["iodepth"]) {
@@ -808,7 +831,13 @@ impl<'a> Job<'a> {
     /// per second) over the request size. A value per direction caps that
     /// direction; the mix holds, so the total is the tightest cap over its
     /// direction's share (docs/fio.md).
-    fn rate(&self, mix: Mix, request_bytes: u64, kb_base: u64, warnings: &mut Warnings) -> Result<Option<u64>, FioError> {
+    fn rate(
+        &self,
+        mix: Mix,
+        request_bytes: u64,
+        kb_base: u64,
+        warnings: &mut Warnings,
+    ) -> Result<Option<u64>, FioError> {
         let (names, per_request): (&[&'static str], u64) = if self.last(&["rate_iops"]).is_some() {
             (&["rate_iops"], 1)
         } else if self.last(&["rate"]).is_some() {
@@ -892,9 +921,11 @@ impl<'a> Job<'a> {
         })?;
         let io_size = self.bytes_or_percent(&["io_size", "io_limit"], kb_base, capacity)?;
         let loops = self.count(&["loops"], 1)?.max(1);
-        let amount = io_size.or(size).unwrap_or(length).checked_mul(loops).ok_or_else(|| {
-            self.refuse_value(&["loops"], "the bytes to move overflow 64 bits")
-        })?;
+        let amount = io_size
+            .or(size)
+            .unwrap_or(length)
+            .checked_mul(loops)
+            .ok_or_else(|| self.refuse_value(&["loops"], "the bytes to move overflow 64 bits"))?;
         Ok((offset / device.page_bytes, end / device.page_bytes, amount))
     }
 
@@ -929,7 +960,8 @@ impl<'a> Job<'a> {
             ),
             None => None,
         };
-        let in_runtime = |rate: u64, runtime_us: u64| u64::try_from(u128::from(rate) * u128::from(runtime_us) / 1_000_000);
+        let in_runtime =
+            |rate: u64, runtime_us: u64| u64::try_from(u128::from(rate) * u128::from(runtime_us) / 1_000_000);
         let time_based = self.last(&["time_based"]).is_some_and(|setting| is_on(setting.value.as_deref()));
         if time_based {
             let (Some(rate), Some(runtime_us)) = (rate, runtime_us.filter(|us| *us > 0)) else {
@@ -1030,35 +1062,122 @@ fn unread_reason(key: &str) -> &'static str {
 /// Options that do not change the requests the device sees.
 const UNREAD_REASONS: [(&[&str], &[&str], &str); 4] = [
     (
-        &["filename", "directory", "filename_format", "unique_filename", "opendir", "lockfile", "create_on_open",
-          "create_serialize", "create_fsync", "allow_file_create", "allow_mounted_write", "unlink", "unlink_each_loop",
-          "fallocate", "invalidate", "file_service_type", "openfiles", "thread", "threads", "mem", "iomem",
-          "iomem_align", "hugepage-size", "lockmem", "gtod_reduce", "gtod_cpu", "clocksource", "exitall",
-          "exit_what", "exitall_on_error", "continue_on_error", "ignore_error", "error_dump", "io_submit_mode",
-          "sqthread_poll", "sqthread_poll_cpu", "registerfiles", "fixedbufs", "hipri", "nonvectored", "cmd_type",
-          "offset_align", "blockalign", "ba", "sync", "dsync", "odirect", "overwrite", "uri", "hostname", "port",
-          "nice", "prio", "prioclass", "skip_bad", "busy_poll"],
+        &[
+            "filename",
+            "directory",
+            "filename_format",
+            "unique_filename",
+            "opendir",
+            "lockfile",
+            "create_on_open",
+            "create_serialize",
+            "create_fsync",
+            "allow_file_create",
+            "allow_mounted_write",
+            "unlink",
+            "unlink_each_loop",
+            "fallocate",
+            "invalidate",
+            "file_service_type",
+            "openfiles",
+            "thread",
+            "threads",
+            "mem",
+            "iomem",
+            "iomem_align",
+            "hugepage-size",
+            "lockmem",
+            "gtod_reduce",
+            "gtod_cpu",
+            "clocksource",
+            "exitall",
+            "exit_what",
+            "exitall_on_error",
+            "continue_on_error",
+            "ignore_error",
+            "error_dump",
+            "io_submit_mode",
+            "sqthread_poll",
+            "sqthread_poll_cpu",
+            "registerfiles",
+            "fixedbufs",
+            "hipri",
+            "nonvectored",
+            "cmd_type",
+            "offset_align",
+            "blockalign",
+            "ba",
+            "sync",
+            "dsync",
+            "odirect",
+            "overwrite",
+            "uri",
+            "hostname",
+            "port",
+            "nice",
+            "prio",
+            "prioclass",
+            "skip_bad",
+            "busy_poll",
+        ],
         &["cpus_allowed", "cpumask", "numa_", "iodepth_", "http_", "xnvme_", "gpu_", "cuda_"],
         "device-only (where and how the host runs fio): nandlab's simulated device stands in for it",
     ),
     (
-        &["name", "description", "group_reporting", "new_group", "stats", "per_job_logs", "significant_figures",
-          "percentile_list", "unified_rw_reporting", "steadystate", "ss", "ss_dur", "ss_ramp", "ratemin",
-          "rate_min", "rate_iops_min", "ratecycle", "rate_cycle", "max_latency", "latency_percentile",
-          "latency_window"],
+        &[
+            "name",
+            "description",
+            "group_reporting",
+            "new_group",
+            "stats",
+            "per_job_logs",
+            "significant_figures",
+            "percentile_list",
+            "unified_rw_reporting",
+            "steadystate",
+            "ss",
+            "ss_dur",
+            "ss_ramp",
+            "ratemin",
+            "rate_min",
+            "rate_iops_min",
+            "ratecycle",
+            "rate_cycle",
+            "max_latency",
+            "latency_percentile",
+            "latency_window",
+        ],
         &["write_", "log_", "disable_", "clat_", "lat_", "slat_", "bwavgtime", "iopsavgtime"],
         "reporting only: nandlab reports every job under its section name",
     ),
     (
-        &["do_verify", "dedupe_mode", "dedupe_global", "scramble_buffers", "zero_buffers", "refill_buffers",
-          "buffer_pattern", "trim_percentage", "trim_verify_zero", "trim_backlog"],
+        &[
+            "do_verify",
+            "dedupe_mode",
+            "dedupe_global",
+            "scramble_buffers",
+            "zero_buffers",
+            "refill_buffers",
+            "buffer_pattern",
+            "trim_percentage",
+            "trim_verify_zero",
+            "trim_backlog",
+        ],
         &["verify", "buffer_compress", "dedupe_", "compress_"],
         "data content: nandlab stores no data, so the device's work does not depend on it \
          (fio's verify reads after a write phase are not issued)",
     ),
     (
-        &["random_generator", "norandommap", "softrandommap", "randrepeat", "allrandrepeat", "kb_base",
-          "rate_process", "io_submit_mode"],
+        &[
+            "random_generator",
+            "norandommap",
+            "softrandommap",
+            "randrepeat",
+            "allrandrepeat",
+            "kb_base",
+            "rate_process",
+            "io_submit_mode",
+        ],
         &[],
         "read with the options it modifies; no effect on its own here",
     ),
@@ -1066,8 +1185,23 @@ const UNREAD_REASONS: [(&[&str], &[&str], &str); 4] = [
 
 /// Engines with no block I/O to simulate.
 const NO_BLOCK_IO_ENGINES: [&str; 17] = [
-    "cpuio", "exec", "net", "netsplice", "http", "rdma", "filecreate", "filestat", "filedelete", "dircreate",
-    "dirstat", "dirdelete", "e4defrag", "falloc", "ftruncate", "mtd", "libhdfs",
+    "cpuio",
+    "exec",
+    "net",
+    "netsplice",
+    "http",
+    "rdma",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "e4defrag",
+    "falloc",
+    "ftruncate",
+    "mtd",
+    "libhdfs",
 ];
 
 /// Engines that keep one request outstanding (fio's iodepth note); `psync` is fio's default on Linux.
@@ -1095,7 +1229,10 @@ const REFUSED_WHEN_ON: [(&[&str], &str); 13] = [
 const NOTED_WHEN_ON: [(&[&str], &str); 3] = [
     (&["ramp_time"], "nandlab measures after its own aging ([precondition]), not after a warm-up time"),
     (&["end_fsync", "fsync_on_close"], "nandlab's synthetic jobs issue no flush at their end"),
-    (&["fill_device", "fill_fs"], "the job fills the device from its offset (to the device's end), as fio does on a raw device"),
+    (
+        &["fill_device", "fill_fs"],
+        "the job fills the device from its offset (to the device's end), as fio does on a raw device",
+    ),
 ];
 
 /// fio's boolean: a bare option, or any number other than 0.
@@ -1221,4 +1358,259 @@ fn parse_time_us(text: &str) -> Result<u64, String> {
         _ => return Err(format!("{text:?}: unknown time unit (d, h, m, s, ms, us)")),
     };
     number.checked_mul(unit_us).ok_or_else(|| format!("{text:?} is too long a time"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    /// A folder of job files for one test, removed at its end.
+    struct Folder(std::path::PathBuf);
+
+    impl Folder {
+        fn new(name: &str) -> Self {
+            let path = std::env::temp_dir().join(format!("nandlab-fio-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&path).unwrap();
+            Self(path)
+        }
+
+        fn file(&self, name: &str, text: &str) -> std::path::PathBuf {
+            let path = self.0.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        }
+    }
+
+    impl Drop for Folder {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    /// The `small` preset: 13,107 logical pages of 4 KiB.
+    fn small() -> Geometry {
+        config::preset_config("small").unwrap().1
+    }
+
+    fn map_text(name: &str, text: &str) -> Result<MappedJobs, FioError> {
+        let folder = Folder::new(name);
+        let path = folder.file("job.fio", text);
+        read_job_file(&path, &no_env)?.map(&small())
+    }
+
+    fn key<'a>(job: &'a toml::Table, key: &str) -> &'a toml::Value {
+        job.get(key).unwrap_or_else(|| panic!("{key} in {job:?}"))
+    }
+
+    fn int(job: &toml::Table, name: &str) -> i64 {
+        key(job, name).as_integer().unwrap()
+    }
+
+    fn float(job: &toml::Table, name: &str) -> f64 {
+        key(job, name).as_float().unwrap()
+    }
+
+    fn refusal(result: Result<MappedJobs, FioError>) -> String {
+        let error = result.expect_err("refused");
+        assert!(matches!(error, FioError::Refused { .. }), "{error:?}");
+        error.to_string()
+    }
+
+    #[test]
+    fn sizes_follow_fios_units_and_kb_base() {
+        for (text, bytes) in [("4096", 4096), ("4k", 4096), ("4K", 4096), ("4kb", 4096), ("4KB", 4096), ("1m", 1 << 20)]
+        {
+            assert_eq!(parse_size(text, 1024), Ok(bytes), "{text}");
+        }
+        assert_eq!(parse_size("1g", 1024), Ok(1 << 30));
+        assert_eq!(parse_size("0x1000", 1024), Ok(4096));
+        assert_eq!(parse_size("4ki", 1024), Ok(4000), "compatibility mode: ki is a power of 1000");
+        assert_eq!(parse_size("4KiB", 1024), Ok(4000));
+        assert_eq!(parse_size("4k", 1000), Ok(4000));
+        assert_eq!(parse_size("4KiB", 1000), Ok(4096));
+        assert_eq!(parse_size("1p", 1024), Ok(1 << 50));
+        assert!(parse_size("(1k*4)", 1024).unwrap_err().contains("arithmetic"));
+        assert!(parse_size("4q", 1024).unwrap_err().contains("unknown unit"));
+        assert!(parse_size("99999999999999999999", 1024).is_err());
+        assert!(parse_size("16777216t", 1024).unwrap_err().contains("overflow"));
+        assert_eq!(parse_time_us("900"), Ok(900_000_000));
+        assert_eq!(parse_time_us("5m"), Ok(300_000_000));
+        assert_eq!(parse_time_us("10ms"), Ok(10_000));
+    }
+
+    #[test]
+    fn per_direction_values_read_as_fios_bs() {
+        assert_eq!(per_direction("4k"), [Some("4k"), Some("4k"), Some("4k")]);
+        assert_eq!(per_direction("4k,8k"), [Some("4k"), Some("8k"), Some("8k")]);
+        assert_eq!(per_direction(",8k"), [None, Some("8k"), Some("8k")]);
+        assert_eq!(per_direction("4k,"), [Some("4k"), None, None]);
+        assert_eq!(per_direction("4k,,16k"), [Some("4k"), None, Some("16k")]);
+    }
+
+    #[test]
+    fn globals_comments_includes_and_environment_are_read_as_fio_does() {
+        let folder = Folder::new("read");
+        folder.file("depth.fio", "iodepth=8 ; from the include\n");
+        let path = folder.file(
+            "job.fio",
+            "; a comment\n[global]\nbs=8k # trailing\nioengine=libaio\nsize=${SIZE}\n\n  [first]  \nrw=randwrite\n\
+             include depth.fio\n[global]\nbs=16k\n[second]\nrw=read\n",
+        );
+        let env = |name: &str| (name == "SIZE").then(|| "4m".to_owned());
+        let mapped = read_job_file(&path, &env).unwrap().map(&small()).unwrap();
+        let [first, second] = mapped.jobs.as_slice() else { panic!("{:?}", mapped.jobs) };
+        assert_eq!(key(first, "name").as_str(), Some("first"));
+        assert_eq!(int(first, "request_pages"), 2, "bs=8k of the global above it");
+        assert_eq!(int(first, "queue_depth"), 8, "iodepth from the include");
+        assert_eq!(int(first, "requests"), 512, "size=${{SIZE}} = 4m in 8 KiB requests");
+        assert_eq!(key(first, "pattern").as_str(), Some("random"));
+        assert_eq!(int(second, "request_pages"), 4, "the second [global] applies below it only");
+        assert_eq!(key(second, "pattern").as_str(), Some("sequential"));
+        assert_eq!(float(second, "read_fraction"), 1.0);
+    }
+
+    #[test]
+    fn an_include_of_itself_and_sections_in_includes_are_refused() {
+        let folder = Folder::new("include");
+        folder.file("self.fio", "include self.fio\n");
+        let path = folder.file("loop.fio", "[job]\ninclude self.fio\n");
+        let error = read_job_file(&path, &no_env).unwrap_err().to_string();
+        assert!(error.contains("nest deeper"), "{error}");
+        folder.file("section.fio", "[inner]\n");
+        let path = folder.file("outer.fio", "[job]\ninclude section.fio\n");
+        let error = read_job_file(&path, &no_env).unwrap_err().to_string();
+        assert!(error.contains("section.fio:1") && error.contains("may not hold [sections]"), "{error}");
+        let path = folder.file("host.fio", "[job]\nsize=8*$mb_memory\n");
+        let error = read_job_file(&path, &no_env).unwrap_err().to_string();
+        assert!(error.contains("host.fio:2") && error.contains("$mb_memory"), "{error}");
+    }
+
+    #[test]
+    fn numjobs_clones_with_offset_increment_get_their_own_ranges() {
+        let mapped = map_text(
+            "clones",
+            "[w]\nrw=write\nbs=4k\nnumjobs=3\noffset=4m\noffset_increment=8m\nsize=2m\nrandseed=42\n",
+        )
+        .unwrap();
+        assert_eq!(mapped.seed, Some(42));
+        let device = Device { page_bytes: 4096, pages: 13_107 };
+        for (index, job) in mapped.jobs.iter().enumerate() {
+            assert_eq!(key(job, "name").as_str(), Some(format!("w.{index}").as_str()));
+            let first = 1024 + 2048 * index as u64;
+            assert_eq!(float(job, "range_start"), fraction(first, device));
+            assert_eq!(float(job, "range_end"), fraction(first + 512, device));
+            // The job floors fraction × pages: the half page lands on the boundary.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let floored = (float(job, "range_start") * 13_107.0).floor() as u64;
+            assert_eq!(floored, first);
+            assert_eq!(int(job, "requests"), 512);
+        }
+    }
+
+    #[test]
+    fn sizes_percentages_io_size_loops_and_number_ios_set_the_requests() {
+        let mapped = map_text(
+            "amounts",
+            "[half]\nrw=randread\nsize=50%\n[more]\nrw=randwrite\nsize=1m\nio_size=3m\n\
+             [looped]\nrw=write\nsize=1m\nloops=2\n[capped]\nrw=write\nsize=1m\nnumber_ios=10\n",
+        )
+        .unwrap();
+        let requests: Vec<i64> = mapped.jobs.iter().map(|job| int(job, "requests")).collect();
+        assert_eq!(requests, [13_107 / 2, 768, 512, 10]);
+        assert_eq!(
+            float(&mapped.jobs[0], "range_end"),
+            fraction(13_107 / 2, Device { page_bytes: 4096, pages: 13_107 })
+        );
+    }
+
+    #[test]
+    fn rates_mixes_and_time_based_runs_map_to_the_jobs_rate() {
+        let mapped = map_text(
+            "rates",
+            "[global]\nsize=1m\nioengine=libaio\n[mixed]\nrw=randrw\nrwmixread=30\nrwmixwrite=50\nrate_iops=300\n\
+             [bytes]\nrw=randwrite\nbs=8k\nrate=800k\n[timed]\nrw=randread\nrate_iops=100\nruntime=10s\n\
+             time_based\n[split]\nrw=randrw\nrate_iops=600,100\n",
+        )
+        .unwrap();
+        let [mixed, bytes, timed, split] = mapped.jobs.as_slice() else { panic!() };
+        // rwmixwrite comes last: 50 % writes; each direction capped at 300 → 600 in all.
+        assert_eq!(float(mixed, "read_fraction"), 0.5);
+        assert_eq!(int(mixed, "rate_iops"), 600);
+        assert_eq!(int(bytes, "rate_iops"), 100, "800 KiB/s of 8 KiB requests");
+        assert_eq!(int(timed, "requests"), 1000, "100 IOPS for 10 s, looping the 1 MiB region");
+        assert_eq!(int(split, "rate_iops"), 200, "writes, half the requests, capped at 100");
+    }
+
+    #[test]
+    fn a_synchronous_engine_keeps_one_request_outstanding() {
+        let mapped = map_text(
+            "depth",
+            "[sync]\nrw=randwrite\nsize=1m\niodepth=32\n[aio]\nrw=randwrite\nsize=1m\niodepth=32\nioengine=io_uring\n",
+        )
+        .unwrap();
+        assert_eq!(int(&mapped.jobs[0], "queue_depth"), 1);
+        assert_eq!(int(&mapped.jobs[1], "queue_depth"), 32);
+        let warning = mapped.warnings.iter().find(|warning| warning.option == "iodepth").unwrap();
+        assert_eq!(warning.place.line, 4);
+        assert!(warning.reason.contains("synchronous"), "{warning}");
+    }
+
+    #[test]
+    fn distributions_map_to_zipf_and_hot_cold_or_are_refused_by_name() {
+        let mapped = map_text(
+            "distributions",
+            "[global]\nrw=randwrite\nsize=1m\n[z]\nrandom_distribution=zipf:1.2\n[h]\nrandom_distribution=zoned:80/20:20/80\n",
+        )
+        .unwrap();
+        assert_eq!(key(&mapped.jobs[0], "distribution").as_str(), Some("zipf"));
+        assert_eq!(float(&mapped.jobs[0], "zipf_theta"), 1.2);
+        assert_eq!(key(&mapped.jobs[1], "distribution").as_str(), Some("hot-cold"));
+        assert_eq!(float(&mapped.jobs[1], "hot_write_fraction"), 0.8);
+        assert_eq!(float(&mapped.jobs[1], "hot_space_fraction"), 0.2);
+        for value in ["pareto:0.9", "normal:10", "zoned:50/5:30/15:20/", "zoned_abs:60/20G:40/10G"] {
+            let message =
+                refusal(map_text("refused-distribution", &format!("[j]\nrw=randread\nrandom_distribution={value}\n")));
+            assert!(message.contains("job.fio:3") && message.contains(value), "{message}");
+        }
+    }
+
+    #[test]
+    fn unrepresentable_values_are_refused_naming_line_option_and_value() {
+        for (text, line, needle) in [
+            ("[j]\nrw=write\nbs=512\n", 3, "`bs=512`"),
+            ("[j]\nrw=randrw\nbs=4k,8k\n", 3, "one request size"),
+            ("[j]\nrw=randread\nbssplit=4k/50:8k/50\n", 3, "one request size"),
+            ("[j]\nrw=write\nsize=1g\n", 3, "pass the end of the device"),
+            ("[j]\nrw=write\nfsync=32\n", 3, "`fsync=32`"),
+            ("[j]\nrw=randwrite\ntime_based\nruntime=60\n", 3, "`time_based`"),
+            ("[a]\nrw=write\nsize=1m\n[b]\nstonewall\nrw=read\nsize=1m\n", 5, "`stonewall`"),
+            ("[j]\nrw=trimwrite\n", 2, "trims each block"),
+            ("[j]\nrw=read:-8k\n", 2, "modifier"),
+            ("[j]\nioengine=cpuio\n", 2, "no block reads"),
+            ("[j]\nrw=write\nrate=100\n", 3, "less than one request"),
+            ("[a]\nrandseed=1\n[b]\nrandseed=2\n", 4, "different seeds"),
+            ("[j]\nrw=sideways\n", 2, "not one of"),
+        ] {
+            let message = refusal(map_text("refused", text));
+            assert!(message.contains(&format!("job.fio:{line}")) && message.contains(needle), "{text:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn every_option_not_mapped_is_named_in_a_warning_once() {
+        let mapped = map_text(
+            "warnings",
+            "[global]\nfilename=/dev/nvme0n1\nfrobnicate=3\n[a]\nrw=write\nsize=1m\n[b]\nrw=write\nsize=1m\ndirect=0\n",
+        )
+        .unwrap();
+        let named: Vec<(usize, &str)> = mapped.warnings.iter().map(|w| (w.place.line, w.option.as_str())).collect();
+        assert_eq!(named, [(2, "filename"), (3, "frobnicate"), (10, "direct")]);
+        assert!(mapped.warnings[1].reason.contains("unknown"), "{}", mapped.warnings[1]);
+    }
 }
