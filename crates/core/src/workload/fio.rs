@@ -693,7 +693,7 @@ impl<'a> Job<'a> {
     /// Pages per request; a request must be whole pages of the device.
     fn request_pages(&self, bytes: u64, device: Device) -> Result<u64, FioError> {
         let names = ["bssplit", "bsrange", "blocksize_range", "bs", "blocksize"];
-        if bytes == 0 || bytes % device.page_bytes != 0 {
+        if bytes == 0 || !bytes.is_multiple_of(device.page_bytes) {
             return Err(self.refuse_value(
                 &names,
                 &format!(
@@ -899,7 +899,7 @@ impl<'a> Job<'a> {
                     &format!("the job (clone {clone}) starts beyond the device's {capacity} bytes"),
                 )
             })?;
-        if offset % device.page_bytes != 0 {
+        if !offset.is_multiple_of(device.page_bytes) {
             return Err(self.refuse_value(
                 &["offset", "offset_increment"],
                 &format!("not a multiple of the device's {}-byte pages", device.page_bytes),
