@@ -7,6 +7,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nandlab_core::config::{self, Document};
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::sim::{Phase, Progress};
+use nandlab_core::workload::fio;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -15,7 +16,8 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args, Debug, Clone)]
 pub struct ConfigArgs {
     /// TOML configuration file (see docs/configuration.md). It may start from a
-    /// preset with a top-level `preset = "NAME"` line.
+    /// preset with a top-level `preset = "NAME"` line. A file named `*.fio` is a
+    /// fio job file: its jobs run on the device of `--preset` (docs/fio.md).
     pub config: Option<PathBuf>,
     /// Embedded preset to start from (see `nandlab presets`). Default: femu-32g
     /// when no configuration file is given.
@@ -40,6 +42,16 @@ pub struct ConfigArgs {
 
 impl ConfigArgs {
     pub fn build(&self) -> anyhow::Result<(nandlab_core::Config, nandlab_core::device::Geometry)> {
+        let jobs = self.jobs.iter().map(|spec| format!("job={spec}"));
+        let overrides: Vec<String> = self.overrides.iter().cloned().chain(jobs).collect();
+        if let Some(path) = self.config.as_deref().filter(|path| fio::is_job_file(path)) {
+            let environment = |name: &str| std::env::var(name).ok();
+            let run = fio::config_from_job_file(path, self.preset.as_deref(), &overrides, self.seed, &environment)?;
+            for warning in &run.warnings {
+                eprintln!("warning: {warning}");
+            }
+            return Ok((run.config, run.geometry));
+        }
         let text = match &self.config {
             Some(path) => Some(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?),
             None => None,
@@ -47,8 +59,6 @@ impl ConfigArgs {
         let origin = self.config.as_ref().map(|path| path.display().to_string()).unwrap_or_default();
         let mqsim = self.mqsim.as_ref().map(|input| Document::Table(input.document.clone()));
         let document = text.as_deref().map(|text| Document::Toml { text, origin: &origin }).or(mqsim);
-        let jobs = self.jobs.iter().map(|spec| format!("job={spec}"));
-        let overrides: Vec<String> = self.overrides.iter().cloned().chain(jobs).collect();
         Ok(config::from_sources(self.preset.as_deref(), document, &overrides, self.seed)?)
     }
 }

@@ -63,9 +63,36 @@ fn build_config(
     overrides: Vec<String>,
     seed: Option<u64>,
 ) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
+    if let (Some(path), Some(_)) = (origin.as_deref().map(std::path::Path::new), config_toml.as_ref()) {
+        if nandlab_core::workload::fio::is_job_file(path) {
+            return fio_config(path, preset.as_deref(), &overrides, seed);
+        }
+    }
     ConfigSources::parse(preset, config_json, config_toml, origin, overrides, seed)?
         .build(&[])
         .map_err(errors::from_config)
+}
+
+/// A fio job file's configuration (docs/fio.md); its warnings become Python
+/// `UserWarning`s, its refusals `ConfigError`s.
+fn fio_config(
+    path: &std::path::Path,
+    preset: Option<&str>,
+    overrides: &[String],
+    seed: Option<u64>,
+) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
+    let environment = |name: &str| std::env::var(name).ok();
+    let run = nandlab_core::workload::fio::config_from_job_file(path, preset, overrides, seed, &environment)
+        .map_err(|error| errors::config_error(&nandlab_quote::error_message(&error)))?;
+    Python::attach(|py| {
+        let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        for warning in &run.warnings {
+            let message = std::ffi::CString::new(warning.to_string()).unwrap_or_default();
+            PyErr::warn(py, category.as_any(), &message, 1)?;
+        }
+        Ok::<_, PyErr>(())
+    })?;
+    Ok((run.config, run.geometry))
 }
 
 /// Runs one simulation and returns its report as JSON text (the same document

@@ -132,3 +132,24 @@ def test_jobs_report_per_job_results_that_add_up():
         assert jobs["logger"][key] + jobs["bulk"][key] == report["measured"][key]
     assert abs(jobs["logger"]["flash_write_share"] + jobs["bulk"]["flash_write_share"] - 1) < 1e-9
     assert "jobs" not in nandlab.run(preset="small", set=SMALL, seed=3)
+
+
+def test_run_takes_a_fio_job_file_with_the_cli_jobs_and_warnings(tmp_path):
+    job_file = ROOT / "examples" / "fio-two-jobs.fio"
+    with pytest.warns(UserWarning, match=r"fio-two-jobs\.fio:5: `ioengine`: device-only"):
+        report = nandlab.run(job_file, preset="small")
+    writer, reader = report["config"]["job"]
+    assert (writer["name"], writer["queue_depth"], writer["rate_iops"]) == ("writer", 16, 2000)
+    assert (reader["name"], reader["queue_depth"], reader["rate_iops"]) == ("reader", 4, 500)
+    assert [job["host_pages_written"] for job in report["jobs"]] == [4096, 0]
+    assert [job["host_pages_read"] for job in report["jobs"]] == [0, 2048]
+    cli = subprocess.run(
+        [str(cli_binary()), "run", str(job_file), "--preset", "small", "--json", "-"],
+        check=True,
+        capture_output=True,
+    )
+    assert deterministic(json.loads(cli.stdout)) == deterministic(report)
+    bad = tmp_path / "bad.fio"
+    bad.write_text("[writer]\nrw=randwrite\nbs=512\n")
+    with pytest.raises(nandlab.ConfigError, match=r"bad\.fio:3: `bs=512`"):
+        nandlab.run(bad, preset="small")

@@ -73,7 +73,9 @@ def run(
 
     ``config`` is a dict in the TOML layout (``{"ftl": {"gc_policy": "fifo"}}``)
     or the path of a TOML file; either may name a base preset with a top-level
-    ``"preset"`` key. ``preset`` starts from an embedded preset (default
+    ``"preset"`` key. A path ending in ``.fio`` is a fio job file: its jobs run
+    on the device of ``preset`` (docs/fio.md) and its warnings are
+    ``UserWarning``. ``preset`` starts from an embedded preset (default
     ``femu-32g`` when no config is given), ``set`` applies ``key=value``
     overrides as the CLI's ``--set`` does, and ``seed`` overrides the seed.
     ``timing=True`` runs the measured workload through the timing model (as
