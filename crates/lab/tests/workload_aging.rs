@@ -202,3 +202,26 @@ fn a_read_mostly_trace_starts_counting_and_timed_replays_from_one_settled_state(
     let (count_waf, timed_waf) = (counted.measured.waf.expect("writes"), timed.measured.waf.expect("writes"));
     assert!((timed_waf / count_waf - 1.0).abs() <= 0.25, "timed WAF {timed_waf} against counting WAF {count_waf}");
 }
+
+/// The aging budget stops a pass midway: the report says not steady even
+/// when the rule's streak holds at that moment (a loose rule that holds
+/// after two windows), as the `[precondition]` docs say.
+#[test]
+fn an_aging_stopped_by_its_budget_midway_through_a_pass_is_not_steady() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let trace = dir.path().join("writes.csv");
+    let logical = u64::from(small(&[]).validate().expect("valid").logical_pages);
+    // One pass writes the logical space three times; the budget is 1.5 of it.
+    write_lines(&trace, &msr_lines(3 * logical, logical, 1, 11));
+    let loose = [
+        "precondition.max_device_writes=1.5",
+        "precondition.steady_tolerance=0.99",
+        "precondition.steady_windows=1",
+        "precondition.window_device_fraction=0.05",
+    ];
+    let report = replayed(&trace, small(&loose), ReplayMode::default());
+    let aging = report.precondition.as_ref().expect("aged");
+    assert_eq!(aging.passes, Some(0), "the budget ran out inside the first pass");
+    assert!(aging.final_window_waf.is_some(), "the rule saw windows: {aging:?}");
+    assert!(!aging.steady, "a budget stop is never steady: {aging:?}");
+}

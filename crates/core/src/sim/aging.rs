@@ -43,7 +43,14 @@ impl Simulation {
         );
         let start = self.counters().clone();
         let rule = RefCell::new(SteadyRule::new(&settings, window_pages, self.turnover_pages(), &start));
-        let mut looped = Looped { passes, rule: &rule, passes_done: 0, events_in_pass: 0, wrote_in_pass: false };
+        let mut looped = Looped {
+            passes,
+            rule: &rule,
+            passes_done: 0,
+            events_in_pass: 0,
+            wrote_in_pass: false,
+            ended_steady: false,
+        };
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
         let observe = |_, counters: &Counters, _: &[u32]| {
             rule.borrow_mut().observe(counters);
@@ -56,7 +63,8 @@ impl Simulation {
             kind: AgingKind::Workload,
             fill_fraction: 0.0,
             phase: PhaseReport::new(self.counters().since(&start)),
-            steady: rule.borrow().reached(),
+            // A budget stop mid-pass is never steady, whatever the streak says then.
+            steady: looped.ended_steady,
             final_window_waf: rule.borrow().last_window_waf(),
             passes: Some(passes_done),
             valid_pages: Some(self.valid_pages()),
@@ -124,6 +132,8 @@ struct Looped<'p, 's> {
     passes_done: u64,
     events_in_pass: u64,
     wrote_in_pass: bool,
+    /// The aging ended at the end of a pass with the rule holding.
+    ended_steady: bool,
 }
 
 impl EventSource for Looped<'_, '_> {
@@ -135,7 +145,8 @@ impl EventSource for Looped<'_, '_> {
                 return Ok(Some(event));
             }
             self.passes_done += 1;
-            if self.rule.borrow().reached() || !self.wrote_in_pass || self.events_in_pass == 0 {
+            self.ended_steady = self.rule.borrow().reached();
+            if self.ended_steady || !self.wrote_in_pass || self.events_in_pass == 0 {
                 return Ok(None);
             }
             self.passes.restart()?;
