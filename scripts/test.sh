@@ -8,20 +8,38 @@
 # formatting or lint finding fails the run.
 #
 # One build profile, `checked` (Cargo.toml: release optimisation with debug assertions and overflow
-# checks), serves the tests, the `nandlab` binary they run and the Python package, so nothing is
-# compiled twice. Experiment-scale tests are marked `#[ignore = "slow: ..."]`; NANDLAB_SLOW_TESTS=1
-# runs them too (CI does). Each stage prints how long it took.
+# checks), serves clippy, the tests, the `nandlab` binary they run and the Python package, and the
+# tests resolve features over the whole workspace (the Python extension included), so no crate is
+# compiled twice: clippy shares the build scripts and proc macros, the extension everything but PyO3.
+# The Python environment is installed in the background meanwhile. Experiment-scale tests are marked
+# `#[ignore = "slow: ..."]`; NANDLAB_SLOW_TESTS=1 runs them too (CI does). Each stage prints its wall
+# time and the CPU time of its processes, and a table of them closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 profile=checked
 timings=()
+run_started=$SECONDS
+cpu_file=$(mktemp)
+python_env_log=$(mktemp)
+trap 'rm -f "$cpu_file" "$python_env_log" "$python_env_log".*' EXIT
+
+# User plus system CPU seconds of the finished child processes of this shell, into $cpu (`times`
+# must run in this shell itself, not in a command substitution's).
+cpu_now() {
+    times >"$cpu_file"
+    cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$cpu_file")
+}
+
 stage() {
-    local name=$1 started=$SECONDS
+    local name=$1 started=$SECONDS cpu_before
     shift
     echo "== $name"
+    cpu_now
+    cpu_before=$cpu
     "$@"
-    timings+=("$(printf '%5d s  %s' $((SECONDS - started)) "$name")")
+    cpu_now
+    timings+=("$(printf '%6d s %6d s  %s' $((SECONDS - started)) $((cpu - cpu_before)) "$name")")
 }
 
 # cargo-nextest (where installed) runs each test in its own process, so tests that wait on a
@@ -34,22 +52,42 @@ rust_tests() {
     if cargo nextest --version >/dev/null 2>&1; then
         local ignored=default
         [ $slow = 1 ] && ignored=all
-        cargo nextest run --cargo-profile "$profile" --workspace --exclude nandlab-py \
+        cargo nextest run --cargo-profile "$profile" --workspace \
             --run-ignored "$ignored" --no-fail-fast --final-status-level slow
-        cargo test --profile "$profile" --workspace --exclude nandlab-py --doc
+        cargo test --profile "$profile" --workspace --doc
     elif [ $slow = 1 ]; then
-        cargo test --profile "$profile" --workspace --exclude nandlab-py -- --include-ignored
+        cargo test --profile "$profile" --workspace -- --include-ignored
     else
-        cargo test --profile "$profile" --workspace --exclude nandlab-py
+        cargo test --profile "$profile" --workspace
     fi
 }
 
+# A chain, as its caller tests its status (which switches `set -e` off inside).
 python_env() {
-    if [ ! -x .venv/bin/python ]; then
-        python3 -m venv .venv
-    fi
-    .venv/bin/pip install --quiet --upgrade pip
-    .venv/bin/pip install --quiet -r frontends/python/requirements-dev.txt
+    { [ -x .venv/bin/python ] || python3 -m venv .venv; } &&
+        .venv/bin/pip install --quiet --upgrade pip &&
+        .venv/bin/pip install --quiet -r frontends/python/requirements-dev.txt
+}
+
+# The environment mostly downloads and unpacks: it is installed while clippy compiles.
+python_env_in_background() {
+    (
+        cpu_file=$python_env_log.cpu
+        started=$SECONDS
+        status=0
+        python_env >"$python_env_log" 2>&1 || status=$?
+        cpu_now
+        echo "$status $((SECONDS - started)) $cpu" >"$python_env_log.done"
+    ) &
+}
+
+python_env_wait() {
+    wait
+    read -r status seconds cpu_seconds <"$python_env_log.done"
+    rm -f "$python_env_log.done"
+    cat "$python_env_log"
+    timings+=("$(printf '%6d s %6d s  %s' "$seconds" "$cpu_seconds" "Python: environment (.venv), in the background")")
+    return "$status"
 }
 
 python_tests() {
@@ -66,8 +104,10 @@ python_tests() {
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
     ./scripts/check-claims.sh --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
-stage "Rust: clippy, warnings as errors" cargo clippy --workspace --all-targets --quiet -- -D warnings
-stage "Python: environment (.venv) and ruff" python_env
+python_env_in_background
+stage "Rust: clippy, warnings as errors (profile $profile)" \
+    cargo clippy --profile "$profile" --workspace --all-targets --quiet -- -D warnings
+python_env_wait
 stage "Python: ruff" .venv/bin/ruff check frontends/python
 stage "Rust: every crate's tests (profile $profile)" rust_tests
 stage "Claims: the fast generators reproduce their results files exactly" \
@@ -75,5 +115,8 @@ stage "Claims: the fast generators reproduce their results files exactly" \
 stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
 stage "Python: pip install ./frontends/python (profile $profile) and pytest" python_tests
 
+cpu_now
 echo "== stage times"
+printf '%8s %8s  %s\n' wall CPU stage
 printf '%s\n' "${timings[@]}"
+printf '%6d s %6d s  %s\n' $((SECONDS - run_started)) "$cpu" "all"
