@@ -42,6 +42,22 @@ stage() {
     timings+=("$(printf '%6d s %6d s  %s' $((SECONDS - started)) $((cpu - cpu_before)) "$name")")
 }
 
+# The tests' build, apart from their run, which may first wait for the packages CI installs.
+rust_build() {
+    cargo test --profile "$profile" --workspace --no-run --quiet
+}
+
+# .ci/run installs the Debian packages the tests use in the background, while the checks and the
+# build run, and names in NANDLAB_PACKAGES_READY the file that gets the install's exit status.
+packages_wait() {
+    local ready=$NANDLAB_PACKAGES_READY
+    while [ ! -s "$ready" ]; do
+        sleep 1
+    done
+    cat "$ready.log"
+    return "$(cat "$ready")"
+}
+
 # cargo-nextest (where installed) runs each test in its own process, so tests that wait on a
 # daemon, a loop device or a sleep overlap on two cores; it does not run doc tests.
 rust_tests() {
@@ -109,6 +125,10 @@ stage "Rust: clippy, warnings as errors (profile $profile)" \
     cargo clippy --profile "$profile" --workspace --all-targets --quiet -- -D warnings
 python_env_wait
 stage "Python: ruff" .venv/bin/ruff check frontends/python
+stage "Rust: build every crate's tests (profile $profile)" rust_build
+if [ -n "${NANDLAB_PACKAGES_READY:-}" ]; then
+    stage "CI: wait for the Debian packages the tests use (.ci/run installs them meanwhile)" packages_wait
+fi
 stage "Rust: every crate's tests (profile $profile)" rust_tests
 stage "Claims: the fast generators reproduce their results files exactly" \
     env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
