@@ -39,7 +39,9 @@ stage() {
     cpu_before=$cpu
     "$@"
     cpu_now
-    timings+=("$(printf '%6d s %6d s  %s' $((SECONDS - started)) $((cpu - cpu_before)) "$name")")
+    local wall=$((SECONDS - started)) used=$((cpu - cpu_before))
+    echo "   $wall s wall, $used s CPU"
+    timings+=("$(printf '%6d s %6d s  %s' "$wall" "$used" "$name")")
 }
 
 # The tests' build, apart from their run, which may first wait for the packages CI installs.
