@@ -3,6 +3,7 @@
 #
 #   scripts/fuzz.sh TARGET MINUTES     one target, e.g. scripts/fuzz.sh admit_tasks 30
 #   scripts/fuzz.sh all MINUTES        every target, MINUTES each (0.25: 15 s)
+#   scripts/fuzz.sh build              only build the targets (a campaign after it starts at once)
 #
 # libFuzzer runs one target on one core, so the targets run side by side, as
 # many at once as there are cores (FUZZ_JOBS=N sets another number): each
@@ -21,16 +22,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TARGETS=(trace_reader native_reader config_parser replay_small nbd_protocol emulate_state admit_tasks)
-if [ $# -ne 2 ]; then
-    echo "usage: $0 TARGET|all MINUTES   (targets: ${TARGETS[*]})" >&2
+build_only=0
+if [ $# = 1 ] && [ "$1" = build ]; then
+    build_only=1
+elif [ $# -ne 2 ]; then
+    echo "usage: $0 TARGET|all MINUTES, or $0 build   (targets: ${TARGETS[*]})" >&2
     exit 2
 fi
 target=$1
-seconds=$(awk -v minutes="$2" 'BEGIN { if (minutes !~ /^[0-9]*\.?[0-9]+$/ || minutes * 60 < 1) exit 1; printf "%d", minutes * 60 }') || {
+[ $build_only = 1 ] || seconds=$(awk -v minutes="$2" 'BEGIN { if (minutes !~ /^[0-9]*\.?[0-9]+$/ || minutes * 60 < 1) exit 1; printf "%d", minutes * 60 }') || {
     echo "MINUTES must be a positive number (at least 1/60), got '$2'" >&2
     exit 2
 }
-if [ "$target" = all ]; then
+if [ $build_only = 1 ] || [ "$target" = all ]; then
     selected=("${TARGETS[@]}")
 elif [[ " ${TARGETS[*]} " == *" $target "* ]]; then
     selected=("$target")
@@ -53,6 +57,7 @@ coverage_flags=(
 echo "== fuzz: building the targets with coverage instrumentation (stable $(rustc --version | cut -d' ' -f2))"
 # --target keeps build scripts and proc macros uninstrumented.
 RUSTFLAGS="${coverage_flags[*]}" cargo build --quiet --release --manifest-path fuzz/Cargo.toml --target "$triple" --bins
+[ $build_only = 0 ] || exit 0
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

@@ -22,7 +22,8 @@ timings=()
 run_started=$SECONDS
 cpu_file=$(mktemp)
 python_env_log=$(mktemp)
-trap 'rm -f "$cpu_file" "$python_env_log" "$python_env_log".*' EXIT
+fuzz_build_log=$(mktemp)
+trap 'rm -f "$cpu_file" "$cpu_file".* "$python_env_log" "$python_env_log".* "$fuzz_build_log" "$fuzz_build_log".*' EXIT
 
 # User plus system CPU seconds of the finished child processes of this shell, into $cpu (`times`
 # must run in this shell itself, not in a command substitution's).
@@ -31,15 +32,20 @@ cpu_now() {
     cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$cpu_file")
 }
 
+# Runs a stage in a subshell of its own, whose `times` count only the stage's processes (not a
+# background command that ends meanwhile).
 stage() {
-    local name=$1 started=$SECONDS cpu_before
+    local name=$1 started=$SECONDS wall used
     shift
     echo "== $name"
-    cpu_now
-    cpu_before=$cpu
-    "$@"
-    cpu_now
-    local wall=$((SECONDS - started)) used=$((cpu - cpu_before))
+    (
+        cpu_file=$cpu_file.stage
+        "$@"
+        cpu_now
+        echo "$cpu" >"$cpu_file"
+    )
+    wall=$((SECONDS - started))
+    used=$(cat "$cpu_file.stage")
     echo "   $wall s wall, $used s CPU"
     timings+=("$(printf '%6d s %6d s  %s' "$wall" "$used" "$name")")
 }
@@ -87,24 +93,31 @@ python_env() {
         .venv/bin/pip install --quiet -r frontends/python/requirements-dev.txt
 }
 
-# The environment mostly downloads and unpacks: it is installed while clippy compiles.
-python_env_in_background() {
+# A command run in the background, beside the stages: `background LOG COMMAND...` starts it (output
+# into LOG), `background_wait LOG NAME` waits for it, prints its output and adds its wall and CPU
+# time to the table under NAME, and fails as it failed.
+declare -A background_pids
+background() {
+    local log=$1
+    shift
     (
-        cpu_file=$python_env_log.cpu
+        cpu_file=$log.cpu
         started=$SECONDS
         status=0
-        python_env >"$python_env_log" 2>&1 || status=$?
+        "$@" >"$log" 2>&1 || status=$?
         cpu_now
-        echo "$status $((SECONDS - started)) $cpu" >"$python_env_log.done"
+        echo "$status $((SECONDS - started)) $cpu" >"$log.done"
     ) &
+    background_pids[$log]=$!
 }
 
-python_env_wait() {
-    wait
-    read -r status seconds cpu_seconds <"$python_env_log.done"
-    rm -f "$python_env_log.done"
-    cat "$python_env_log"
-    timings+=("$(printf '%6d s %6d s  %s' "$seconds" "$cpu_seconds" "Python: environment (.venv), in the background")")
+background_wait() {
+    local log=$1 name=$2 status seconds cpu_seconds
+    wait "${background_pids[$log]}"
+    read -r status seconds cpu_seconds <"$log.done"
+    cat "$log"
+    echo "== $name: $seconds s wall, $cpu_seconds s CPU"
+    timings+=("$(printf '%6d s %6d s  %s' "$seconds" "$cpu_seconds" "$name")")
     return "$status"
 }
 
@@ -122,16 +135,21 @@ python_tests() {
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
     ./scripts/check-claims.sh --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
-python_env_in_background
+# The environment mostly downloads and unpacks: it is installed while clippy compiles.
+background "$python_env_log" python_env
 stage "Rust: clippy, warnings as errors (profile $profile)" \
     cargo clippy --profile "$profile" --workspace --all-targets --quiet -- -D warnings
-python_env_wait
+background_wait "$python_env_log" "Python: environment (.venv), in the background during clippy"
 stage "Python: ruff" .venv/bin/ruff check frontends/python
 stage "Rust: build every crate's tests (profile $profile)" rust_build
 if [ -n "${NANDLAB_PACKAGES_READY:-}" ]; then
     stage "CI: wait for the Debian packages the tests use (.ci/run installs them meanwhile)" packages_wait
 fi
+# The fuzz targets build at the lowest priority while the tests run: it takes only the CPU time the
+# tests leave, as they wait on devices, daemons and child processes.
+background "$fuzz_build_log" nice -n 19 scripts/fuzz.sh build
 stage "Rust: every crate's tests (profile $profile)" rust_tests
+background_wait "$fuzz_build_log" "Fuzzing: build the targets, in the background during the tests"
 stage "Claims: the fast generators reproduce their results files exactly" \
     env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
 stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
