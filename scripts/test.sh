@@ -58,9 +58,16 @@ rust_build() {
 # .ci/run installs the Debian packages the tests use in the background, while the checks and the
 # build run, and names in NANDLAB_PACKAGES_READY the file that gets the install's exit status.
 packages_wait() {
-    local ready=$NANDLAB_PACKAGES_READY
+    local ready=$NANDLAB_PACKAGES_READY waited=0
     while [ ! -s "$ready" ]; do
+        # Bounded: an install killed before it wrote its status must not hang the run.
+        if [ $waited -ge 1800 ]; then
+            echo "the Debian package install wrote no status in 30 min ($ready); its output:" >&2
+            cat "$ready.log" >&2 || true
+            return 1
+        fi
         sleep 1
+        waited=$((waited + 1))
     done
     cat "$ready.log"
     return "$(cat "$ready")"
