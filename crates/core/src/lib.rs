@@ -9,6 +9,17 @@
 //! - [`metrics`]: counters, distributions and series;
 //! - [`config`]: TOML configuration and presets; [`sim`]: the one run driver.
 
+/// Asserts an invariant inside a hot path in `verify` builds (the feature
+/// this crate's tests turn on); compiled out otherwise, so release builds
+/// run exactly the code they would without it.
+macro_rules! verify {
+    ($($assertion:tt)*) => {
+        if cfg!(feature = "verify") {
+            assert!($($assertion)*);
+        }
+    };
+}
+
 pub mod config;
 pub mod device;
 pub mod ftl;

@@ -22,6 +22,11 @@ use crate::timing::{Arrival, Arrivals, Engine, Interface, RequestSource, TimedRe
 use crate::units::{SimNs, StreamId};
 use crate::workload::jobs::{refuse_mixed_in_counting, JobReport, JobTally, JobsSource};
 use crate::workload::{AgingChoice, EventSource, IterEvents, SourceError, Synthetic, SyntheticEvents};
+#[cfg(feature = "verify")]
+use crate::{
+    ftl::{CheckAfter, Checked, FlashOp, InvariantError},
+    units::{Lpn, UnitId},
+};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -262,6 +267,10 @@ pub enum Layer {
     OpenChannel(Pblk),
     WaoGc(WaoGcFtl),
     Telomere(TelomereFtl),
+    /// Any of the others, its invariants checked after every call
+    /// ([`Simulation::checked`]; `verify` builds only).
+    #[cfg(feature = "verify")]
+    Checked(Checked<Layer>),
 }
 
 impl Layer {
@@ -271,6 +280,18 @@ impl Layer {
             Layer::OpenChannel(_) => LayerKind::OpenChannel,
             Layer::WaoGc(_) => LayerKind::WaoGc,
             Layer::Telomere(_) => LayerKind::Telomere,
+            #[cfg(feature = "verify")]
+            Layer::Checked(checked) => checked.inner().kind(),
+        }
+    }
+
+    /// The open-channel host FTL, when the layer is (or checks) one.
+    fn pblk(&self) -> Option<&Pblk> {
+        match self {
+            Layer::OpenChannel(pblk) => Some(pblk),
+            #[cfg(feature = "verify")]
+            Layer::Checked(checked) => checked.inner().pblk(),
+            _ => None,
         }
     }
 }
@@ -284,8 +305,70 @@ macro_rules! on_layer {
             Layer::OpenChannel($ftl) => $body,
             Layer::WaoGc($ftl) => $body,
             Layer::Telomere($ftl) => $body,
+            #[cfg(feature = "verify")]
+            Layer::Checked($ftl) => $body,
         }
     };
+}
+
+/// The layer in the enum, so that [`Checked`] can wrap any of them: each
+/// call goes to the concrete layer.
+#[cfg(feature = "verify")]
+impl TranslationLayer for Layer {
+    fn geometry(&self) -> &Geometry {
+        on_layer!(self, ftl => ftl.geometry())
+    }
+    fn counters(&self) -> &Counters {
+        on_layer!(self, ftl => ftl.counters())
+    }
+    fn erase_counts(&self) -> &[u32] {
+        on_layer!(self, ftl => ftl.erase_counts())
+    }
+    fn memory_bytes(&self) -> usize {
+        on_layer!(self, ftl => TranslationLayer::memory_bytes(ftl))
+    }
+    fn count_request(&mut self) {
+        on_layer!(self, ftl => TranslationLayer::count_request(ftl));
+    }
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError> {
+        on_layer!(self, ftl => TranslationLayer::write(ftl, lpn, stream))
+    }
+    fn read(&mut self, lpn: Lpn) -> Result<(), FtlError> {
+        on_layer!(self, ftl => TranslationLayer::read(ftl, lpn))
+    }
+    fn trim(&mut self, first: Lpn, pages: u32) -> Result<(), FtlError> {
+        on_layer!(self, ftl => TranslationLayer::trim(ftl, first, pages))
+    }
+    fn flush(&mut self) -> Result<(), FtlError> {
+        on_layer!(self, ftl => TranslationLayer::flush(ftl))
+    }
+    fn is_mapped(&self, lpn: Lpn) -> bool {
+        on_layer!(self, ftl => ftl.is_mapped(lpn))
+    }
+    fn free_blocks(&self, unit: UnitId) -> u32 {
+        on_layer!(self, ftl => TranslationLayer::free_blocks(ftl, unit))
+    }
+    fn collect_one(&mut self, unit: UnitId) -> Result<bool, FtlError> {
+        on_layer!(self, ftl => TranslationLayer::collect_one(ftl, unit))
+    }
+    fn advance(&mut self, now: SimNs) -> Result<(), FtlError> {
+        on_layer!(self, ftl => TranslationLayer::advance(ftl, now))
+    }
+    fn follows_time(&self) -> bool {
+        on_layer!(self, ftl => ftl.follows_time())
+    }
+    fn set_recording(&mut self, on: bool) {
+        on_layer!(self, ftl => ftl.set_recording(on));
+    }
+    fn recorded(&self) -> &[FlashOp] {
+        on_layer!(self, ftl => ftl.recorded())
+    }
+    fn clear_recorded(&mut self) {
+        on_layer!(self, ftl => ftl.clear_recorded());
+    }
+    fn check_invariants(&self) -> Result<(), InvariantError> {
+        on_layer!(self, ftl => ftl.check_invariants())
+    }
 }
 
 /// A run in progress: the device, the host stages, the synthetic workload
@@ -413,10 +496,21 @@ impl Simulation {
 
     /// The open-channel host FTL, when the run uses it.
     pub fn pblk(&self) -> Option<&Pblk> {
-        match &self.layer {
-            Layer::OpenChannel(pblk) => Some(pblk),
-            _ => None,
-        }
+        self.layer.pblk()
+    }
+
+    /// The same run with the layer's invariants checked after every
+    /// request ([`Checked`]): the next call fails naming the one broken.
+    #[cfg(feature = "verify")]
+    #[must_use]
+    pub fn checked(self) -> Self {
+        Self { layer: Layer::Checked(Checked::new(self.layer, CheckAfter::EveryRequest)), ..self }
+    }
+
+    /// Checks the translation layer's invariants now
+    /// ([`TranslationLayer::check_invariants`]).
+    pub fn check_invariants(&self) -> Result<(), crate::ftl::InvariantError> {
+        on_layer!(&self.layer, ftl => ftl.check_invariants())
     }
 
     /// Counting phases stop with [`SimError::Stopped`] soon after `flag` is
@@ -589,7 +683,7 @@ impl Simulation {
     fn start_measuring(&mut self) {
         self.measure_start = self.counters().clone();
         self.measure_start_erases = self.erase_counts().to_vec();
-        if let Layer::OpenChannel(pblk) = &self.layer {
+        if let Some(pblk) = self.layer.pblk() {
             self.pblk_start = pblk.stats().clone();
         }
     }

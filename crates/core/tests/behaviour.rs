@@ -2,7 +2,7 @@
 
 mod common;
 
-use nandlab_core::ftl::{FtlError, PageFtl};
+use nandlab_core::ftl::{FtlError, PageFtl, TranslationLayer};
 use nandlab_core::units::{Lpn, StreamId};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -52,7 +52,7 @@ fn rewrite_after_trimming_everything_copies_nothing() {
     write_all(&mut ftl, &order);
     let rewrite = ftl.counters().since(&before);
     assert_eq!(rewrite.gc_page_copies, 0, "trimmed pages must never be copied");
-    ftl.check_consistency().expect("consistent");
+    ftl.check_invariants().expect("consistent");
 }
 
 #[test]

@@ -1,11 +1,16 @@
 //! Property tests: random write/trim/read sequences against an obviously
-//! correct reference model (a set of mapped logical pages), with the FTL's
-//! own consistency checker run after every operation.
+//! correct reference model (a set of mapped logical pages), on the page FTL
+//! under every victim policy, pblk and WAO-GC, each layer's invariants
+//! checked after every call.
 
 mod common;
 
-use nandlab_core::ftl::{PageFtl, VictimPolicy};
-use nandlab_core::units::{Lpn, StreamId};
+use nandlab_core::device::Geometry;
+use nandlab_core::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
+use nandlab_core::ftl::{CheckAfter, Checked, FtlError, PageFtl, TranslationLayer, VictimPolicy};
+use nandlab_core::host::pblk::Pblk;
+use nandlab_core::units::{Lpn, SimNs, StreamId};
+use nandlab_core::Config;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -25,50 +30,90 @@ fn operations(logical_pages: u32) -> impl Strategy<Value = Vec<Operation>> {
     prop::collection::vec(operation, 1..1500)
 }
 
-fn tiny_ftl(policy: VictimPolicy) -> PageFtl {
-    let policy = serde_json::to_string(&policy).expect("serializable");
-    let (config, geometry) = common::config(
-        "small",
-        &[
-            "device.channels=1",
-            "device.chips_per_channel=2",
-            "device.blocks_per_plane=16",
-            "device.pages_per_block=8",
-            "device.logical_pages=96",
-            &format!("ftl.gc_policy={policy}"),
-            "ftl.streams=2",
-        ],
-    );
-    PageFtl::new(&geometry, &config.ftl, 7).expect("valid FTL")
+/// A device of two units of 16 blocks holding 96 logical pages, in pages of `pages_per_block`.
+fn tiny_config(pages_per_block: u32, overrides: &[&str]) -> (Config, Geometry) {
+    let pages_per_block = format!("device.pages_per_block={pages_per_block}");
+    let mut assignments = vec![
+        "device.channels=1",
+        "device.chips_per_channel=2",
+        "device.blocks_per_plane=16",
+        &pages_per_block,
+        "device.logical_pages=96",
+        "ftl.streams=2",
+    ];
+    assignments.extend_from_slice(overrides);
+    common::config("small", &assignments)
 }
 
-fn check_against_model(policy: VictimPolicy, ops: &[Operation]) -> Result<(), TestCaseError> {
-    let mut ftl = tiny_ftl(policy);
+fn tiny_ftl(policy: VictimPolicy) -> Checked<PageFtl> {
+    let policy = format!("ftl.gc_policy={}", serde_json::to_string(&policy).expect("serializable"));
+    let (config, geometry) = tiny_config(8, &[&policy]);
+    Checked::new(PageFtl::new(&geometry, &config.ftl, 7).expect("valid FTL"), CheckAfter::EveryCall)
+}
+
+/// pblk in lines of two 16-page chunks, 4-page write units, two classes
+/// (the streams), each in its own line.
+fn tiny_pblk() -> Checked<Pblk> {
+    let (config, geometry) = tiny_config(
+        16,
+        &["pblk.ws_min_pages=4", "pblk.ws_opt_pages=4", "pblk.write_buffer_pages=16", "pblk.separate=true"],
+    );
+    config.pblk.validate(&geometry).expect("valid pblk configuration");
+    Checked::new(Pblk::new(&geometry, &config.pblk, 2).expect("valid pblk"), CheckAfter::EveryCall)
+}
+
+/// WAO-GC at half the utilization bound (its one write point takes every stream).
+fn tiny_wao_gc() -> Checked<WaoGcFtl> {
+    let (_, geometry) = tiny_config(16, &[]);
+    let config = WaoGcConfig::from_latencies(SimNs(200_000), SimNs(700_000), SimNs(2_700_000), 2);
+    Checked::new(WaoGcFtl::new(&geometry, config), CheckAfter::EveryCall)
+}
+
+/// Runs `ops` on `layer`, whose invariants [`Checked`] checks after each
+/// call, against the reference model: the set of logical pages holding data.
+/// `streams`: how many placement hints the layer takes (writes use stream
+/// `stream % streams`).
+fn check_against_model<L: TranslationLayer>(
+    layer: &mut Checked<L>,
+    streams: u8,
+    ops: &[Operation],
+) -> Result<(), TestCaseError> {
+    let fail = |error: FtlError| TestCaseError::fail(error.to_string());
     let mut mapped = BTreeSet::new();
     for op in ops {
+        layer.count_request();
         match *op {
             Operation::Write { lpn, stream } => {
-                ftl.write(Lpn(lpn), StreamId(stream)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                layer.write(Lpn(lpn), StreamId(stream % streams)).map_err(fail)?;
                 mapped.insert(lpn);
             }
             Operation::Trim { lpn, pages } => {
-                ftl.trim(Lpn(lpn), pages).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                layer.trim(Lpn(lpn), pages).map_err(fail)?;
                 for trimmed in lpn..lpn + pages {
                     mapped.remove(&trimmed);
                 }
             }
             Operation::Read { lpn } => {
-                let found = ftl.read(Lpn(lpn)).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                prop_assert_eq!(found.is_some(), mapped.contains(&lpn), "read of {}", lpn);
+                let unmapped_reads = layer.counters().unmapped_reads;
+                layer.read(Lpn(lpn)).map_err(fail)?;
+                let found = layer.counters().unmapped_reads == unmapped_reads;
+                prop_assert_eq!(found, mapped.contains(&lpn), "read of {}", lpn);
             }
         }
-        ftl.check_consistency().map_err(TestCaseError::fail)?;
-        prop_assert_eq!(ftl.mapped_pages(), mapped.len());
     }
-    for lpn in 0..96 {
-        prop_assert_eq!(ftl.lookup(Lpn(lpn)).is_some(), mapped.contains(&lpn));
+    layer.flush().map_err(fail)?;
+    let logical_pages = layer.geometry().logical_pages;
+    for lpn in 0..logical_pages {
+        prop_assert_eq!(layer.is_mapped(Lpn(lpn)), mapped.contains(&lpn), "logical page {}", lpn);
     }
-    let counters = ftl.counters();
+    Ok(())
+}
+
+/// The page FTL also programs exactly the host pages and its GC copies.
+fn check_page_ftl(policy: VictimPolicy, ops: &[Operation]) -> Result<(), TestCaseError> {
+    let mut layer = tiny_ftl(policy);
+    check_against_model(&mut layer, 2, ops)?;
+    let counters = layer.counters();
     prop_assert_eq!(counters.flash_pages_programmed, counters.host_pages_written + counters.gc_page_copies);
     Ok(())
 }
@@ -78,22 +123,32 @@ proptest! {
 
     #[test]
     fn greedy_matches_reference(ops in operations(96)) {
-        check_against_model(VictimPolicy::Greedy, &ops)?;
+        check_page_ftl(VictimPolicy::Greedy, &ops)?;
     }
 
     #[test]
     fn cost_benefit_matches_reference(ops in operations(96)) {
-        check_against_model(VictimPolicy::CostBenefit, &ops)?;
+        check_page_ftl(VictimPolicy::CostBenefit, &ops)?;
     }
 
     #[test]
     fn fifo_matches_reference(ops in operations(96)) {
-        check_against_model(VictimPolicy::Fifo, &ops)?;
+        check_page_ftl(VictimPolicy::Fifo, &ops)?;
     }
 
     #[test]
     fn random_and_d_choices_match_reference(ops in operations(96)) {
-        check_against_model(VictimPolicy::Random, &ops)?;
-        check_against_model(VictimPolicy::DChoices, &ops)?;
+        check_page_ftl(VictimPolicy::Random, &ops)?;
+        check_page_ftl(VictimPolicy::DChoices, &ops)?;
+    }
+
+    #[test]
+    fn pblk_matches_reference(ops in operations(96)) {
+        check_against_model(&mut tiny_pblk(), 2, &ops)?;
+    }
+
+    #[test]
+    fn wao_gc_matches_reference(ops in operations(96)) {
+        check_against_model(&mut tiny_wao_gc(), 1, &ops)?;
     }
 }

@@ -1,7 +1,7 @@
 //! The one pipeline: every translation layer × counting/timed × DISCARD
 //! policy × classifier runs one short workload through the same driver, and
-//! the invariants that hold for all of them are checked; aging before a
-//! replay. (The open-channel layer's closed forms in the shared engine are
+//! the invariants that hold for all of them are checked (the layer's own
+//! after every call, the run's at the end); aging before a replay. (The open-channel layer's closed forms in the shared engine are
 //! with the engine's own tests, `timing/tests.rs`.)
 
 mod common;
@@ -92,9 +92,13 @@ fn config(kind: LayerKind, policy: DiscardPolicy, classifier: &str) -> Config {
     config
 }
 
-fn run(config: &Config, events: &[HostEvent], timed: bool) -> Report {
+/// `checked`: the layer's invariants are checked after each request, and at the end.
+fn run(config: &Config, events: &[HostEvent], timed: bool, checked: bool) -> Report {
     let journal = [SectorRange::new(0, JOURNAL_PAGES * PAGE)];
     let mut simulation = Simulation::with_journal(config, &journal).expect("valid configuration");
+    if checked {
+        simulation = simulation.checked();
+    }
     simulation.precondition(&mut |_| {}).expect("ages");
     let mut source = IterEvents(events.iter().copied());
     if timed {
@@ -102,6 +106,7 @@ fn run(config: &Config, events: &[HostEvent], timed: bool) -> Report {
     } else {
         simulation.replay(&mut source, &mut |_| {}).expect("replays");
     }
+    simulation.check_invariants().expect("the layer's invariants hold at the end");
     simulation.report()
 }
 
@@ -131,8 +136,8 @@ fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
                     assert!(refused.to_string().contains("host.classifier"), "{refused}");
                     continue;
                 }
-                let counted = run(&config, &events, false);
-                let timed = run(&config, &events, true);
+                let counted = run(&config, &events, false, true);
+                let timed = run(&config, &events, true, true);
                 let case = format!("{kind:?} {policy:?} classifier {classifier}");
                 for report in [&counted, &timed] {
                     let measured = &report.measured.counters;
@@ -160,7 +165,7 @@ fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
                 if policy == DiscardPolicy::Off {
                     assert_eq!(counted.measured.counters.host_pages_trimmed, 0, "{case}");
                 }
-                let again = run(&config, &events, true);
+                let again = run(&config, &events, true, false);
                 assert_eq!(
                     serde_json::to_string(&again).expect("serializes"),
                     serde_json::to_string(&timed).expect("serializes"),

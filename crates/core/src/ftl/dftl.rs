@@ -27,6 +27,7 @@
 //!   SRAM and costs nothing.
 //! * A read only looks its entry up (a miss reads the translation page).
 
+use super::check::{Checker, Invariant, InvariantError};
 use super::{FlashOpKind, FtlConfig, FtlError, PageFtl, NONE};
 use crate::config::ConfigError;
 use crate::device::Geometry;
@@ -125,6 +126,21 @@ impl DemandMap {
 
     fn page_of(&self, lpn: Lpn) -> u32 {
         lpn.0 / self.entries_per_page
+    }
+
+    /// Between calls every translation page GC changed was written back,
+    /// the dirty pages are cached, and the cache is within its capacity.
+    pub(super) fn check(&self, check: Checker) -> Result<(), InvariantError> {
+        check.ensure(self.moved.is_empty(), Invariant::MapCache, || {
+            format!("{} translation pages GC changed are not written back", self.moved.len())
+        })?;
+        check.ensure(self.cache.is_within_capacity(), Invariant::MapCache, || {
+            "the map cache holds more pages than its capacity".to_string()
+        })?;
+        let uncached = self.dirty.iter().filter(|&&page| !self.cache.contains(u64::from(page))).min();
+        check.ensure(uncached.is_none(), Invariant::MapCache, || {
+            format!("dirty translation page {uncached:?} is not cached")
+        })
     }
 }
 
@@ -242,7 +258,7 @@ impl PageFtl {
     }
 
     /// The open-block slot of translation pages: after the host streams and GC.
-    fn translation_slot(&self) -> usize {
+    pub(super) fn translation_slot(&self) -> usize {
         self.config.streams as usize + 1
     }
 }
@@ -251,6 +267,7 @@ impl PageFtl {
 mod tests {
     use super::*;
     use crate::device::DeviceConfig;
+    use crate::ftl::TranslationLayer;
     use crate::units::StreamId;
 
     /// 4 units of 32 blocks of 64 pages of 4 KiB, 25 % spare: 6,554 logical
@@ -390,5 +407,19 @@ mod tests {
         let counters = dftl.counters();
         assert!(counters.translation_pages_written > 0, "{counters:?}");
         assert!(counters.map_cache_misses > 0, "{counters:?}");
+    }
+
+    #[test]
+    fn the_checker_names_a_broken_map_cache() {
+        let mut dftl = ftl(DiscardHandling::Dftl, 0.25);
+        age(&mut dftl);
+        dftl.check_invariants().expect("holds after aging");
+        let broken = |corrupt: &dyn Fn(&mut DemandMap)| {
+            let mut corrupted = dftl.clone();
+            corrupt(corrupted.demand.as_mut().expect("the DFTL mode"));
+            corrupted.check_invariants().expect_err("corrupted").invariant
+        };
+        assert_eq!(broken(&|map| _ = map.moved.insert(0)), Invariant::MapCache);
+        assert_eq!(broken(&|map| _ = map.dirty.insert(u32::MAX)), Invariant::MapCache);
     }
 }

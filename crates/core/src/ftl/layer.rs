@@ -5,7 +5,7 @@
 //! ([`super::telomere::TelomereFtl`]) and WAO-GC ([`super::wao_gc::WaoGcFtl`]).
 
 use crate::device::Geometry;
-use crate::ftl::{FlashOp, FlashOpKind, FtlError};
+use crate::ftl::{FlashOp, FlashOpKind, FtlError, InvariantError};
 use crate::metrics::Counters;
 use crate::units::{Lpn, SimNs, StreamId, UnitId};
 
@@ -35,6 +35,8 @@ use crate::units::{Lpn, SimNs, StreamId, UnitId};
 ///   whether it reclaimed a block; a layer without background GC declines.
 /// - Counters only grow; the flash underneath refuses any violation of the
 ///   flash rules with an error, so a layer cannot break them silently.
+/// - After every call that returned `Ok`, [`Self::check_invariants`] holds:
+///   the layer's own bookkeeping agrees with itself and with the flash.
 pub trait TranslationLayer {
     fn geometry(&self) -> &Geometry;
     fn counters(&self) -> &Counters;
@@ -73,6 +75,16 @@ pub trait TranslationLayer {
     /// The flash operations recorded since the last [`Self::clear_recorded`], in order.
     fn recorded(&self) -> &[FlashOp];
     fn clear_recorded(&mut self);
+
+    /// Checks the layer's whole state and names the first invariant broken
+    /// ([`Invariant`](crate::ftl::Invariant)): the forward and reverse maps agree, valid counts
+    /// match the live pages, free, open and sealed blocks add up to the
+    /// geometry, the write points follow the stream and open-block rules,
+    /// and whatever the layer adds (Telomere's placement, pblk's lines and
+    /// write buffer, WAO-GC's victims, the DFTL mode's map cache). It walks
+    /// every page: for tests and `verify` builds ([`super::Checked`] runs
+    /// it after every call), never on a hot path.
+    fn check_invariants(&self) -> Result<(), InvariantError>;
 
     /// Hint: `lpn` will be accessed soon (fetch its mapping entry into cache).
     #[inline]

@@ -4,7 +4,7 @@
 //! talks to the flash only through [`FlashArray`], which enforces flash rules.
 
 pub mod analytic;
-mod check;
+pub(crate) mod check;
 pub mod dftl;
 mod huge;
 mod layer;
@@ -14,6 +14,7 @@ pub mod telomere;
 mod victim;
 pub mod wao_gc;
 
+pub use check::{CheckAfter, Checked, Invariant, InvariantError};
 pub use dftl::{map_cache_pages, DiscardHandling};
 pub use huge::map_of;
 pub use layer::{Recorder, TranslationLayer};
@@ -285,6 +286,8 @@ pub enum FtlError {
         "read of logical page {lpn}, which holds no data (never written or trimmed; ftl.unmapped_reads = \"error\")"
     )]
     UnmappedRead { lpn: u64 },
+    #[error("{0}")]
+    Invariant(#[from] InvariantError),
 }
 
 /// A flash operation the FTL performed, recorded for the timing model when
@@ -408,6 +411,7 @@ impl PageFtl {
     /// Counts a block of `unit` opened (`true`) or sealed, and moves the unit's valid-page limit.
     fn count_open_block(&mut self, unit: UnitId, opened: bool) {
         let open = &mut self.unit_open[unit.index()];
+        verify!(opened || *open > 0, "{unit:?} seals a block with none open");
         *open = if opened { *open + 1 } else { *open - 1 };
         self.unit_valid_limit[unit.index()] = self.valid_limit(unit);
     }
@@ -616,6 +620,10 @@ impl PageFtl {
         self.p2l[ppn.index()] = NONE;
         let block = self.geometry.block_of_page(ppn);
         let unit = self.geometry.unit_of_block(block);
+        verify!(
+            self.valid[block.index()] > 0 && self.unit_valid[unit.index()] > 0,
+            "{ppn:?} is live in an empty block"
+        );
         self.unit_valid[unit.index()] -= 1;
         let valid = &mut self.valid[block.index()];
         *valid -= 1;
@@ -642,6 +650,7 @@ impl PageFtl {
         self.p2l[ppn.index()] = lpn.0;
         self.valid[block.index()] += 1;
         self.unit_valid[unit.index()] += 1;
+        verify!(self.valid[block.index()] <= self.geometry.pages_per_block, "{block:?} holds more than a block");
         if self.flash.is_full(block) {
             self.seal(unit, block);
             self.open[open_index] = NONE;
@@ -723,8 +732,11 @@ impl PageFtl {
             pages_per_block: self.geometry.pages_per_block,
         };
         let victim = self.victims.select(unit, &view, &mut self.rng).ok_or(FtlError::OutOfSpace { unit: unit.0 })?;
+        verify!(self.state[victim.index()] == BlockState::Sealed, "GC chose {victim:?}, which is not sealed");
         let first = self.geometry.page_address(victim, 0).index();
-        self.copy_valid_pages(unit, first, first + self.geometry.pages_per_block as usize)?;
+        let copied = self.copy_valid_pages(unit, first, first + self.geometry.pages_per_block as usize)?;
+        // Erased only once every valid page is copied out.
+        verify!(copied == self.valid[victim.index()] as usize, "{victim:?}: {copied} pages copied out");
         self.valid[victim.index()] = 0;
         self.flash.erase(victim);
         self.record(FlashOpKind::Erase, unit, true);
@@ -743,8 +755,9 @@ impl PageFtl {
     /// toss), then they are copied in runs, one per GC block they fill,
     /// prefetching the L2P entries of the copies ahead. The mapping ends as
     /// one-by-one copying leaves it, and the recorded operations (a read,
-    /// then a program, per copy) are the same, in the same order.
-    fn copy_valid_pages(&mut self, unit: UnitId, first: usize, end: usize) -> Result<(), FtlError> {
+    /// then a program, per copy) are the same, in the same order. Returns
+    /// how many pages it copied.
+    fn copy_valid_pages(&mut self, unit: UnitId, first: usize, end: usize) -> Result<usize, FtlError> {
         let moved = first..first + compact_mapped(&mut self.p2l[first..end]);
         for index in moved.clone().take(COPY_LOOKAHEAD) {
             prefetch(&self.l2p, self.p2l[index] as usize);
@@ -770,13 +783,14 @@ impl PageFtl {
             #[allow(clippy::cast_possible_truncation)]
             self.finish_gc_run(unit, block, run.len() as u32, open_index)?;
         }
+        let copied = moved.len();
         if self.demand.is_some() {
             for index in moved {
                 self.mapping_moved(Lpn(self.p2l[index]));
             }
         }
         self.p2l[first..end].fill(NONE);
-        Ok(())
+        Ok(copied)
     }
 
     /// Moves the logical pages listed at `p2l[run]` to the consecutive
@@ -925,5 +939,9 @@ impl TranslationLayer for PageFtl {
     #[inline]
     fn prefetch_old_page(&self, lpn: Lpn) {
         PageFtl::prefetch_old_page(self, lpn);
+    }
+
+    fn check_invariants(&self) -> Result<(), InvariantError> {
+        self.check_page_ftl()
     }
 }

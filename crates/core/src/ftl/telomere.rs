@@ -30,6 +30,8 @@ use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+mod check;
+
 const NONE: u32 = u32::MAX;
 
 /// A partition as admission control planned it (plain data, so the core does
@@ -304,10 +306,16 @@ impl TelomereFtl {
 
     fn erase(&mut self, block: BlockId) {
         let unit = self.geometry.unit_of_block(block);
+        // Erased only once every page in it has expired.
+        verify!(
+            self.state[block.index()] == BlockState::Sealed && self.block_expires[block.index()] <= self.now.0,
+            "{block:?} erased before its data expired"
+        );
         self.flash.erase(block);
         self.recorded.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
         if let Some(p) = self.partitions.get_mut(self.owner[block.index()] as usize) {
+            verify!(p.held > 0, "{block:?} erased from a partition holding no block");
             p.held -= 1;
         }
         self.owner[block.index()] = NONE;
@@ -403,6 +411,10 @@ impl TranslationLayer for TelomereFtl {
 
     fn clear_recorded(&mut self) {
         self.recorded.clear();
+    }
+
+    fn check_invariants(&self) -> Result<(), crate::ftl::InvariantError> {
+        self.check_telomere()
     }
 }
 
@@ -545,7 +557,7 @@ mod tests {
             let geometry = eight_page_chip(8);
             let spec = PartitionSpec { tasks: vec![0], blocks: 4, stripe_width: 1, data_lifetime: ms(2 * period) };
             let ftl = TelomereFtl::new(&geometry, &[spec], &[ms(2 * period)], WearLeveling::Fifo).expect("valid");
-            let mut simulation = Simulation::with_layer(&config, Layer::Telomere(ftl)).expect("same device");
+            let mut simulation = Simulation::with_layer(&config, Layer::Telomere(ftl)).expect("same device").checked();
             let workload = PeriodicWorkload::new(vec![task(period)], 56, SimNs(0), Layout::Ring, 0).expect("fits");
             let mut source = PeriodicEvents::new(workload, &geometry, ms(1_000), true).expect("one task");
             simulation.replay_timed(&mut source, &mut |_| {}).expect("runs").deadlines.clone().expect("deadlines")
@@ -588,5 +600,35 @@ mod tests {
             TelomereFtl::new(&geometry, &[partition(0, 9)], &[ms(8)], WearLeveling::Fifo),
             Err(TelomereError::OverReserved { .. })
         ));
+    }
+
+    /// The checker holds through SiP's Figure 5 run, and names the
+    /// invariant a corrupted partition, stripe or expiry queue breaks.
+    #[test]
+    fn the_invariant_checker_names_what_a_corruption_breaks() {
+        use crate::ftl::Invariant;
+        let tasks = figure_5_tasks();
+        let mut ftl = TelomereFtl::new(
+            &eight_page_chip(8),
+            &[partition(0, 2), partition(1, 2)],
+            &lifetimes(&tasks),
+            WearLeveling::Fifo,
+        )
+        .expect("valid");
+        run(&mut ftl, tasks, ms(40)).expect("fits");
+        ftl.check_invariants().expect("holds after the run");
+        let broken = |corrupt: &dyn Fn(&mut TelomereFtl)| {
+            let mut corrupted = ftl.clone();
+            corrupt(&mut corrupted);
+            corrupted.check_invariants().expect_err("corrupted").invariant
+        };
+        assert_eq!(broken(&|ftl| ftl.partitions[0].held += 1), Invariant::Placement);
+        let sealed = ftl.state.iter().position(|&state| state == BlockState::Sealed).expect("a sealed block");
+        let expires = ftl.block_expires[sealed];
+        assert_eq!(broken(&|ftl| ftl.sealed.push(Reverse((expires, sealed as u32)))), Invariant::BlockAccounting);
+        let live = (0..ftl.l2p.len()).find(|&lpn| ftl.l2p[lpn] != NONE && ftl.lpn_expires[lpn] > ftl.now.0);
+        let live = live.expect("live data");
+        let block = ftl.geometry.block_of_page(Ppn(ftl.l2p[live])).index();
+        assert_eq!(broken(&|ftl| ftl.block_expires[block] = ftl.lpn_expires[live] - 1), Invariant::Placement);
     }
 }

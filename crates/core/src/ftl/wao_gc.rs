@@ -20,6 +20,8 @@ use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
 
+mod check;
+
 const NONE: u32 = u32::MAX;
 
 /// WAO-GC's two knobs.
@@ -153,7 +155,9 @@ impl WaoGcFtl {
 
     fn invalidate(&mut self, ppn: Ppn) {
         self.p2l[ppn.index()] = NONE;
-        self.valid[self.geometry.block_of_page(ppn).index()] -= 1;
+        let block = self.geometry.block_of_page(ppn).index();
+        verify!(self.valid[block] > 0, "{ppn:?} is live in an empty block");
+        self.valid[block] -= 1;
     }
 
     /// Programs `lpn` into the chip's open block, shared by host and GC writes.
@@ -171,6 +175,7 @@ impl WaoGcFtl {
         self.l2p[lpn.index()] = ppn.0;
         self.p2l[ppn.index()] = lpn.0;
         self.valid[block.index()] += 1;
+        verify!(self.valid[block.index()] <= self.geometry.pages_per_block, "{block:?} holds more than a block");
         if self.flash.is_full(block) {
             self.state[block.index()] = BlockState::Sealed;
             self.chips[unit.index()].open = NONE;
@@ -213,6 +218,7 @@ impl WaoGcFtl {
             self.chips[unit.index()].victim = Some((victim, cursor));
             return Ok(());
         }
+        verify!(self.valid[victim.index()] == 0, "{victim:?} erased with valid pages");
         self.flash.erase(victim);
         self.recorded.record(FlashOpKind::Erase, unit, true);
         self.counters.erases += 1;
@@ -258,10 +264,14 @@ impl TranslationLayer for WaoGcFtl {
         self.counters.requests += 1;
     }
 
-    /// One write point for every stream: WAO-GC has no placement hints, so a
-    /// configuration with a host classifier is refused before it is built
-    /// (`Simulation::with_journal`); the periodic runs' task hints are ignored.
-    fn write(&mut self, lpn: Lpn, _stream: StreamId) -> Result<(), FtlError> {
+    /// One write point and no placement hints: stream 0 only (the trait's
+    /// contract). A configuration with a host classifier is refused before
+    /// it is built (`Simulation::with_journal`), and the periodic runs give
+    /// task hints to Telomere's layer only.
+    fn write(&mut self, lpn: Lpn, stream: StreamId) -> Result<(), FtlError> {
+        if stream != StreamId(0) {
+            return Err(FtlError::UnknownStream { stream: stream.0, streams: 1 });
+        }
         WaoGcFtl::write(self, lpn).map(drop)
     }
 
@@ -307,6 +317,10 @@ impl TranslationLayer for WaoGcFtl {
 
     fn clear_recorded(&mut self) {
         self.recorded.clear();
+    }
+
+    fn check_invariants(&self) -> Result<(), crate::ftl::InvariantError> {
+        self.check_wao_gc()
     }
 }
 
@@ -378,5 +392,48 @@ mod tests {
             ftl.counters().gc_page_copies,
             ftl.counters().flash_pages_programmed - ftl.counters().host_pages_written
         );
+    }
+
+    /// The checker holds while partial steps run, and names the invariant
+    /// a corrupted free list, victim or valid count breaks.
+    #[test]
+    fn the_invariant_checker_names_what_a_corruption_breaks() {
+        let config = telomere_latencies();
+        let geometry = geometry(0.5);
+        let mut ftl = WaoGcFtl::new(&geometry, config);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut collecting = None;
+        for i in 0..20_000u32 {
+            let lpn = if i < geometry.logical_pages { i } else { rng.random_range(0..geometry.logical_pages) };
+            ftl.write(Lpn(lpn)).expect("room");
+            if i % 1_000 == 0 {
+                ftl.check_invariants().expect("holds while collecting");
+            }
+            if collecting.is_none() && ftl.chips.iter().any(|chip| chip.victim.is_some()) {
+                collecting = Some(ftl.clone());
+            }
+        }
+        let collecting = collecting.expect("a chip collected");
+        collecting.check_invariants().expect("holds mid-collection");
+        let broken = |corrupt: &dyn Fn(&mut WaoGcFtl)| {
+            let mut corrupted = collecting.clone();
+            corrupt(&mut corrupted);
+            corrupted.check_invariants().expect_err("corrupted").invariant
+        };
+        use crate::ftl::Invariant;
+        let unit = collecting.chips.iter().position(|chip| chip.victim.is_some()).expect("collecting");
+        assert_eq!(broken(&|ftl| ftl.chips[unit].victim = None), Invariant::Victims);
+        assert_eq!(broken(&|ftl| ftl.valid[0] += 1), Invariant::ValidCounts);
+        let first = geometry.first_block_of_unit(UnitId(0)).0;
+        assert_eq!(broken(&|ftl| ftl.chips[0].free.push_back(first)), Invariant::BlockAccounting);
+    }
+
+    #[test]
+    fn a_stream_other_than_the_one_write_point_is_refused() {
+        let mut ftl = WaoGcFtl::new(&geometry(0.5), telomere_latencies());
+        TranslationLayer::write(&mut ftl, Lpn(0), StreamId(0)).expect("the one write point");
+        let refused = TranslationLayer::write(&mut ftl, Lpn(1), StreamId(1));
+        assert_eq!(refused, Err(FtlError::UnknownStream { stream: 1, streams: 1 }));
+        assert_eq!(ftl.counters().host_pages_written, 1);
     }
 }

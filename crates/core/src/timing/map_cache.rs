@@ -47,6 +47,11 @@ impl MapCache {
         Access { cached, evicted }
     }
 
+    /// Whether the cache holds at most its capacity, each page once with one stamp.
+    pub fn is_within_capacity(&self) -> bool {
+        self.stamp_of.len() == self.page_at.len() && self.page_at.len() <= self.capacity
+    }
+
     /// Is `map_page` cached? (Does not count as a use.)
     pub fn contains(&self, map_page: u64) -> bool {
         self.stamp_of.contains_key(&map_page)

@@ -31,6 +31,7 @@
 //!
 //! [`Classifier`]: crate::host::classify::Classifier
 
+mod check;
 mod line;
 
 pub use line::{LineLayout, LineState, LineVictim, LogClass};
@@ -537,6 +538,7 @@ impl Pblk {
         let entry = self.l2p[lpn.index()];
         if entry != NONE && entry & BUFFERED == 0 {
             let line = entry / self.layout.line_pages;
+            verify!(self.lines[line as usize].valid > 0, "{lpn:?} is live in empty line {line}");
             self.lines[line as usize].valid -= 1;
         }
     }
@@ -620,6 +622,7 @@ impl Pblk {
                 self.reset_chunk(line_id, pu)?;
                 self.stats.inline_resets += 1;
             } else {
+                verify!(self.erased_free[pu as usize] > 0, "PU {pu} counts no erased free chunk");
                 self.erased_free[pu as usize] -= 1;
             }
         }
@@ -753,6 +756,7 @@ impl Pblk {
     /// into the open line of its class.
     fn relocate(&mut self, victim: u32, address: u32, lpn: u32) -> Result<(), PblkError> {
         self.read_flash(address)?;
+        verify!(self.lines[victim as usize].valid > 0, "GC moves a page out of empty line {victim}");
         self.lines[victim as usize].valid -= 1;
         let label = self.labels[lpn as usize];
         self.counters.gc_page_copies += 1;
@@ -770,6 +774,8 @@ impl Pblk {
             self.unreset[index] = true;
         }
         let line = &mut self.lines[line_id as usize];
+        // Reclaimed (its chunks to be reset) only once nothing valid is left in it.
+        verify!(line.valid == 0, "line {line_id} reclaimed with {} valid pages", line.valid);
         line.state = LineState::Free;
         line.labels = 0;
         self.free_lines.push_back(line_id);
@@ -879,6 +885,10 @@ impl TranslationLayer for Pblk {
 
     fn clear_recorded(&mut self) {
         self.recorder.clear();
+    }
+
+    fn check_invariants(&self) -> Result<(), crate::ftl::InvariantError> {
+        self.check_pblk()
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::config::ConfigBuilder;
+use crate::ftl::Invariant;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -275,4 +276,33 @@ fn uniform_overwrites_of_the_whole_device_reach_a_gc_steady_state() {
     assert!((3.0..5.5).contains(&waf), "WAF {waf}");
     assert!(pblk.lines.iter().filter(|line| line.state == LineState::Open).count() <= 1, "one open line per queue");
     assert!(pblk.lines.iter().filter(|line| line.state == LineState::Collecting).count() <= 1, "one victim at a time");
+}
+
+/// The checker holds through GC and background resets, and names the
+/// invariant a corrupted line count, L2P entry or buffer queue breaks.
+#[test]
+fn the_invariant_checker_names_what_a_corruption_breaks() {
+    let mut pblk = pblk(true);
+    let writes = pblk.logical_pages * 3;
+    let mut step = 0;
+    journal_and_data_checked(&mut pblk, writes, 5, &mut |pblk| {
+        step += 1;
+        if step % 512 == 0 {
+            pblk.check_invariants().expect("holds while the workload runs");
+        }
+    });
+    assert!(TranslationLayer::collect_one(&mut pblk, UnitId(1)).expect("reset"), "a reclaimed chunk to reset");
+    pblk.check_pblk().expect("holds after a background reset");
+    assert!(pblk.stats().gc_lines > 0, "the workload reached GC");
+    let broken = |corrupt: &dyn Fn(&mut Pblk)| {
+        let mut corrupted = pblk.clone();
+        corrupt(&mut corrupted);
+        corrupted.check_invariants().expect_err("corrupted").invariant
+    };
+    let closed = pblk.lines.iter().position(|line| line.state == LineState::Closed).expect("a closed line");
+    assert_eq!(broken(&|pblk| pblk.lines[closed].valid += 1), Invariant::ValidCounts);
+    let on_flash = pblk.l2p.iter().position(|&entry| entry != NONE && entry & BUFFERED == 0).expect("a page on flash");
+    assert_eq!(broken(&|pblk| pblk.l2p[on_flash] ^= 1), Invariant::MapsAgree);
+    assert_eq!(broken(&|pblk| pblk.buffer.queues[0].push_back(0)), Invariant::WriteBuffer);
+    assert_eq!(broken(&|pblk| pblk.erased_free[0] += 1), Invariant::BlockAccounting);
 }
