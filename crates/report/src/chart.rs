@@ -793,6 +793,29 @@ impl BarChart {
         }
     }
 
+    /// On a log axis each bar carries its value above the line at 1 (or its
+    /// top): a ratio of 1 is a bar of no height, and a 0 or a missing ratio
+    /// cannot be drawn at all, so without the label a reader sees nothing
+    /// where the data says "equal", "none" or "no ratio".
+    fn label_values<DB: DrawingBackend>(
+        &self,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+        series: &BarSeries,
+        middle_of: impl Fn(usize) -> f64,
+    ) -> Result<(), String> {
+        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let labels = series.values.iter().enumerate().map(|(group, &value)| {
+            let text = match value {
+                value if value.is_nan() => "n/a".to_owned(),
+                value if value <= 0.0 => "0".to_owned(),
+                value => tick_label(value),
+            };
+            let top = self.drawn(value).max(0.0);
+            Text::new(text, (middle_of(group), if top.is_finite() { top } else { 0.0 }), style.clone())
+        });
+        chart.draw_series(labels).map(|_| ()).map_err(draw_error)
+    }
+
     fn legend(&self) -> Legend {
         let bars = self
             .series
@@ -845,6 +868,9 @@ impl BarChart {
                 Rectangle::new([(left, 0.0), (left + bar_width, value)], color.filled())
             });
             chart.draw_series(bars).map_err(draw_error)?;
+            if self.y.scale == Scale::Log {
+                self.label_values(&mut chart, series, |group| left_of(group, index) + bar_width / 2.0)?;
+            }
             let whiskers = series.ranges.iter().map(|&(low, high)| (self.drawn(low), self.drawn(high))).enumerate();
             let whiskers = whiskers.filter(|(_, (low, high))| low.is_finite() && high.is_finite());
             let darker = RGBColor(color.0 / 2, color.1 / 2, color.2 / 2).stroke_width(1);
@@ -1028,5 +1054,19 @@ mod tests {
         let labels: Vec<&str> = svg.lines().map(str::trim).collect();
         assert!(labels.contains(&"1000") && labels.contains(&"10"), "ticks label values");
         assert!(svg.contains("paper") && svg.contains("below one"));
+    }
+
+    #[test]
+    fn log_bars_that_cannot_be_seen_say_their_value() {
+        // Equal (a bar of no height), none (0: not drawable) and no ratio at all.
+        let groups = vec!["equal".to_owned(), "none".to_owned(), "no ratio".to_owned()];
+        let chart = BarChart::new("Ratios", groups, Axis::new("ratio").log())
+            .with(BarSeries::new("measured", vec![1.0, 0.0, f64::NAN]))
+            .reference(BarReference::new("paper", vec![709.0, 1322.0, 1.0]));
+        let svg = chart.to_svg("ratios.svg").expect("log bars render");
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        for label in ["1", "0", "n/a"] {
+            assert!(texts.contains(&label), "a bar labelled {label:?}");
+        }
     }
 }
