@@ -11,6 +11,7 @@
 
 use crate::ReportError;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -799,11 +800,11 @@ impl BarChart {
     /// where the data says "equal", "none" or "no ratio".
     fn label_values<DB: DrawingBackend>(
         &self,
-        chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+        chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
         series: &BarSeries,
         middle_of: impl Fn(usize) -> f64,
     ) -> Result<(), String> {
-        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let style = ("sans-serif", LABEL_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
         let labels = series.values.iter().enumerate().map(|(group, &value)| {
             let text = match value {
                 value if value.is_nan() => "n/a".to_owned(),
@@ -811,7 +812,9 @@ impl BarChart {
                 value => tick_label(value),
             };
             let top = self.drawn(value).max(0.0);
-            Text::new(text, (middle_of(group), if top.is_finite() { top } else { 0.0 }), style.clone())
+            // Lifted clear of a paper marker drawn on the same level.
+            EmptyElement::at((middle_of(group), if top.is_finite() { top } else { 0.0 }))
+                + Text::new(text, (0, -10), style.clone())
         });
         chart.draw_series(labels).map(|_| ()).map_err(draw_error)
     }
