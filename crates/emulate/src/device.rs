@@ -1,6 +1,6 @@
 //! The emulated SSD as a [`BlockDevice`]: each request is timestamped, logged (history, optional
 //! recording), turned into a host event as a replay of that log would turn it
-//! ([`nandlab_lab::replay::host_event`], journal commits inferred from the FLUSH/FUA stream the same
+//! ([`nandlab_trace::host::host_event`], journal commits inferred from the FLUSH/FUA stream the same
 //! way), enters the [`LiveDevice`] as it arrives, is applied to the contents, and — paced — is
 //! answered when the simulated device completes it ([`crate::pacer`]): requests of several
 //! threads are in the device at once, as a host queue holds them.
@@ -15,8 +15,8 @@ use nandlab_core::host::event::SECTOR_BYTES;
 use nandlab_core::sim::{EventTicket, LiveDevice, PhaseReport};
 use nandlab_core::workload::AgingChoice;
 use nandlab_core::{Config, Report, Simulation};
-use nandlab_lab::replay::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
+use nandlab_trace::host::host_event;
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
     Access, Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader,

@@ -12,14 +12,14 @@ use crate::error::{Error, Result};
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
 use nandlab_core::device::{DeviceConfig, Geometry};
 use nandlab_core::ftl::LayerKind;
-use nandlab_core::host::classify::WriteFlags;
-use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
+use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::Arrival;
-use nandlab_core::units::{SimNs, StreamId};
+use nandlab_core::units::SimNs;
 use nandlab_core::workload::AgingChoice;
 use nandlab_core::Config;
+use nandlab_trace::host::{host_event, journal_sectors};
 use nandlab_trace::journal::JournalTracker;
-use nandlab_trace::{Flags, Format, Op, ReadOptions, Record, TraceHeader, TraceRead};
+use nandlab_trace::{Format, ReadOptions, TraceHeader, TraceRead};
 use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::rc::Rc;
@@ -529,44 +529,6 @@ impl EventSource for TracePass<'_> {
 impl Passes for TracePass<'_> {
     fn restart(&mut self) -> Result<(), SourceError> {
         self.begin_again().map_err(|error| self.failed(error))
-    }
-}
-
-/// Journal extents given in the trace's sectors, in 512-byte sectors.
-pub(crate) fn journal_sectors(regions: &[nandlab_trace::SectorRange], header: &TraceHeader) -> Vec<SectorRange> {
-    let scale = (u64::from(header.sector_size_bytes) / SECTOR_BYTES).max(1);
-    regions.iter().map(|range| SectorRange::new(range.start.0 * scale, range.len * scale)).collect()
-}
-
-/// A trace record as the simulator's host sees it, in 512-byte sectors;
-/// `journal` marks the commits it completes (Delay-D's issue points).
-pub fn host_event(record: &Record, header: &TraceHeader, journal: &mut JournalTracker) -> HostEvent {
-    let scale = u64::from(header.sector_size_bytes) / SECTOR_BYTES;
-    let start = record.start.0 * scale.max(1);
-    let sectors = SectorRange::new(start, u64::from(record.len.0) * scale.max(1));
-    let op = match record.op {
-        Op::Read => HostOp::Read,
-        Op::Write => HostOp::Write,
-        Op::Discard => HostOp::Discard,
-        Op::Flush => HostOp::Flush,
-    };
-    let flags = WriteFlags {
-        sync: record.flags.contains(Flags::SYNC),
-        fua: record.flags.contains(Flags::FUA),
-        preflush: record.flags.contains(Flags::PREFLUSH),
-        meta: record.flags.contains(Flags::META),
-    };
-    let seen = journal.observe(record);
-    HostEvent {
-        flags,
-        // Journal traffic as the trace shows it: writes into the journal
-        // region the tracker knows (from the header, else inferred), which
-        // include the commit blocks a kworker issues. Not jbd2's name alone:
-        // under data=ordered jbd2 also writes other inodes' ordered data.
-        journal_thread: seen.journal_write,
-        journal_commit: seen.commit,
-        stream: StreamId(record.stream.map_or(0, |tag| tag.0)),
-        ..HostEvent::new(SimNs(record.timestamp.0), op, sectors)
     }
 }
 

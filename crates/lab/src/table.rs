@@ -4,8 +4,9 @@
 
 use crate::drive::SECTOR_BYTES;
 use crate::error::{Context as _, Result};
-use crate::replay::{host_event, TraceSource};
+use crate::replay::TraceSource;
 use crate::{Observer, Phase, Progress, OBSERVER_INTERVAL};
+use nandlab_trace::host::host_event;
 use nandlab_trace::{Flags, Record, TraceHeader};
 use std::collections::HashMap;
 

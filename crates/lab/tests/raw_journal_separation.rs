@@ -23,7 +23,7 @@ use nandlab_core::host::classify::{ClassId, Classifier, ClassifierKind, WriteInf
 use nandlab_core::host::event::{HostEvent, HostOp};
 use nandlab_core::host::pblk::{Pblk, PblkConfig};
 use nandlab_core::units::Lpn;
-use nandlab_lab::replay::host_event;
+use nandlab_trace::host::host_event;
 use nandlab_trace::journal::{infer_region, JournalTracker};
 use nandlab_trace::{open, ReadOptions, SectorRange};
 use std::path::{Path, PathBuf};

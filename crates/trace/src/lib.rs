@@ -16,6 +16,7 @@ mod csv;
 mod error;
 mod fio;
 mod header;
+pub mod host;
 pub mod journal;
 mod native;
 mod output;

@@ -16,13 +16,14 @@ mod steady;
 
 use crate::error::{Context as _, Error, Result};
 use crate::registry::ExperimentArgs;
-use crate::replay::{journal_sectors, TraceSource};
+use crate::replay::TraceSource;
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
 use crate::Report;
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::timing::{Arrival, LatencySummary};
 use nandlab_core::Config;
 use nandlab_report::{Axis, BarChart, BarSeries, OutputDir, Summary};
+use nandlab_trace::host::journal_sectors;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use steady::{replay_steady, Aging};
@@ -886,12 +887,13 @@ mod tests {
     //! test removes its trace and image directory even when it fails.
 
     use super::*;
-    use crate::replay::{host_event, journal_sectors, replay, ReplayMode};
+    use crate::replay::{replay, ReplayMode};
     use crate::Interrupt;
     use nandlab_capture::fsload::FileOps;
     use nandlab_capture::{capture, CaptureConfig, Workload};
     use nandlab_core::config::ConfigBuilder;
     use nandlab_core::host::classify::{Classifier, ClassifierKind, WriteInfo};
+    use nandlab_trace::host::{host_event, journal_sectors};
     use nandlab_trace::journal::JournalTracker;
     use nandlab_trace::{Op, ReadOptions};
 

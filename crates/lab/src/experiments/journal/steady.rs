@@ -14,9 +14,10 @@
 //! the fill's `sync` ([`FILL_END_PROCESS`]).
 
 use crate::error::{Error, Result};
-use crate::replay::{fit_error, fit_size, fitted_device, journal_sectors, ReplayMode, TracePass, TraceSource};
+use crate::replay::{fit_error, fit_size, fitted_device, ReplayMode, TracePass, TraceSource};
 use crate::{Observer, Progress, Report};
 use nandlab_core::{Config, Simulation};
+use nandlab_trace::host::journal_sectors;
 use nandlab_trace::Op;
 use serde::Serialize;
 use std::cell::Cell;
