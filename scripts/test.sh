@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of nandlab: the claims check (every figure of README.md and docs/*.md against its
-# results file, scripts/check-claims.sh), formatting and lints (rustfmt, clippy with warnings as
-# errors, ruff),
-# the Rust workspace, a short coverage-guided fuzzing campaign, then the Python package (built into a
-# virtual environment at .venv by maturin). Needs only the Rust toolchain (with rustfmt and clippy),
-# a C++ compiler (g++, for libFuzzer) and python3; everything else is installed on the way. Any
-# formatting or lint finding fails the run.
+# results file, scripts/check-claims.sh), the import check (no circle among any crate's files, no
+# library crate on a front end, scripts/check-imports.py), formatting and lints (rustfmt, clippy
+# with warnings as errors, ruff), the Rust workspace, a short coverage-guided fuzzing campaign, then
+# the Python package (built into a virtual environment at .venv by maturin). Needs only the Rust
+# toolchain (with rustfmt and clippy), a C++ compiler (g++, for libFuzzer) and python3; everything
+# else is installed on the way. Any formatting or lint finding fails the run.
 #
 # One build profile, `checked` (Cargo.toml: release optimisation with debug assertions and overflow
 # checks), serves clippy, the tests, the `nandlab` binary they run and the Python package, and the
@@ -141,6 +141,8 @@ python_tests() {
 
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
     ./scripts/check-claims.sh --self-test
+stage "Imports: no circle among the files of any crate, no library crate on a front end (docs/architecture.md)" \
+    ./scripts/check-imports.py --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
 # The environment mostly downloads and unpacks: it is installed while clippy compiles.
 background "$python_env_log" python_env
