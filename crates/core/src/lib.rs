@@ -22,9 +22,12 @@ macro_rules! verify {
 
 pub mod config;
 pub mod device;
+pub mod error;
+pub mod experiments;
 pub mod ftl;
 pub mod host;
 pub mod metrics;
+pub mod progress;
 pub mod sim;
 pub mod timing;
 pub mod units;

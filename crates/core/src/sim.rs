@@ -18,6 +18,7 @@ use crate::host::pblk::{LineLayout, Pblk, PblkStats};
 use crate::host::stages::{HostCounts, HostStages};
 use crate::host::{submit, Op, Request};
 use crate::metrics::{Counters, EraseStats, LifetimeForecast, WafPoint, WafSeries, WearInputs};
+pub use crate::progress::{Phase, Progress};
 use crate::timing::{Arrival, Arrivals, Engine, Interface, RequestSource, TimedReport, TimedRequest};
 use crate::units::{SimNs, StreamId};
 use crate::workload::jobs::{refuse_mixed_in_counting, JobReport, JobTally, JobsSource};
@@ -47,37 +48,6 @@ pub enum SimError {
     /// The caller raised the stop flag ([`Simulation::stop_when`]).
     #[error("stopped by the caller")]
     Stopped,
-}
-
-/// Which part of a run is under way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Phase {
-    Fill,
-    Overwrite,
-    /// Workload aging: passes of a trace before the measured phase.
-    AgingTrace,
-    Measure,
-}
-
-impl Phase {
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Fill => "precondition: fill",
-            Self::Overwrite => "precondition: overwrite to steady state",
-            Self::AgingTrace => "aging: workload passes",
-            Self::Measure => "measure",
-        }
-    }
-}
-
-/// Progress reported to an observer: `done` of `total` requests of `phase`
-/// (`total` 0 when the source's length is unknown).
-#[derive(Clone, Copy, Debug)]
-pub struct Progress {
-    pub phase: Phase,
-    pub done: u64,
-    pub total: u64,
 }
 
 /// Counts of one phase with derived figures.

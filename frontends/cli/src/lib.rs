@@ -114,7 +114,7 @@ fn is_refused_input(error: &anyhow::Error) -> bool {
     use nandlab_lab::Error;
     error.chain().any(|cause| {
         cause.is::<nandlab_core::ConfigError>()
-            || cause.is::<nandlab_core::workload::fio::FioError>()
+            || cause.is::<nandlab_core::config::fio::FioError>()
             || matches!(cause.downcast_ref::<SimError>(), Some(SimError::Config(_)))
             || matches!(
                 cause.downcast_ref::<Error>(),

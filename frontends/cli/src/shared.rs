@@ -4,10 +4,10 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nandlab_core::config::fio;
 use nandlab_core::config::{self, Document};
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::sim::{Phase, Progress};
-use nandlab_core::workload::fio;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -64,7 +64,7 @@ fn build_config(
     seed: Option<u64>,
 ) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
     if let (Some(path), Some(_)) = (origin.as_deref().map(std::path::Path::new), config_toml.as_ref()) {
-        if nandlab_core::workload::fio::is_job_file(path) {
+        if nandlab_core::config::fio::is_job_file(path) {
             return fio_config(path, preset.as_deref(), &overrides, seed);
         }
     }
@@ -82,7 +82,7 @@ fn fio_config(
     seed: Option<u64>,
 ) -> PyResult<(nandlab_core::Config, nandlab_core::device::Geometry)> {
     let environment = |name: &str| std::env::var(name).ok();
-    let run = nandlab_core::workload::fio::config_from_job_file(path, preset, overrides, seed, &environment)
+    let run = nandlab_core::config::fio::config_from_job_file(path, preset, overrides, seed, &environment)
         .map_err(|error| errors::config_error(&nandlab_quote::error_message(&error)))?;
     Python::attach(|py| {
         let category = py.get_type::<pyo3::exceptions::PyUserWarning>();

@@ -1,11 +1,14 @@
 //! Configuration: the TOML schema, embedded presets, layering (preset, file,
 //! `--set key=value` overrides) and validation. Every error names the key.
 
+pub mod fio;
 pub mod memory;
 pub mod mqsim;
 mod presets;
 mod sizes;
 
+pub use crate::error::ConfigError;
+pub use crate::metrics::MetricsConfig;
 pub use presets::{preset_description, preset_names, PRESETS};
 
 use crate::device::{DeviceConfig, Geometry};
@@ -17,35 +20,6 @@ use crate::timing::TimingConfig;
 use crate::workload::jobs::{validate_jobs, JobConfig};
 use crate::workload::{PreconditionConfig, WorkloadConfig};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// A configuration problem: which key, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub key: String,
-    pub reason: String,
-}
-
-impl ConfigError {
-    pub fn new(key: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self { key: key.into(), reason: reason.into() }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Keys and reasons may hold what the user gave (a --set key, a parser's message
-        // quoting a TOML line): shown bounded and escaped.
-        let reason = nandlab_quote::bound_message(&self.reason);
-        if self.key.is_empty() {
-            write!(f, "configuration: {reason}")
-        } else {
-            write!(f, "configuration key `{}`: {reason}", nandlab_quote::quote(&self.key))
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// A complete, validated simulation configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -90,16 +64,6 @@ pub struct Config {
 
 fn default_seed() -> u64 {
     1
-}
-
-/// The `[metrics]` section.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricsConfig {
-    /// Host pages per point of the WAF-over-time series; default: 1/100 of
-    /// the run length.
-    #[serde(default)]
-    pub window_pages: Option<u64>,
 }
 
 impl Config {

@@ -1,80 +1,15 @@
 //! Invariant checking for every translation layer, kept apart from the code
-//! it checks: the named invariants, the typed error that names the broken
-//! one, the checks the page-mapped layers share (maps, valid counts, free
+//! it checks: the checks the page-mapped layers share (maps, valid counts, free
 //! lists), the page FTL's own checks, and [`Checked`], a layer that runs
 //! [`TranslationLayer::check_invariants`] after every call or every request
 //! it forwards (the property tests and the pipeline matrix use it). Each
 //! check walks the whole state: cheap enough on small devices.
 
-use super::{BlockState, FlashOp, FtlError, PageFtl, TranslationLayer, NONE};
+use super::{BlockState, FlashOp, FtlError, Invariant, InvariantError, PageFtl, TranslationLayer, NONE};
 use crate::device::{FlashArray, Geometry};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, SimNs, StreamId, UnitId};
 use std::collections::VecDeque;
-
-/// The invariants a layer's [`TranslationLayer::check_invariants`] checks,
-/// by name (not every layer has every one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Invariant {
-    /// The forward map (logical to physical) and the reverse map (physical
-    /// to logical, or a line's LBA list) are inverse to each other.
-    MapsAgree,
-    /// A logical page holding data maps to a programmed page of a block in use.
-    MappedProgrammed,
-    /// Each block's (line's, unit's) valid count equals the pages the maps say are live in it.
-    ValidCounts,
-    /// Free, open and sealed blocks add up to the geometry: every block is
-    /// in exactly one state, the free lists hold exactly the free blocks of
-    /// their unit, and a free block holds no data.
-    BlockAccounting,
-    /// A free block is erased (a pblk free line's chunks are erased or marked for reset).
-    FreeErased,
-    /// Every open write point (stream × unit, chip, partition lane, line per
-    /// class) names a distinct block in the open state in its own unit, and
-    /// no other block is open; a sealed block is full.
-    OpenBlocks,
-    /// Telomere's placement: a partition holds the blocks it owns, within
-    /// its budget, its stripe's open blocks are on distinct chips, and a
-    /// block's expiry covers the data in it.
-    Placement,
-    /// pblk's write buffer: each buffered page is one slot, on one queue,
-    /// and a queue holds less than one write unit between calls.
-    WriteBuffer,
-    /// Garbage collection under way: at most one victim per chip (line), in
-    /// the victim state, with no live page behind its cursor.
-    Victims,
-    /// The DFTL mode's map cache: dirty translation pages are cached, the
-    /// cache is within its capacity, and no GC-moved entry waits between calls.
-    MapCache,
-}
-
-impl std::fmt::Display for Invariant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = match self {
-            Invariant::MapsAgree => "maps-agree",
-            Invariant::MappedProgrammed => "mapped-programmed",
-            Invariant::ValidCounts => "valid-counts",
-            Invariant::BlockAccounting => "block-accounting",
-            Invariant::FreeErased => "free-erased",
-            Invariant::OpenBlocks => "open-blocks",
-            Invariant::Placement => "placement",
-            Invariant::WriteBuffer => "write-buffer",
-            Invariant::Victims => "victims",
-            Invariant::MapCache => "map-cache",
-        };
-        f.write_str(name)
-    }
-}
-
-/// A broken invariant: which layer, which invariant, and where.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{layer}: invariant {invariant} broken: {detail}")]
-pub struct InvariantError {
-    pub layer: &'static str,
-    pub invariant: Invariant,
-    pub detail: String,
-}
 
 /// Builds the errors of one layer's checks.
 #[derive(Clone, Copy)]

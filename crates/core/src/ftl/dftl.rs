@@ -27,11 +27,11 @@
 //!   SRAM and costs nothing.
 //! * A read only looks its entry up (a miss reads the translation page).
 
-use super::check::{Checker, Invariant, InvariantError};
-use super::{FlashOpKind, FtlConfig, FtlError, PageFtl, NONE};
+use super::check::Checker;
+use super::{FlashOpKind, FtlConfig, FtlError, Invariant, InvariantError, PageFtl, NONE};
 use crate::config::ConfigError;
 use crate::device::Geometry;
-use crate::timing::map_cache::MapCache;
+use crate::ftl::map_cache::MapCache;
 use crate::units::{Lpn, UnitId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};

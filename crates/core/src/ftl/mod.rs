@@ -6,23 +6,26 @@
 pub mod analytic;
 pub(crate) mod check;
 pub mod dftl;
+mod error;
 mod huge;
 mod layer;
+mod map_cache;
 mod prefetch;
 mod shared;
 pub mod telomere;
 mod victim;
 pub mod wao_gc;
 
-pub use check::{CheckAfter, Checked, Invariant, InvariantError};
+pub use check::{CheckAfter, Checked};
 pub use dftl::{map_cache_pages, DiscardHandling};
+pub use error::{FtlError, Invariant, InvariantError, PblkError};
 pub use huge::map_of;
 pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
 
 use crate::config::ConfigError;
 use crate::device::wear::{take_free_block, WearLeveling, WearModel};
-use crate::device::{DeviceError, FlashArray, Geometry};
+use crate::device::{FlashArray, Geometry};
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, StreamId, UnitId};
 use prefetch::prefetch;
@@ -263,31 +266,6 @@ pub enum GcCopies {
     /// victim block [are] written to the same block as incoming write
     /// requests, regardless of data hotness" (WAO-GC's constraint).
     HostBlock,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FtlError {
-    #[error("logical page {lpn} is beyond the logical capacity of {logical_pages} pages")]
-    LpnOutOfRange { lpn: u64, logical_pages: u32 },
-    #[error("stream {stream} does not exist: the FTL is configured with {streams} streams (ftl.streams)")]
-    UnknownStream { stream: u8, streams: u32 },
-    #[error("parallel unit {unit} has no free block and nothing to reclaim: the device is full")]
-    OutOfSpace { unit: u32 },
-    #[error("flash rule violated: {0}")]
-    Device(#[from] DeviceError),
-    #[error("host-level FTL: {0}")]
-    HostFtl(#[from] crate::host::pblk::PblkError),
-    #[error("partition {partition} needs more than the {blocks} blocks admission control reserved for it")]
-    PartitionFull { partition: u32, blocks: u32 },
-    #[error("task {task} belongs to no partition: admission control did not admit it")]
-    UnadmittedTask { task: u64 },
-    #[error(
-        "read of logical page {lpn}, which holds no data (never written or trimmed; ftl.unmapped_reads = \"error\")"
-    )]
-    UnmappedRead { lpn: u64 },
-    #[error("{0}")]
-    Invariant(#[from] InvariantError),
 }
 
 /// A flash operation the FTL performed, recorded for the timing model when

@@ -7,7 +7,17 @@ mod series;
 pub use lifetime::{LifetimeConfig, LifetimeForecast, WearInputs};
 pub use series::{WafPoint, WafSeries};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// The `[metrics]` section.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Host pages per point of the WAF-over-time series; default: 1/100 of
+    /// the run length.
+    #[serde(default)]
+    pub window_pages: Option<u64>,
+}
 
 /// Cumulative counters of one FTL instance. Per-stream vectors are indexed by
 /// stream id.

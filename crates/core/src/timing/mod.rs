@@ -7,9 +7,7 @@
 
 mod config;
 mod engine;
-pub mod experiments;
 mod latency;
-pub(crate) mod map_cache;
 mod queue;
 mod source;
 mod stats;

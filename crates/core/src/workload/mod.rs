@@ -1,7 +1,6 @@
 //! Workloads: request sources (the synthetic generator, several jobs at
 //! once, any event stream) and the aging (preconditioning) settings.
 
-pub mod fio;
 pub mod jobs;
 pub mod periodic;
 mod source;

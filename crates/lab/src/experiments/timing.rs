@@ -1,14 +1,14 @@
 //! The timing experiments of `nandlab reproduce`: priority-aware cleaning
 //! (Rajimwale et al., slide 19) and stripe-aligned write merging (slides 13
 //! and 15), the latter on the synthetic sweep and on real workloads captured
-//! on ext4. The synthetic data come from `nandlab_core::timing::experiments`;
+//! on ext4. The synthetic data come from `nandlab_core::experiments`;
 //! this file writes them, their plots and a summary through `nandlab-report`.
 
 use crate::error::{Context as _, Result};
 use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
-use nandlab_core::timing::experiments::{
+use nandlab_core::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
 };

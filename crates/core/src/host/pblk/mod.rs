@@ -34,10 +34,11 @@
 mod check;
 mod line;
 
+pub use crate::ftl::PblkError;
 pub use line::{LineLayout, LineState, LineVictim, LogClass};
 
 use crate::config::ConfigError;
-use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelError, OpenChannelGeometry};
+use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelGeometry};
 use crate::device::Geometry;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::host::classify::{ClassId, CLASSES_MAX};
@@ -173,17 +174,6 @@ impl PblkConfig {
         }
         Ok(())
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PblkError {
-    #[error("logical page {lpn} is beyond the logical capacity of {logical_pages} pages")]
-    LpnOutOfRange { lpn: u64, logical_pages: u32 },
-    #[error("no free line and nothing to reclaim: the device is full ({lines} lines)")]
-    OutOfSpace { lines: u32 },
-    #[error("open-channel device refused a command: {0}")]
-    Device(#[from] OpenChannelError),
 }
 
 /// Counts specific to the host-level FTL, next to the shared [`Counters`].
