@@ -5,7 +5,7 @@
 //! later reader sees a plain geometry (docs/configuration.md, `[device]`).
 
 use super::DeviceConfig;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 const KEY: &str = "device.capacity";
 

@@ -2,7 +2,7 @@
 //! device has, and how addresses map onto them. Built once from configuration,
 //! validated, then passed by reference; it never changes during a run.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::units::{BlockId, Ppn, UnitId};
 use serde::{Deserialize, Serialize};
 

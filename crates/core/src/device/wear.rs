@@ -5,7 +5,7 @@
 //! from a seeded distribution), the RBER they give, and the choice of the
 //! next free block under the three wear-leveling policies of Figure 10.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::units::BlockId;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};

@@ -29,8 +29,8 @@
 
 use super::check::Checker;
 use super::{FlashOpKind, FtlConfig, FtlError, Invariant, InvariantError, PageFtl, NONE};
-use crate::config::ConfigError;
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::ftl::map_cache::MapCache;
 use crate::units::{Lpn, UnitId};
 use serde::{Deserialize, Serialize};

@@ -23,9 +23,9 @@ pub use huge::map_of;
 pub use layer::{Recorder, TranslationLayer};
 pub use victim::VictimPolicy;
 
-use crate::config::ConfigError;
 use crate::device::wear::{take_free_block, WearLeveling, WearModel};
 use crate::device::{FlashArray, Geometry};
+use crate::error::ConfigError;
 use crate::metrics::Counters;
 use crate::units::{BlockId, Lpn, Ppn, StreamId, UnitId};
 use prefetch::prefetch;

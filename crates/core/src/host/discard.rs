@@ -18,7 +18,7 @@
 //!   sectors rewritten since their DISCARD — it differs from Delay-D in its
 //!   timing, not in correctness; rewrites are counted as cancellations alike.
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::units::SimNs;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

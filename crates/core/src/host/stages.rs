@@ -5,8 +5,8 @@
 //! in 512-byte sectors; the last step turns what survives into page
 //! requests. Every source and every translation layer goes through them.
 
-use crate::config::ConfigError;
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::ftl::FtlError;
 use crate::host::classify::{Classifier, ClassifierKind, HotTracker, WriteInfo};
 use crate::host::discard::{DiscardConfig, DiscardPolicy, DiscardScheduler, DiscardStats, SectorRange};

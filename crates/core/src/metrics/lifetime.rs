@@ -25,9 +25,9 @@
 //!   worn; DWPD the drive writes per day that would spend them in five years. (The RBER end
 //!   keeps every block's own limit and the mean rate.)
 
-use crate::config::ConfigError;
 use crate::device::wear::{WearDistribution, WearModel, DEAD_SHARE_END, RBER_DEAD};
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::metrics::Counters;
 use crate::units::BlockId;
 use serde::{Deserialize, Serialize};

@@ -2,8 +2,8 @@
 //! interface, write buffer, cleaning watermarks and the stripe mapping unit.
 //! Every value is an integer in nanoseconds, bytes, pages or blocks.
 
-use crate::config::ConfigError;
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::ftl::FtlConfig;
 use serde::{Deserialize, Serialize};
 

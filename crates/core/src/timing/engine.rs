@@ -30,7 +30,7 @@ use crate::device::Geometry;
 use crate::ftl::{FlashOp, FlashOpKind, FtlConfig, FtlError, TranslationLayer};
 use crate::host::Op;
 use crate::metrics::WafSeries;
-use crate::sim::{Phase, Progress};
+use crate::progress::{Phase, Progress};
 use crate::timing::config::{Arrival, DieQueue, FlushPolicy, Interface, TimingConfig};
 use crate::timing::queue::{Event, EventQueue};
 use crate::timing::source::{RequestSource, TimedRequest};

@@ -6,8 +6,8 @@
 //! their job's index, so the driver can credit what each request cost
 //! (host pages, flash programs, GC copies, erases) to its job.
 
-use crate::config::ConfigError;
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::Op;

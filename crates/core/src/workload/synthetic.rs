@@ -2,8 +2,8 @@
 //! read/write/trim mix, fixed request size, and uniform, Zipf(θ) or hot/cold
 //! address distributions. Fully determined by its configuration and seed.
 
-use crate::config::ConfigError;
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::host::{Op, Request};
 use crate::units::{Lpn, StreamId};
 use rand::{RngExt, SeedableRng};

@@ -37,9 +37,9 @@ mod line;
 pub use crate::ftl::PblkError;
 pub use line::{LineLayout, LineState, LineVictim, LogClass};
 
-use crate::config::ConfigError;
 use crate::device::open_channel::{ChunkAddr, OpenChannelDevice, OpenChannelGeometry};
 use crate::device::Geometry;
+use crate::error::ConfigError;
 use crate::ftl::{FlashOp, FlashOpKind, FtlError, Recorder, TranslationLayer};
 use crate::host::classify::{ClassId, CLASSES_MAX};
 use crate::metrics::Counters;
