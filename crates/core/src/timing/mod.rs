@@ -13,9 +13,10 @@ mod source;
 mod stats;
 mod stripe;
 
+pub use crate::workload::Arrivals;
 pub use config::{Arrival, DieQueue, FlushPolicy, Interface, PartialStripeFlush, TimingConfig, SATA_QUEUE_DEPTH_MAX};
 pub use engine::{Engine, LiveTicket};
-pub use source::{Arrivals, RequestSource, SequentialMix, SyntheticSource, TimedRequest};
+pub use source::{RequestSource, SequentialMix, SyntheticSource, TimedRequest};
 pub use stats::{
     DeadlineReport, JobTiming, LatencyReport, LatencySummary, ThroughputPoint, TimedReport, SERIES_POINTS_MAX,
 };

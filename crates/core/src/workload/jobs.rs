@@ -12,8 +12,8 @@ use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::Op;
 use crate::metrics::Counters;
-use crate::timing::Arrivals;
 use crate::units::SimNs;
+use crate::workload::Arrivals;
 use crate::workload::{EventSource, SourceError, Synthetic, WorkloadConfig};
 use serde::{Deserialize, Serialize};
 

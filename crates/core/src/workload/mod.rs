@@ -1,10 +1,12 @@
 //! Workloads: request sources (the synthetic generator, several jobs at
 //! once, any event stream) and the aging (preconditioning) settings.
 
+mod arrivals;
 pub mod jobs;
 pub mod periodic;
 mod source;
 mod synthetic;
 
+pub use arrivals::Arrivals;
 pub use source::{EventSource, IterEvents, Passes, SourceError, SyntheticEvents};
 pub use synthetic::{AddressDistribution, AgingChoice, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};

@@ -6,8 +6,8 @@ use crate::device::Geometry;
 use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::{Op, Request};
-use crate::timing::Arrivals;
 use crate::units::SimNs;
+use crate::workload::Arrivals;
 use crate::workload::Synthetic;
 
 /// Why a source could not produce its next event (a trace line that does
