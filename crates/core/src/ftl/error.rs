@@ -43,7 +43,7 @@ pub enum PblkError {
     Device(#[from] OpenChannelError),
 }
 
-/// The invariants a layer's [`TranslationLayer::check_invariants`] checks,
+/// The invariants a layer's [`TranslationLayer::check_invariants`](super::TranslationLayer::check_invariants) checks,
 /// by name (not every layer has every one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
