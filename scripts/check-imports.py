@@ -13,7 +13,9 @@ sees through `super::`): a module split into its file and its submodules' files 
 and `engine/*.rs`, each adding to one type) is one room, as in the language; `--strict` counts
 those arrows too. Test code is left out: `#[cfg(test)]` items and modules, tests/, benches/.
 A circle (files that import each other in a loop, a strongly connected component of more than
-one file) fails the check, listing the names that tie each arrow.
+one file) fails the check, listing the names that tie each arrow. In a crate whose floors FLOORS
+declares (crates/core), an arrow from a file to a file of a higher floor fails it too, and so
+does a top-level module on no floor.
 
 The crate graph: no crate under crates/ may name a crate under frontends/, nor crates/lab (the
 experiments, above every other crate under crates/), among its [dependencies],
@@ -22,8 +24,9 @@ experiments, above every other crate under crates/), among its [dependencies],
 Usage: scripts/check-imports.py [--self-test] [--strict] [PATH...]
   PATH         crate folders (or folders holding crates) to check; default: the workspace members
   --self-test  first prove the check can fail: small trees with a circle of files (through a
-               re-export, a glob import, a part using its parent under --strict) and one with a
-               library crate depending on a front end must each fail it; a sound one must pass
+               re-export, a glob import, a part using its parent under --strict), an arrow up the
+               floors, and a library crate depending on a front end must each fail it; a sound
+               one must pass
   --strict     count a file's use of the files of its enclosing modules as arrows too
 
 Python 3 standard library only. Exit status: 0 when every check passes, 1 when any fails,
@@ -55,6 +58,25 @@ TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+
+# The floors of a library crate's top-level modules, bottom-up ("" is lib.rs), as
+# docs/architecture.md draws them ("Crates and floors"): a file imports only from files of its
+# own floor or below. A crate not named here is checked for circles alone.
+FLOORS = {
+    "crates/core": [
+        ["units", "error", "progress"],
+        ["device"],
+        ["metrics"],
+        ["ftl"],
+        ["host"],
+        ["workload"],
+        ["timing"],
+        ["config"],
+        ["sim"],
+        ["experiments", ""],
+    ],
+}
+FIXTURE_FLOORS = {"crates/tiny": [["error"], ["device"], ["config"], [""]]}
 
 ITEM_KEYWORDS = {"struct", "enum", "union", "trait", "fn", "type", "const", "static"}
 NOT_PATH_STARTS = {"Self"}
@@ -470,12 +492,15 @@ def crate_roots(crate_dir):
     return [root for root in roots if os.path.isfile(root)]
 
 
-def check_files(root, crate_dir, strict):
-    """The circles of one crate's files, as lines of text."""
+def check_files(root, crate_dir, strict, floors):
+    """The circles of one crate's files, and its arrows that run up its floors, as lines of text."""
     problems = []
     for crate_root in crate_roots(crate_dir):
         crate = Crate(crate_root)
         graph = crate.edges(strict)
+        crate_floors = floors.get(os.path.relpath(crate_dir, root).replace(os.sep, "/"))
+        if crate_floors is not None and os.path.basename(crate_root) == "lib.rs":
+            problems.extend(arrows_up(root, crate, graph, crate_floors))
         for component in circles(graph):
             members = set(component)
             relative = [os.path.relpath(path, root) for path in component]
@@ -484,6 +509,28 @@ def check_files(root, crate_dir, strict):
                 for target in sorted(set(graph[source]) & members):
                     names = ", ".join(sorted(graph[source][target]))
                     problems.append(f"  {os.path.relpath(source, root)} -> {os.path.relpath(target, root)}: {names}")
+    return problems
+
+
+def arrows_up(root, crate, graph, floors):
+    """Arrows from a file to a file of a top-level module on a higher floor, and files of a
+    top-level module on no floor."""
+    floor_of = {module: level for level, modules in enumerate(floors) for module in modules}
+    top = {path: module[0] if module else "" for module, (path, scope) in crate.modules.items() if not scope}
+    problems = []
+    for path in sorted(graph):
+        if top[path] not in floor_of:
+            problems.append(
+                f"{os.path.relpath(path, root)}: module `{top[path]}` stands on no floor "
+                "(add it to FLOORS in scripts/check-imports.py and to docs/architecture.md)"
+            )
+            continue
+        for target, names in sorted(graph[path].items()):
+            if floor_of.get(top[target], -1) > floor_of[top[path]]:
+                problems.append(
+                    f"arrow up: {os.path.relpath(path, root)} (floor {floor_of[top[path]] + 1}) -> "
+                    f"{os.path.relpath(target, root)} (floor {floor_of[top[target]] + 1}): {', '.join(sorted(names))}"
+                )
     return problems
 
 
@@ -540,10 +587,10 @@ def crates_under(root, paths):
     return found
 
 
-def check(root, crate_dirs, strict=False):
+def check(root, crate_dirs, strict=False, floors=None):
     problems = []
     for crate_dir in crate_dirs:
-        problems.extend(check_files(root, crate_dir, strict))
+        problems.extend(check_files(root, crate_dir, strict, FLOORS if floors is None else floors))
         problems.extend(check_crate_dependencies(root, crate_dir))
     return problems
 
@@ -599,6 +646,16 @@ SELF_TEST_CASES = [
         ],
     ),
     (
+        "the device naming the configuration above it (no circle, an arrow up)",
+        {
+            "crates/tiny/src/device/mod.rs": (
+                "//! The device.\npub struct DeviceConfig { pub size: crate::config::Size }\n"
+            )
+        },
+        False,
+        ["arrow up: crates/tiny/src/device/mod.rs (floor 2) -> crates/tiny/src/config/sizes.rs (floor 3): Size"],
+    ),
+    (
         "an error type taking a device type through a glob import",
         {
             "crates/tiny/src/error.rs": (
@@ -631,7 +688,7 @@ def self_test():
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w", encoding="utf-8") as target:
                     target.write(text)
-            problems = check(directory, workspace_crates(directory), strict)
+            problems = check(directory, workspace_crates(directory), strict, FIXTURE_FLOORS)
         text = "\n".join(problems)
         missing = [line for line in expected if line not in text]
         if missing or bool(problems) != bool(expected):
@@ -664,7 +721,7 @@ def main(arguments):
         print(f"check-imports: {failures} problems (scripts/check-imports.py explains the rules)", file=sys.stderr)
         return 1
     print(
-        f"check-imports: no circle among the files of {len(crate_dirs)} crates, "
+        f"check-imports: no circle among the files of {len(crate_dirs)} crates, no arrow up their floors, "
         "and no library crate depends on a front end or on crates/lab"
     )
     return 0
