@@ -27,6 +27,7 @@ them. Written to WORK_DIR/vs-mqsim-race.json and printed.
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -59,7 +60,10 @@ def disagreements(mqsim, nandlab, margins=None):
         if mqsim[key] != nandlab[key]:
             found.append(f"{key}: MQSim {mqsim[key]:,.0f}, nandlab {nandlab[key]:,.0f} (must be equal)")
     unqueued = (device.PROGRAM_NS + device.TRANSFER_NS) / 1000
-    for name, value in (("MQSim minimum", mqsim["unqueued_write_us"]), ("nandlab median", nandlab["unqueued_write_us"])):
+    for name, value in (
+        ("MQSim minimum", mqsim["unqueued_write_us"]),
+        ("nandlab median", nandlab["unqueued_write_us"]),
+    ):
         if abs(value / unqueued - 1) > margins["unqueued_write_tolerance"]:
             found.append(
                 f"unqueued write: {name} {value:.2f} us, t_prog + transfer {unqueued:.2f} us"
@@ -149,15 +153,29 @@ def load_average():
     return list(os.getloadavg())
 
 
+def machine():
+    """The CPU model, CPUs and kernel the race ran on."""
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return {"cpu": model, "cpus": os.cpu_count(), "kernel": platform.release()}
+
+
 def race(mqsim, nandlab, work, runs, device_writes):
     trace = os.path.join(work, f"race-fill-{device_writes}dw.mqsim")
     fill = device.fill_requests()
-    device.write_trace(trace, fill + device.random_write_requests(len(fill) * 1_000_000, device_writes * device.LOGICAL))
+    device.write_trace(
+        trace, fill + device.random_write_requests(len(fill) * 1_000_000, device_writes * device.LOGICAL)
+    )
     contest = Race(mqsim, nandlab, work, trace)
     first = {simulator: contest.run(simulator) for simulator in ("mqsim", "nandlab")}
     results = {simulator: outcome[1] for simulator, outcome in first.items()}
     document = {
         "provenance": device.provenance(mqsim, nandlab, "scripts/bench-vs-mqsim.sh MQSIM_CHECKOUT"),
+        "machine": machine(),
         "trace": {"requests": len(fill) + device_writes * device.LOGICAL, "device_writes_after_fill": device_writes},
         "agreement_margins": AGREEMENT,
         "results": results,
@@ -231,7 +249,13 @@ def self_test():
     """The agreement check passes on agreeing results and fails on each kind
     of disagreement (fabricated results: no simulator runs)."""
     unqueued = (device.PROGRAM_NS + device.TRANSFER_NS) / 1000
-    nandlab = {"requests": 1000, "host_pages_written": 1000, "programs": 3000, "erases": 50, "unqueued_write_us": unqueued}
+    nandlab = {
+        "requests": 1000,
+        "host_pages_written": 1000,
+        "programs": 3000,
+        "erases": 50,
+        "unqueued_write_us": unqueued,
+    }
     agreeing = dict(nandlab, programs=3600, erases=60, unqueued_write_us=unqueued + 1.5)
     assert disagreements(agreeing, nandlab) == [], disagreements(agreeing, nandlab)
     cases = {
@@ -258,7 +282,9 @@ def main(argv):
     parser.add_argument("nandlab")
     parser.add_argument("work")
     parser.add_argument("--runs", type=int, default=5, help="timed rounds (default 5)")
-    parser.add_argument("--device-writes", type=int, default=44, help="random device writes after the fill (default 44)")
+    parser.add_argument(
+        "--device-writes", type=int, default=44, help="random device writes after the fill (default 44)"
+    )
     args = parser.parse_args(argv[1:])
     if args.runs < 1 or args.device_writes < 1:
         parser.error("--runs and --device-writes must be at least 1")

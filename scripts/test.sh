@@ -141,6 +141,8 @@ python_tests() {
 
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
     ./scripts/check-claims.sh --self-test
+stage "MQSim race: its agreement check fails on disagreeing results (fabricated; no MQSim)" \
+    python3 scripts/bench_vs_mqsim.py --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
 # The environment mostly downloads and unpacks: it is installed while clippy compiles.
 background "$python_env_log" python_env
