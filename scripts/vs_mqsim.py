@@ -269,8 +269,9 @@ def run_nandlab(binary, work, name, trace):
 
 
 def provenance(mqsim, nandlab, command="scripts/vs-mqsim.sh MQSIM_CHECKOUT"):
-    """What ran: the command, date, nandlab's version and MQSim's commit
-    (MQSIM_COMMIT, or the checkout's git HEAD when it is one)."""
+    """What ran: the command, date, nandlab's version and commit (-dirty when
+    the tree was) and MQSim's commit (MQSIM_COMMIT, or the checkout's git
+    HEAD when it is one)."""
 
     def output(*argv):
         try:
@@ -283,6 +284,7 @@ def provenance(mqsim, nandlab, command="scripts/vs-mqsim.sh MQSIM_CHECKOUT"):
         "command": command,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "nandlab": output(nandlab, "--version"),
+        "nandlab_commit": output("git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe", "--always", "--dirty"),
         "mqsim_commit": os.environ.get("MQSIM_COMMIT") or output("git", "-C", checkout, "rev-parse", "HEAD") or "unknown",
     }
 
