@@ -165,6 +165,7 @@ def machine():
 
 
 def race(mqsim, nandlab, work, runs, device_writes):
+    os.makedirs(work, exist_ok=True)
     trace = os.path.join(work, f"race-fill-{device_writes}dw.mqsim")
     fill = device.fill_requests()
     device.write_trace(
