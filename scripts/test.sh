@@ -143,6 +143,8 @@ stage "Claims: every figure of README.md and docs/*.md against its results file 
     ./scripts/check-claims.sh --self-test
 stage "Imports: no circle among the files of any crate, no library crate on a front end (docs/architecture.md)" \
     ./scripts/check-imports.py --self-test
+stage "MQSim race: its agreement check fails on disagreeing results (fabricated; no MQSim)" \
+    python3 scripts/bench_vs_mqsim.py --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
 # The environment mostly downloads and unpacks: it is installed while clippy compiles.
 background "$python_env_log" python_env

@@ -171,11 +171,21 @@ def write_trace(path, requests):
             handle.write(f"{time_ns} 0 {page * SECTORS} {SECTORS} {kind}\n")
 
 
+def fill_requests():
+    """Every logical page once, in order, 1 ms apart."""
+    return [(i * 1_000_000, page, 0) for i, page in enumerate(range(LOGICAL))]
+
+
+def random_write_requests(start_ns, count, gap_ns=10_000_000, seed=30):
+    """count uniform random single-page writes (seeded), gap_ns apart from start_ns."""
+    rng = random.Random(seed)
+    return [(start_ns + i * gap_ns, rng.randrange(LOGICAL), 0) for i in range(count)]
+
+
 def traces(work):
-    fill = [(i * 1_000_000, page, 0) for i, page in enumerate(range(LOGICAL))]
+    fill = fill_requests()
     start = len(fill) * 1_000_000
-    rng = random.Random(30)
-    random_writes = [(start + i * 10_000_000, rng.randrange(LOGICAL), 0) for i in range(5 * LOGICAL)]
+    random_writes = random_write_requests(start, 5 * LOGICAL)
     rng = random.Random(31)
     reads = [(start + i * 1_000_000, rng.randrange(LOGICAL), 1) for i in range(20_000)]
     made = {
@@ -191,14 +201,20 @@ def traces(work):
     return paths
 
 
-def run_mqsim(binary, work, name, trace):
+def mqsim_command(binary, work, name, trace):
+    """Writes MQSim's two input files for a run named name (an empty start)
+    and returns its command line (run it in work)."""
     ssd = os.path.join(work, "mqsim-ssd.xml")
     with open(ssd, "w", encoding="ascii") as handle:
         handle.write(MQSIM_SSD)
     workload = os.path.join(work, f"mqsim-{name}.xml")
     with open(workload, "w", encoding="ascii") as handle:
         handle.write(MQSIM_WORKLOAD.format(trace=trace))
-    subprocess.run([binary, "-i", ssd, "-w", workload], cwd=work, check=True, capture_output=True)
+    return [binary, "-i", ssd, "-w", workload]
+
+
+def mqsim_results(work, name):
+    """The counts and response times of MQSim's output file of the run name."""
     with open(os.path.join(work, f"mqsim-{name}_scenario_1.xml"), encoding="ascii") as handle:
         text = handle.read()
 
@@ -208,24 +224,39 @@ def run_mqsim(binary, work, name, trace):
 
     executions = number("Total_GC_Executions")
     return {
+        "requests": number("Request_Count"),
         "gc_copies": round(executions * number("Average_Page_Movement_For_GC")),
         "erases": number("Issued_Flash_Erase_CMD"),
         "programs": number("Issued_Flash_Program_CMD"),
+        "flash_reads": number("Issued_Flash_Read_CMD"),
         "mean_us": number("Device_Response_Time"),
         "min_us": number("Min_Device_Response_Time"),
         "max_us": number("Max_Device_Response_Time"),
     }
 
 
-def run_nandlab(binary, work, name, trace):
+def run_mqsim(binary, work, name, trace):
+    subprocess.run(mqsim_command(binary, work, name, trace), cwd=work, check=True, capture_output=True)
+    return mqsim_results(work, name)
+
+
+def nandlab_command(binary, work, trace, timed, json_path="-"):
+    """Writes nandlab's device file and returns the replay of trace on it,
+    its JSON report into json_path (- is standard output); timed: the timed
+    replay at the trace's timestamps, else counting mode."""
     device = os.path.join(work, "nandlab-device.toml")
     with open(device, "w", encoding="ascii") as handle:
         handle.write(NANDLAB_DEVICE)
-    base = [binary, "replay", trace, device, "--format", "mqsim", "--json", "-"]
-    counted = json.loads(subprocess.run(base, check=True, capture_output=True, text=True).stdout)
-    timed = json.loads(
-        subprocess.run(base + ["--timing", "on", "--arrival", "trace"], check=True, capture_output=True, text=True).stdout
-    )
+    timing = ["--timing", "on", "--arrival", "trace"] if timed else []
+    return [binary, "replay", trace, device, "--format", "mqsim", "--json", json_path, *timing]
+
+
+def run_nandlab(binary, work, name, trace):
+    def replay(timed):
+        command = nandlab_command(binary, work, trace, timed)
+        return json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+    counted, timed = replay(False), replay(True)
     counters = counted["measured"]
     latency = timed["timed"]["latency"]
     kind = "read" if name == "reads" else "write"
@@ -237,9 +268,10 @@ def run_nandlab(binary, work, name, trace):
     }
 
 
-def provenance(mqsim, nandlab):
-    """What ran: the command, date, nandlab's version and MQSim's commit
-    (MQSIM_COMMIT, or the checkout's git HEAD when it is one)."""
+def provenance(mqsim, nandlab, command="scripts/vs-mqsim.sh MQSIM_CHECKOUT"):
+    """What ran: the command, date, nandlab's version and commit (-dirty when
+    the tree was) and MQSim's commit (MQSIM_COMMIT, or the checkout's git
+    HEAD when it is one)."""
 
     def output(*argv):
         try:
@@ -249,9 +281,10 @@ def provenance(mqsim, nandlab):
 
     checkout = os.path.dirname(mqsim)
     return {
-        "command": "scripts/vs-mqsim.sh MQSIM_CHECKOUT",
+        "command": command,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "nandlab": output(nandlab, "--version"),
+        "nandlab_commit": output("git", "-C", os.path.dirname(os.path.abspath(__file__)), "describe", "--always", "--dirty"),
         "mqsim_commit": os.environ.get("MQSIM_COMMIT") or output("git", "-C", checkout, "rev-parse", "HEAD") or "unknown",
     }
 

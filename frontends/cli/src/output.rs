@@ -10,16 +10,19 @@ use nandlab_trace::OutputFile;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// One output: standard output or a file being written.
+/// One output: standard output or a file being written. Standard output is
+/// buffered as a file is: on its own it flushes at every line, one system
+/// call per line of a pretty-printed document (822,397 calls, 0.6 s of system
+/// time, for the 9 MB report of a 1.1 M-request timed replay).
 pub enum Output {
-    Stdout(std::io::Stdout),
+    Stdout(std::io::BufWriter<std::io::Stdout>),
     File { file: OutputFile, path: PathBuf },
 }
 
 impl Output {
     pub fn open(path: &Path) -> anyhow::Result<Output> {
         if is_stdout(path) {
-            return Ok(Output::Stdout(std::io::stdout()));
+            return Ok(Output::Stdout(std::io::BufWriter::with_capacity(1 << 20, std::io::stdout())));
         }
         let file = OutputFile::create(path).with_context(|| format!("creating {}", path.display()))?;
         Ok(Output::File { file, path: path.to_path_buf() })
