@@ -12,8 +12,8 @@ use super::discard::{
     counted, device_mode_name, mount_option, over_same_capture, policy_name, ratio, DEVICE_MODES, DEVICE_STATES, FEMU,
     PAPER_DELAY_MS, PAPER_FIGURE_3A_RATIOS, POLICIES,
 };
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Error, Result};
-use crate::registry::ExperimentArgs;
 use crate::shared::{capture_cached, config_from, fsload, CaptureSpec, Spread};
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;

@@ -7,8 +7,8 @@
 //! * `informed-cleaning`: Postmark replayed with and without the file
 //!   system's free-block information (Rajimwale et al., slides 21-24).
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
 use crate::Report as ReplayReport;

@@ -2,8 +2,8 @@
 //! The sweeps live in `nandlab_admission::sweep`; this file picks the points,
 //! shows progress and writes CSV, SVG and summary.md through `nandlab-report`.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Error, Result};
-use crate::registry::ExperimentArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use nandlab_admission::generator::generate;
 use nandlab_admission::policy::check_throughput;

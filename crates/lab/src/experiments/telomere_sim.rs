@@ -269,7 +269,7 @@ fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
 
 /// `nandlab reproduce telomere-table3`: every method on `--samples` seeds
 /// (3 by default) from `--seed`.
-pub fn table_3(args: &crate::registry::ExperimentArgs) -> Result<()> {
+pub fn table_3(args: &crate::args::ExperimentArgs) -> Result<()> {
     let (layout, footprint) = table_3_settings(&args.set)?;
     let device = cosmos_board()?;
     let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
@@ -1058,7 +1058,7 @@ fn figure_10_seed(
 /// reads the median spread over all. With `samples`, also Section 6.2's
 /// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
 /// changes the distribution of the per-block eq. (27) parameters.
-pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
+pub fn figure_10(args: &crate::args::ExperimentArgs) -> Result<()> {
     let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
     let device = wear_device(paper_scale);
     let endurance = wear_endurance(paper_scale);

@@ -4,8 +4,8 @@
 //! on ext4. The synthetic data come from `nandlab_core::timing::experiments`;
 //! this file writes them, their plots and a summary through `nandlab-report`.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
 use nandlab_core::timing::experiments::{
@@ -363,7 +363,7 @@ pub fn stripe_merging(args: &ExperimentArgs) -> Result<()> {
         Err(error) => {
             summary.heading("On real workloads (slide 15)").paragraph(&format!(
                 "Not run: {}. The captures need root and loop devices (`nandlab reproduce stripe-merging` as root).",
-                crate::registry::error_chain(error)
+                crate::error::error_chain(error)
             ));
         }
     }

@@ -14,8 +14,8 @@
 
 mod steady;
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Error, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::TraceSource;
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
 use crate::Report;
