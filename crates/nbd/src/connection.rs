@@ -7,9 +7,9 @@ use std::io::{BufRead, Write};
 use crate::device::BlockDevice;
 
 use crate::error::{io as io_error, NbdError};
+use crate::export::Export;
 use crate::limits::{ByteBudget, WorkerSlots};
 use crate::protocol::*;
-use crate::server::Export;
 use crate::transmission::{self, MAX_REQUEST_BYTES};
 
 /// Longest option payload accepted during the handshake.
