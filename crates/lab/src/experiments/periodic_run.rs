@@ -14,7 +14,8 @@
 //! 4 ns) rather than charged twice.
 
 use crate::error::{Context as _, Error, Result};
-use nandlab_admission::policy::{AdmissionContext, AdmissionReport, Policy, StorageCheck};
+use nandlab_admission::incremental::AdmissionReport;
+use nandlab_admission::policy::{AdmissionContext, Policy, StorageCheck};
 use nandlab_admission::storage::StoragePlan;
 use nandlab_admission::{DeviceParams, Task};
 use nandlab_core::config::{Config, ConfigBuilder};

@@ -13,7 +13,8 @@ use crate::experiments::periodic_run::{
     RunPlan, ThroughputBin,
 };
 use crate::shared::Spread;
-use nandlab_admission::policy::{admit_in_order, check, AdmissionContext, AdmissionReport, Policy, StorageCheck};
+use nandlab_admission::incremental::{admit_in_order, AdmissionReport};
+use nandlab_admission::policy::{check, AdmissionContext, Policy, StorageCheck};
 use nandlab_admission::storage::{Placement, StoragePlan};
 use nandlab_admission::{DeviceParams, Task, TaskSet};
 use nandlab_core::config::Config;

@@ -5,9 +5,9 @@
 
 use crate::shared::Timing;
 use anyhow::Context as _;
+use nandlab_admission::incremental::{admit_in_order_by, AdmissionReport, Rejection, Tests};
 use nandlab_admission::policy::{
-    admit_in_order_by, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection,
-    StorageCheck, StorageTotals, Tests, ThroughputCheck,
+    multilog_waf, AdmissionContext, MultiLogWorkload, Policy, StorageCheck, StorageTotals, ThroughputCheck,
 };
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::throughput::{GcRounding, WriteSpread};
