@@ -5,6 +5,7 @@
 use crate::storage::{self, Placement, StorageModel, StoragePlan};
 use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, ThroughputOptions, WriteCost};
 use crate::{AdmissionError, DeviceParams, Task};
+use nandlab_convert::{f64_of, ratio, saturating};
 use serde::{Deserialize, Serialize};
 
 /// Workloads of Table 2 for MultiLog-Oracle's measured WAF.
@@ -52,9 +53,7 @@ pub fn wao_gc_max_utilization(device: &DeviceParams) -> f64 {
     let pages = device.pages_per_block;
     #[allow(clippy::int_plus_one)] // written as the inequality above
     let valid_max = (0..pages).rev().find(|&valid| valid.div_ceil(copies_per_step) + 1 <= pages - valid).unwrap_or(0);
-    #[allow(clippy::cast_precision_loss)]
-    let utilization = valid_max as f64 / pages as f64;
-    utilization
+    ratio(valid_max, pages)
 }
 
 /// An admission policy of Section 6.1.
@@ -258,9 +257,7 @@ pub(crate) fn pages_needed(task: &Task) -> u64 {
 
 /// The right-hand side of eq. (24): ⌊λ·S_pages⌋.
 pub(crate) fn pages_available(context: &AdmissionContext, utilization: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let pages = (context.device.pages() as f64 * utilization + 1e-9).floor() as u64;
-    pages
+    saturating((f64_of(context.device.pages()) * utilization + 1e-9).floor())
 }
 
 #[cfg(test)]
