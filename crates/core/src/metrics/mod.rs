@@ -7,6 +7,7 @@ mod series;
 pub use lifetime::{LifetimeConfig, LifetimeForecast, WearInputs};
 pub use series::{WafPoint, WafSeries};
 
+use nandlab_convert::f64_of;
 use serde::Serialize;
 
 /// Cumulative counters of one FTL instance. Per-stream vectors are indexed by
@@ -83,9 +84,8 @@ impl Counters {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 pub fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
-    (denominator > 0).then(|| numerator as f64 / denominator as f64)
+    (denominator > 0).then(|| f64_of(numerator) / f64_of(denominator))
 }
 
 /// Distribution of per-block erase counts.
