@@ -5,7 +5,8 @@
 //! generated inputs (frontends/cli/tests/fuzz_targets.rs, which includes this
 //! file as a module).
 
-use nandlab_admission::policy::{admit_in_order_by, check, AdmissionContext, Policy, Tests};
+use nandlab_admission::incremental::{admit_in_order_by, Tests};
+use nandlab_admission::policy::{check, AdmissionContext, Policy};
 use nandlab_admission::storage::Placement;
 use nandlab_admission::{DeviceParams, TaskSet};
 use nandlab_core::config::{from_sources, ConfigBuilder, Document};

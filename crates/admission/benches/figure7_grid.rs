@@ -32,8 +32,7 @@ fn main() -> Result<(), nandlab_admission::AdmissionError> {
         );
     }
     let seconds = started.elapsed().as_secs_f64();
-    #[allow(clippy::cast_precision_loss)]
-    let rate = task_sets as f64 / seconds;
+    let rate = nandlab_convert::f64_of(task_sets) / seconds;
     println!("total {seconds:.2} s for {task_sets} task sets of 500 tasks ({rate:.0} task sets/s)");
     Ok(())
 }

@@ -22,6 +22,7 @@
 
 use crate::limits::{integer, real, Number};
 use crate::{toml_file, AdmissionError};
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -159,9 +160,8 @@ impl DeviceParams {
         self.pages_per_second(self.chip_write_bytes_per_second)
     }
 
-    #[allow(clippy::cast_precision_loss)]
     fn pages_per_second(&self, chip_bytes_per_second: u64) -> f64 {
-        self.chips() as f64 * chip_bytes_per_second as f64 / self.page_size_bytes.max(1) as f64
+        f64_of(self.chips()) * f64_of(chip_bytes_per_second) / f64_of(self.page_size_bytes.max(1))
     }
 }
 

@@ -3,6 +3,7 @@
 //! and data lifetimes by eq. (23). Seeded: one seed decides a whole task set.
 
 use crate::{AdmissionError, DeviceParams, Periodic, Task};
+use nandlab_convert::{f64_of, saturating};
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -49,8 +50,7 @@ pub fn uunifast(rng: &mut Xoshiro256PlusPlus, count: usize, total: f64) -> Vec<f
     let mut shares = Vec::with_capacity(count);
     let mut remaining = total;
     for index in 1..count {
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
-        let exponent = 1.0 / (count - index) as f64;
+        let exponent = 1.0 / f64_of(count - index);
         let next = remaining * rng.random::<f64>().powf(exponent);
         shares.push(remaining - next);
         remaining = next;
@@ -70,8 +70,7 @@ pub fn generate(device: &DeviceParams, config: &GeneratorConfig, seed: u64) -> R
     let bandwidth = uunifast(&mut rng, config.tasks, config.bandwidth_utilization);
     let half_read_bandwidth = device.read_pages_per_second() / 2.0;
     let half_write_bandwidth = device.write_pages_per_second() / 2.0;
-    #[allow(clippy::cast_precision_loss)]
-    let device_pages = device.pages() as f64;
+    let device_pages = f64_of(device.pages());
     let tasks = storage
         .iter()
         .zip(&bandwidth)
@@ -81,10 +80,8 @@ pub fn generate(device: &DeviceParams, config: &GeneratorConfig, seed: u64) -> R
             let write_pages = config.granularity * rng.random_range(1..=config.max_stripes_per_request);
             // A share of exactly 0 is possible in floating point; keep periods finite.
             let bandwidth_share = bandwidth_share.max(1e-12);
-            #[allow(clippy::cast_precision_loss)]
-            let lifetime = (storage_share * device_pages / write_pages as f64).ceil();
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let lifetime_periods = (lifetime as u64).max(1);
+            let lifetime = (storage_share * device_pages / f64_of(write_pages)).ceil();
+            let lifetime_periods = saturating::<u64>(lifetime).max(1);
             Task {
                 name: format!("t{index}"),
                 read: Some(Periodic {
@@ -104,10 +101,8 @@ pub fn generate(device: &DeviceParams, config: &GeneratorConfig, seed: u64) -> R
 
 /// ⌈pages / rate⌉ in whole microseconds, at least 1 µs.
 fn period(pages: u64, pages_per_second: f64) -> Duration {
-    #[allow(clippy::cast_precision_loss)]
-    let micros = (pages as f64 / pages_per_second * 1e6).ceil();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let micros = (micros.min(1e15) as u64).max(1);
+    let micros = (f64_of(pages) / pages_per_second * 1e6).ceil();
+    let micros = saturating::<u64>(micros.min(1e15)).max(1);
     Duration::from_micros(micros)
 }
 
@@ -143,9 +138,8 @@ mod tests {
         assert!((write_rate / (device.write_pages_per_second() / 2.0) - 0.6).abs() < 0.01, "{write_rate}");
         assert!((read_rate / (device.read_pages_per_second() / 2.0) - 0.6).abs() < 0.01, "{read_rate}");
         // Eq. (23): Σ w_i·l_i^w ≈ U^s·S_pages (each ceiling adds < w_i pages).
-        #[allow(clippy::cast_precision_loss)]
-        let stored: f64 = tasks.iter().map(|task| (task.write_pages() * task.lifetime_periods) as f64).sum::<f64>()
-            / device.pages() as f64;
+        let stored: f64 = tasks.iter().map(|task| f64_of(task.write_pages() * task.lifetime_periods)).sum::<f64>()
+            / f64_of(device.pages());
         assert!((stored - 0.5).abs() < 0.001, "{stored}");
     }
 }

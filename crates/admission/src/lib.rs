@@ -9,8 +9,8 @@
 //!   Algorithm 1), producing a [`storage::StoragePlan`] the FTL can place by;
 //! - [`throughput`]: EDF throughput admission (eq. 17-20), WAO-GC's costs
 //!   (eq. 25-26) and bank reservation for MultiLog-Oracle;
-//! - [`policy`]: the four admission policies of Section 6.1 and incremental
-//!   per-task admission (`open()` order);
+//! - [`policy`]: the four admission policies of Section 6.1;
+//! - [`incremental`]: per-task admission in `open()` order;
 //! - [`generator`]: UUniFast task sets (eq. 21-23);
 //! - [`sweep`]: the schedulability sweeps behind Figures 7-9.
 
@@ -18,6 +18,7 @@ mod admitted;
 pub mod device;
 mod error;
 pub mod generator;
+pub mod incremental;
 mod limits;
 pub mod policy;
 pub mod storage;

@@ -2,6 +2,7 @@
 //! positive and below a stated maximum, so that nothing downstream overflows
 //! or divides by zero. Callers attach the file, line, task and key.
 
+use nandlab_convert::{f64_of, saturating};
 use serde::Deserialize;
 
 /// A TOML number as written: integer or float, so that `pages = 1e300` or
@@ -16,8 +17,7 @@ pub(crate) enum Number {
 impl Number {
     pub(crate) fn as_f64(self) -> f64 {
         match self {
-            #[allow(clippy::cast_precision_loss)]
-            Self::Integer(value) => value as f64,
+            Self::Integer(value) => f64_of(value),
             Self::Float(value) => value,
         }
     }
@@ -35,18 +35,13 @@ impl std::fmt::Display for Number {
 
 /// A whole number in `min..=max`.
 pub(crate) fn integer(value: Number, min: u64, max: u64) -> Result<u64, String> {
-    let whole = match value {
+    match value {
         Number::Integer(value) => u64::try_from(value).ok(),
-        Number::Float(value) if value.fract() == 0.0 && (0.0..=1e19).contains(&value) => {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let whole = value as u64;
-            Some(whole)
-        }
+        Number::Float(value) if value.fract() == 0.0 && (0.0..=1e19).contains(&value) => Some(saturating(value)),
         Number::Float(_) => None,
-    };
-    whole
-        .filter(|whole| (min..=max).contains(whole))
-        .ok_or_else(|| format!("must be a whole number from {min} to {max}, got {value}"))
+    }
+    .filter(|whole| (min..=max).contains(whole))
+    .ok_or_else(|| format!("must be a whole number from {min} to {max}, got {value}"))
 }
 
 /// A finite number in `min..=max`, `unit` naming what it counts.

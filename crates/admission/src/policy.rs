@@ -1,11 +1,11 @@
 //! The admission policies compared in Section 6.1 (Telomere SiP and SharP,
-//! WAO-GC, MultiLog-Oracle with bank reservation), whole-set checks and
-//! incremental per-task admission in `open()` order.
+//! WAO-GC, MultiLog-Oracle with bank reservation) and whole-set checks;
+//! per-task admission in `open()` order is [`crate::incremental`].
 
-use crate::admitted::Admitted;
 use crate::storage::{self, Placement, StorageModel, StoragePlan};
 use crate::throughput::{bank_reservation_load, EdfUtilization, ThroughputModel, ThroughputOptions, WriteCost};
 use crate::{AdmissionError, DeviceParams, Task};
+use nandlab_convert::{f64_of, ratio, saturating};
 use serde::{Deserialize, Serialize};
 
 /// Workloads of Table 2 for MultiLog-Oracle's measured WAF.
@@ -53,9 +53,7 @@ pub fn wao_gc_max_utilization(device: &DeviceParams) -> f64 {
     let pages = device.pages_per_block;
     #[allow(clippy::int_plus_one)] // written as the inequality above
     let valid_max = (0..pages).rev().find(|&valid| valid.div_ceil(copies_per_step) + 1 <= pages - valid).unwrap_or(0);
-    #[allow(clippy::cast_precision_loss)]
-    let utilization = valid_max as f64 / pages as f64;
-    utilization
+    ratio(valid_max, pages)
 }
 
 /// An admission policy of Section 6.1.
@@ -259,106 +257,7 @@ pub(crate) fn pages_needed(task: &Task) -> u64 {
 
 /// The right-hand side of eq. (24): ⌊λ·S_pages⌋.
 pub(crate) fn pages_available(context: &AdmissionContext, utilization: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let pages = (context.device.pages() as f64 * utilization + 1e-9).floor() as u64;
-    pages
-}
-
-/// Why a task was turned away.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Rejection {
-    Storage,
-    Throughput,
-}
-
-/// The decision for one task of an incremental admission.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskDecision {
-    pub task: String,
-    /// `None`: admitted. Storage is reported when both tests fail.
-    pub rejection: Option<Rejection>,
-    /// Both tests for the admitted tasks plus this one.
-    pub verdict: CandidateVerdict,
-}
-
-/// A per-task decision's tests: both sides of the storage test and the
-/// throughput test, the same numbers [`check`] gives for the admitted tasks
-/// plus the task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CandidateVerdict {
-    pub storage: StorageTotals,
-    pub throughput: ThroughputCheck,
-}
-
-/// The outcome of admitting a task file task by task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AdmissionReport {
-    pub policy: Policy,
-    pub decisions: Vec<TaskDecision>,
-    /// The verdict for the admitted tasks; its storage plan indexes `admitted`.
-    pub admitted: Vec<usize>,
-    pub verdict: Verdict,
-}
-
-/// Which of the two tests decide an admission. Both are always computed and
-/// reported; a test left out only stops rejecting. Section 4's worked
-/// examples, for instance, are storage-only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
-pub enum Tests {
-    #[default]
-    Both,
-    Storage,
-    Throughput,
-}
-
-impl Tests {
-    fn rejection(self, verdict: &CandidateVerdict) -> Option<Rejection> {
-        let storage = self != Self::Throughput && !verdict.storage.fits();
-        let throughput = self != Self::Storage && !verdict.throughput.fits();
-        if storage {
-            Some(Rejection::Storage)
-        } else if throughput {
-            Some(Rejection::Throughput)
-        } else {
-            None
-        }
-    }
-}
-
-/// Admits tasks one at a time in order, as successive `open()` calls would
-/// (Section 3.1): a task is admitted if the already admitted tasks plus it pass
-/// both tests, otherwise it is rejected and later tasks are tried without it.
-#[must_use]
-pub fn admit_in_order(policy: &Policy, context: &AdmissionContext, tasks: &[Task]) -> AdmissionReport {
-    admit_in_order_by(policy, context, tasks, Tests::Both)
-}
-
-/// [`admit_in_order`] with only the `tests` deciding. Each task is checked
-/// against running totals of the admitted ones ([`crate::admitted`]), in
-/// O(log n) per task (SharP: plus the tasks its partition run revisits), and
-/// memory for the decisions grows linearly: a decision keeps the totals, the
-/// final verdict the plan.
-#[must_use]
-pub fn admit_in_order_by(policy: &Policy, context: &AdmissionContext, tasks: &[Task], tests: Tests) -> AdmissionReport {
-    let mut running = Admitted::new(policy, context, tasks);
-    let mut admitted: Vec<usize> = Vec::new();
-    let mut decisions = Vec::with_capacity(tasks.len());
-    for (index, task) in tasks.iter().enumerate() {
-        let with = running.with(index);
-        let verdict = CandidateVerdict { storage: with.storage, throughput: with.throughput };
-        let rejection = tests.rejection(&verdict);
-        if rejection.is_none() {
-            admitted.push(index);
-            running.admit(with);
-        }
-        decisions.push(TaskDecision { task: task.name.clone(), rejection, verdict });
-    }
-    let members: Vec<Task> = admitted.iter().map(|&member| tasks[member].clone()).collect();
-    let verdict = check(policy, context, &members);
-    AdmissionReport { policy: *policy, decisions, admitted, verdict }
+    saturating((f64_of(context.device.pages()) * utilization + 1e-9).floor())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! uses to give every partition its own blocks.
 
 use crate::{AdmissionError, DeviceParams, Task};
+use nandlab_convert::{f64_of, saturating};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -196,8 +197,7 @@ impl StorageModel {
             return self.full_stripe_blocks(task);
         }
         let pages = self.valid_pages(task).saturating_add(self.erase_pages(task));
-        #[allow(clippy::cast_precision_loss)]
-        let stripes = ceil_tolerant(pages as f64 / (self.stripe_pages() as f64 * share));
+        let stripes = ceil_tolerant(f64_of(pages) / (f64_of(self.stripe_pages()) * share));
         self.stripe_width().saturating_mul(stripes.saturating_add(1)).saturating_add(self.full_stripe_blocks(task))
     }
 
@@ -217,11 +217,7 @@ impl StorageModel {
 
     /// w_i mod g·P / T_i^w in pages per second: the rate of eq. (12)/(15).
     fn partial_rate(&self, task: &Task) -> f64 {
-        task.write.map_or(0.0, |write| {
-            #[allow(clippy::cast_precision_loss)]
-            let pages = self.partial_pages(task) as f64;
-            pages / write.period.as_secs_f64()
-        })
+        task.write.map_or(0.0, |write| f64_of(self.partial_pages(task)) / write.period.as_secs_f64())
     }
 
     /// How long the partition must hold one unit of τ_j's write rate:
@@ -229,8 +225,7 @@ impl StorageModel {
     /// the partition's total rate, because Q_j = rate_j / R.
     fn residence_seconds(&self, task: &Task) -> f64 {
         let rate = self.partial_rate(task);
-        #[allow(clippy::cast_precision_loss)]
-        let pages = self.valid_pages(task).saturating_add(self.erase_pages(task)) as f64;
+        let pages = f64_of(self.valid_pages(task).saturating_add(self.erase_pages(task)));
         if rate > 0.0 {
             pages / rate
         } else {
@@ -244,10 +239,8 @@ impl StorageModel {
 fn ceil_tolerant(value: f64) -> u64 {
     let nearest = value.round();
     let rounded = if (value - nearest).abs() <= 1e-9 * nearest.abs().max(1.0) { nearest } else { value.ceil() };
-    // Block counts are far below 2^53; the cast saturates on overflow.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let blocks = rounded.max(0.0) as u64;
-    blocks
+    // Block counts are far below 2^53; the conversion saturates on overflow.
+    saturating(rounded.max(0.0))
 }
 
 /// Running totals that give eq. (14) for a growing partition in O(1) per task.
@@ -293,8 +286,7 @@ impl PartitionLoad {
         if !self.has_partial {
             return self.full_stripe_blocks;
         }
-        #[allow(clippy::cast_precision_loss)]
-        let stripes = ceil_tolerant(self.partial_rate * self.longest_residence_seconds / model.stripe_pages() as f64);
+        let stripes = ceil_tolerant(self.partial_rate * self.longest_residence_seconds / f64_of(model.stripe_pages()));
         model.stripe_width().saturating_mul(stripes.saturating_add(1)).saturating_add(self.full_stripe_blocks)
     }
 }
@@ -343,9 +335,7 @@ impl StoragePlan {
 /// ⌊S_blocks·λ⌋ for eq. (11).
 #[must_use]
 pub fn blocks_available(device: &DeviceParams, utilization: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let blocks = (device.blocks() as f64 * utilization + 1e-9).floor().max(0.0) as u64;
-    blocks
+    saturating((f64_of(device.blocks()) * utilization + 1e-9).floor().max(0.0))
 }
 
 /// Plans the task set with `placement` and checks eq. (11) against

@@ -19,6 +19,7 @@
 
 use crate::limits::{integer, real, Number};
 use crate::{toml_file, AdmissionError};
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -76,9 +77,8 @@ impl Task {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn pages_per_second(pages: u64, period: Duration) -> f64 {
-    pages as f64 / period.as_secs_f64()
+    f64_of(pages) / period.as_secs_f64()
 }
 
 fn saturating_mul(duration: Duration, factor: u64) -> Duration {

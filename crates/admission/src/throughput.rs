@@ -4,6 +4,7 @@
 //! MultiLog-Oracle in Section 6.1.6.
 
 use crate::{DeviceParams, Task};
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -250,8 +251,7 @@ pub(crate) struct BankBusy {
 impl BankBusy {
     pub(crate) fn add(&mut self, device: &DeviceParams, task: &Task, waf: f64) {
         let (read, write, erase) = (device.read.as_secs_f64(), device.write.as_secs_f64(), device.erase.as_secs_f64());
-        #[allow(clippy::cast_precision_loss)]
-        let pages_per_block = device.pages_per_block as f64;
+        let pages_per_block = f64_of(device.pages_per_block);
         let flash_writes = task.write_pages_per_second() * waf;
         let gc_copies = task.write_pages_per_second() * (waf - 1.0).max(0.0);
         self.seconds_per_second += task.read_pages_per_second() * read
@@ -261,9 +261,7 @@ impl BankBusy {
     }
 
     pub(crate) fn load(&self, device: &DeviceParams) -> f64 {
-        #[allow(clippy::cast_precision_loss)]
-        let chips = device.chips() as f64;
-        self.seconds_per_second / chips
+        self.seconds_per_second / f64_of(device.chips())
     }
 }
 

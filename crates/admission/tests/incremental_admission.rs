@@ -3,9 +3,8 @@
 //! and its numbers equal what checking the admitted tasks plus the candidate
 //! from scratch gives.
 
-use nandlab_admission::policy::{
-    admit_in_order_by, check, AdmissionContext, CandidateVerdict, Policy, Rejection, Tests,
-};
+use nandlab_admission::incremental::{admit_in_order_by, CandidateVerdict, Rejection, Tests};
+use nandlab_admission::policy::{check, AdmissionContext, Policy};
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::{DeviceParams, Periodic, Task};
 use proptest::prelude::*;

@@ -164,7 +164,8 @@ proptest! {
 /// tasks (1,800 pages/s), SiP rejects τ5 (1,675 pages/s; the paper: 1,680).
 #[test]
 fn table_3_sip_rejects_tau5_and_sharp_admits_all() {
-    use nandlab_admission::policy::{admit_in_order, AdmissionContext, Policy, Rejection};
+    use nandlab_admission::incremental::{admit_in_order, Rejection};
+    use nandlab_admission::policy::{AdmissionContext, Policy};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tasksets/table3.toml");
     let set = nandlab_admission::TaskSet::load(&path).expect("Table 3 task file parses");
     let context =

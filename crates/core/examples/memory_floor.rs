@@ -8,6 +8,7 @@
 //! `cargo run --release -p nandlab-core --example memory_floor [MiB]`
 //! (default: 32, 256 MiB: femu-32g's L2P is 29 MiB, L2P + P2L 61 MiB).
 
+use nandlab_convert::f64_of;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::hint::black_box;
@@ -17,9 +18,7 @@ use std::hint::black_box;
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/schedstat").expect("Linux /proc/self/schedstat");
     let ns: u64 = stat.split_whitespace().next().and_then(|field| field.parse().ok()).expect("run time in ns");
-    #[allow(clippy::cast_precision_loss)]
-    let seconds = ns as f64 / 1e9;
-    seconds
+    f64_of(ns) / 1e9
 }
 
 /// CPU seconds `work` takes.
@@ -78,7 +77,6 @@ fn measure(entries: usize, huge: bool) -> (f64, f64, f64) {
         let total: u64 = (0..passes).map(|_| next.iter().map(|&v| u64::from(v)).sum::<u64>()).sum();
         black_box(total);
     });
-    #[allow(clippy::cast_precision_loss)]
-    let bandwidth = (passes * entries * 4) as f64 / seconds / 1e9;
+    let bandwidth = f64_of(passes * entries * 4) / seconds / 1e9;
     (dependent, independent, bandwidth)
 }

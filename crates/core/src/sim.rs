@@ -28,6 +28,7 @@ use crate::{
     ftl::{CheckAfter, Checked, FlashOp, InvariantError},
     units::{Lpn, UnitId},
 };
+use nandlab_convert::{f64_of, saturating};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -590,8 +591,7 @@ impl Simulation {
 
     fn fill(&mut self, fraction: f64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         const CHUNK_PAGES: u32 = 256;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let pages = (f64::from(self.geometry.logical_pages) * fraction).round() as u32;
+        let pages = saturating::<u32>((f64::from(self.geometry.logical_pages) * fraction).round());
         let stream = self.config.workload.stream;
         let sectors_per_page = u64::from(self.geometry.sectors_per_page());
         let chunks = (0..pages).step_by(CHUNK_PAGES as usize).map(move |first| {
@@ -618,17 +618,14 @@ impl Simulation {
     ) -> Result<(bool, Option<f64>), SimError> {
         let settings = &self.config.precondition;
         let logical = f64::from(self.geometry.logical_pages);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let window_pages = ((settings.window_device_fraction * logical) as u64).max(1);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let budget_pages = (settings.max_device_writes * logical) as u64;
+        let window_pages = saturating::<u64>(settings.window_device_fraction * logical).max(1);
+        let budget_pages = saturating::<u64>(settings.max_device_writes * logical);
         let workload = &self.config.workload;
         // Reads and trims spend requests, not the write budget: draw enough
         // requests for the budget's writes (a mix without writes stops at once).
         let write_fraction = 1.0 - workload.read_fraction - workload.trim_fraction;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let requests = if write_fraction > 0.0 {
-            ((budget_pages / u64::from(workload.request_pages)) as f64 / write_fraction).ceil() as u64
+            saturating::<u64>((f64_of(budget_pages / u64::from(workload.request_pages)) / write_fraction).ceil())
         } else {
             0
         };
@@ -855,8 +852,7 @@ impl Simulation {
             seed: self.config.seed,
             aged_steady: self.precondition.as_ref().map(|aging| aging.steady),
         }, &self.config.lifetime));
-        #[allow(clippy::cast_precision_loss)]
-        let memory_bytes_per_physical_page = memory as f64 / f64::from(geometry.physical_pages());
+        let memory_bytes_per_physical_page = f64_of(memory) / f64::from(geometry.physical_pages());
         let open_channel = self.pblk().map(|pblk| OpenChannelSummary {
             geometry: *pblk.device().geometry(),
             line_layout: *pblk.layout(),
@@ -885,8 +881,7 @@ impl Simulation {
 
     /// Simulated time of the measured phase: the timed run's, else the trace's span.
     fn measured_ns(&self) -> Option<u64> {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let timed = self.timed.as_ref().map(|timed| (timed.simulated_s * 1e9) as u64);
+        let timed = self.timed.as_ref().map(|timed| saturating::<u64>(timed.simulated_s * 1e9));
         timed.or(Some(self.stages.counts().span_ns())).filter(|&ns| ns > 0)
     }
 }

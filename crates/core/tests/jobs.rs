@@ -1,6 +1,7 @@
 //! `[[job]]` tables: several workloads in one run, each credited with what
 //! its requests cost, and runs without jobs unchanged.
 
+use nandlab_convert::f64_of;
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::Config;
 
@@ -88,12 +89,10 @@ fn two_timed_jobs(jobs: [&str; 2], requests: (u64, u64)) -> nandlab_core::timing
     assert!(first.gc_page_copies + second.gc_page_copies <= device.gc_page_copies, "{timed:?}");
     assert!(first.erases + second.erases <= device.erases, "{timed:?}");
     let close = |part: f64, whole: f64| (part - whole).abs() <= 1e-9 * whole.max(1.0);
-    #[allow(clippy::cast_precision_loss)]
-    let charged_share = charged as f64 / device.flash_pages_programmed as f64;
+    let charged_share = f64_of(charged) / f64_of(device.flash_pages_programmed);
     assert!(close(first.flash_write_share + second.flash_write_share, charged_share), "{timed:?}");
     for job in [first, second] {
-        #[allow(clippy::cast_precision_loss)]
-        let requests = job.requests as f64;
+        let requests = f64_of(job.requests);
         assert!(job.active_s > 0.0 && job.active_s <= timed.simulated_s, "{job:?} in {}", timed.simulated_s);
         assert!(close(job.iops * job.active_s, requests), "{job:?}");
     }
@@ -233,8 +232,7 @@ fn two_closed_timed_jobs_keep_their_depths() {
     let [deep, shallow] = timed.jobs.as_slice() else { unreachable!("checked") };
     let outstanding = |latency: Option<&nandlab_core::timing::LatencySummary>| {
         let latency = latency.expect("latencies");
-        #[allow(clippy::cast_precision_loss)]
-        let total_us = latency.mean_us * latency.count as f64;
+        let total_us = latency.mean_us * f64_of(latency.count);
         total_us / (timed.simulated_s * 1e6)
     };
     let (deep_outstanding, shallow_outstanding) =
@@ -267,8 +265,7 @@ fn a_job_that_finishes_early_is_rated_over_its_own_active_time() {
         eprintln!("{}: {:.0} IOPS over {:.3} s, depth / latency {littles_law:.0}", job.name, job.iops, job.active_s);
         assert!((job.iops / littles_law - 1.0).abs() < 0.01, "{job:?}: Little's law gives {littles_law}");
     }
-    #[allow(clippy::cast_precision_loss)]
-    let over_the_run = short.requests as f64 / timed.simulated_s;
+    let over_the_run = f64_of(short.requests) / timed.simulated_s;
     assert!(over_the_run < 0.7 * short.iops, "the run's time would rate it at {over_the_run}");
 }
 

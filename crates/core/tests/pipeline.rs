@@ -6,6 +6,7 @@
 
 mod common;
 
+use nandlab_convert::{f64_of, saturating};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
@@ -154,8 +155,7 @@ fn every_layer_mode_policy_and_classifier_keeps_the_invariants() {
                         6_000
                     );
                     let aging = report.precondition.as_ref().expect("aged");
-                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-                    let half = (logical_pages as f64 * 0.5).round() as u64;
+                    let half = saturating::<u64>((f64_of(logical_pages) * 0.5).round());
                     assert_eq!(aging.phase.counters.host_pages_written, half, "{case}: half filled");
                 }
                 assert_eq!(counted.discard, timed.discard, "{case}: the DISCARD stage does not depend on time");

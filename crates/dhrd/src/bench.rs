@@ -329,9 +329,8 @@ pub fn millis(duration: Duration) -> f64 {
 }
 
 /// Nanoseconds in microseconds, for tables.
-#[allow(clippy::cast_precision_loss, reason = "latencies are far below 2^52 ns")]
 pub fn micros(ns: u64) -> f64 {
-    ns as f64 / 1000.0
+    nandlab_convert::f64_of(ns) / 1000.0
 }
 
 #[cfg(test)]

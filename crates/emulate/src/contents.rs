@@ -39,8 +39,7 @@ impl RamContents {
             let at = offset + done;
             let inside = at % PIECE_BYTES;
             let take = (PIECE_BYTES - inside).min(len - done);
-            // Both are below PIECE_BYTES or the request's own length.
-            #[allow(clippy::cast_possible_truncation)]
+            // Both are below PIECE_BYTES or the request's own length: the casts do not truncate.
             each(at / PIECE_BYTES, inside as usize, done as usize..(done + take) as usize);
             done += take;
         }
@@ -61,7 +60,6 @@ impl Contents for RamContents {
 
     fn write(&mut self, offset: u64, data: &[u8]) -> io::Result<()> {
         Self::split(offset, data.len() as u64, |piece, inside, range| {
-            #[allow(clippy::cast_possible_truncation)]
             let bytes = self.pieces.entry(piece).or_insert_with(|| vec![0; PIECE_BYTES as usize].into_boxed_slice());
             bytes[inside..inside + range.len()].copy_from_slice(&data[range]);
         });

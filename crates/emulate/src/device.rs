@@ -22,22 +22,13 @@ use nandlab_trace::{
     Access, Flags, Format, Op, ProcessName, ReadOptions, Record, Sector, SectorCount, TimestampNs, TraceHeader,
     TraceWrite,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::contents::{Contents, FileContents, RamContents};
 use crate::error::EmulateError;
+use crate::pace::Pace;
 use crate::pacer::{Clock, Paced, Pacer, Reply};
 use crate::state::{SavedSession, State};
-
-/// When a request is answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pace {
-    /// At its simulated completion time (the timing engine runs; simulated time follows the wall clock).
-    Real,
-    /// At once; the simulation only counts.
-    None,
-}
 
 /// How to build an emulated SSD.
 #[derive(Clone, Debug)]

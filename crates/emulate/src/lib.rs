@@ -7,8 +7,10 @@
 pub mod contents;
 mod device;
 mod error;
+mod pace;
 mod pacer;
 pub mod state;
 
-pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase, Pace};
+pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase};
 pub use error::EmulateError;
+pub use pace::Pace;

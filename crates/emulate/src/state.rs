@@ -18,8 +18,8 @@ use nandlab_core::Config;
 use nandlab_trace::Access;
 use serde::{Deserialize, Serialize};
 
-use crate::device::Pace;
 use crate::error::EmulateError;
+use crate::pace::Pace;
 
 /// Version of the JSON file's layout. 2: `sessions` (a version-1 file's history ran as one
 /// counting session, as it was restored then).

@@ -80,13 +80,12 @@ fn a_restart_resumes_the_device_and_a_state_that_does_not_fit_is_refused() {
 #[test]
 fn a_paced_device_restarts_with_every_count_of_its_clean_stop() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let record = dir.path().join("first.nlt");
-    let first =
-        EmulatedSsd::open(&EmulateOptions { record: Some(record.clone()), ..options(dir.path(), "1", Pace::Real) })
-            .expect("open");
+    let first = EmulatedSsd::open(&options(dir.path(), "1", Pace::Real)).expect("open");
     idle_workload(&first, 40);
     let stopped = first.close().expect("close").expect("report");
-    let counted = counting_replay(&record);
+    let counting = EmulatedSsd::open(&in_ram(config("1"))).expect("a counting twin");
+    idle_workload(&counting, 40);
+    let counted = counting.close().expect("close").expect("report");
     assert_ne!(
         stopped.measured.counters, counted.measured.counters,
         "the paced device cleaned in the background (more erases), which counting mode does not"
@@ -108,14 +107,6 @@ fn idle_workload(ssd: &EmulatedSsd, rounds: u8) {
         workload(ssd, 1);
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-}
-
-/// A counting replay of a recorded session on the fresh device it ran on.
-fn counting_replay(trace: &std::path::Path) -> nandlab_core::Report {
-    let source = nandlab_lab::replay::TraceSource::file(trace);
-    let mut observer = |_| Ok(());
-    nandlab_lab::replay::replay(&source, config("1"), nandlab_lab::replay::ReplayMode::default(), &mut observer)
-        .expect("replays")
 }
 
 /// Issue 29: a start that fails after opening the device (a front end that does not start) gave

@@ -117,6 +117,18 @@ impl<T> Context<T> for Option<T> {
     }
 }
 
+/// `error: cause: cause …`, as anyhow's `{:#}` prints it.
+pub fn error_chain(error: &Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@
 //! Errors are typed ([`Error`]); progress and cancellation go through [`Observer`].
 
 pub mod advise;
+mod args;
 pub mod document;
 mod drive;
 pub mod error;
@@ -27,11 +28,12 @@ pub mod replay;
 pub mod shared;
 pub mod table;
 
+pub use args::ExperimentArgs;
 pub use drive::Report;
 pub use error::{Error, Result};
 pub use experiments::periodic_run::{simulate_admitted, AdmittedRun, TaskThroughput, SIMULATE_S_MAX};
 pub use nandlab_core::sim::{Phase, Progress};
-pub use registry::{reproduce, ExperimentArgs, Reproduced, EXPERIMENTS};
+pub use registry::{reproduce, Reproduced, EXPERIMENTS};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,32 +4,13 @@
 //! `summary.md` into the output folder through `nandlab-report`. To add an
 //! experiment, add one entry to [`EXPERIMENTS`].
 
-use crate::error::{Context as _, Error, Result};
+use crate::args::ExperimentArgs;
+use crate::error::{error_chain, Context as _, Error, Result};
 use crate::experiments::{delay_d_proportions, dhrd, discard, journal, telomere, telomere_sim, timing};
 use crate::provenance::Provenance;
-use crate::Watch;
 use nandlab_report::OutputDir;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// What every experiment receives.
-#[derive(Clone, Debug, Default)]
-pub struct ExperimentArgs {
-    pub out: PathBuf,
-    pub seed: u64,
-    /// The paper's full scale instead of the quick default.
-    pub paper_scale: bool,
-    /// Random task sets (or repetitions) per point, overriding the scale's default.
-    pub samples: Option<usize>,
-    /// Captures per scenario of the trace-based experiments (delay-d,
-    /// informed-cleaning, journal), whose tables and plots show the range.
-    pub repeats: Option<usize>,
-    /// `--set` parameters, each `KEY=VALUE` with a key the experiment takes.
-    pub set: Vec<String>,
-    /// Stops the experiment at its next replayed request or sweep point, and
-    /// shows each replay's progress when the caller gives a display.
-    pub watch: Watch,
-}
 
 /// One paper experiment.
 #[derive(Debug)]
@@ -258,18 +239,6 @@ fn run_all(args: &ExperimentArgs) -> Result<Reproduced> {
         )));
     }
     Ok(Reproduced { summary: report, html, seconds: started.elapsed().as_secs_f64() })
-}
-
-/// `error: cause: cause …`, as anyhow's `{:#}` prints it.
-pub fn error_chain(error: &Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Each finished experiment's comparison rows (`OUT/NAME/comparisons.json`);

@@ -2,8 +2,8 @@
 //! once and cached in the output folder, and experiment devices built from a
 //! TOML base and overrides.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Error, Result};
-use crate::registry::ExperimentArgs;
 use nandlab_capture::{capture, CaptureConfig, Workload};
 use nandlab_core::config::ConfigBuilder;
 use nandlab_core::Config;

@@ -7,10 +7,10 @@ use std::io::{BufRead, Write};
 use crate::device::BlockDevice;
 
 use crate::error::{io as io_error, NbdError};
-use crate::limits::{ByteBudget, WorkerSlots};
+use crate::export::Export;
+use crate::limits::{ByteBudget, WorkerSlots, MAX_REQUEST_BYTES};
 use crate::protocol::*;
-use crate::server::Export;
-use crate::transmission::{self, MAX_REQUEST_BYTES};
+use crate::transmission;
 
 /// Longest option payload accepted during the handshake.
 const MAX_OPTION_BYTES: u32 = 64 << 10;

@@ -10,6 +10,7 @@ mod connection;
 mod device;
 mod dhrd;
 mod error;
+mod export;
 mod limits;
 mod protocol;
 mod server;
@@ -18,8 +19,9 @@ mod transmission;
 pub use address::{NbdAddress, TCP_CONSENT_FLAG};
 pub use device::{BlockDevice, BlockError, DaemonInfo};
 pub use error::NbdError;
+pub use export::Export;
 pub use limits::Limits;
-pub use server::{Export, NbdServer};
+pub use server::NbdServer;
 
 /// Serves one client over any byte stream: the handshake, then requests until the client
 /// disconnects, under `export`'s byte budget. The server runs the same two steps per socket; the

@@ -6,8 +6,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::transmission::MAX_REQUEST_BYTES;
-
 /// Bounds on what the clients of one export may hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -66,6 +64,10 @@ impl Limits {
     }
 }
 
+/// Largest READ or WRITE served (the maximum block size advertised): its data is held in memory.
+/// A longer one is answered with EINVAL and the connection goes on (proto.md, "Block size
+/// constraints"). TRIM and WRITE_ZEROES carry no data and may be of any length.
+pub(crate) const MAX_REQUEST_BYTES: u32 = 32 << 20;
 /// Stack of each connection's thread and of each request thread: requests keep their data on the heap.
 pub(crate) const CONNECTION_STACK_BYTES: usize = 256 << 10;
 /// Buffer of each connection's reader and of its writer.

@@ -16,29 +16,11 @@ use crate::address::NbdAddress;
 use crate::connection::Connection;
 use crate::device::BlockDevice;
 use crate::error::{io as io_error, NbdError};
-use crate::limits::{ByteBudget, Limits, WorkerSlots, CONNECTION_STACK_BYTES, SOCKET_BUFFER_BYTES};
+use crate::export::Export;
+use crate::limits::{ByteBudget, WorkerSlots, CONNECTION_STACK_BYTES, SOCKET_BUFFER_BYTES};
 
 /// How often the accept loop checks whether it should stop.
 const ACCEPT_POLL: Duration = Duration::from_millis(50);
-
-/// What a server exports: the one export's name and description (clients may also ask for the
-/// default export, ""), and the limits its clients are held to.
-#[derive(Clone, Debug)]
-pub struct Export {
-    /// The export's name, as clients give it (`nbd+unix:///NAME?socket=...`).
-    pub name: String,
-    /// The text NBD_INFO_DESCRIPTION returns.
-    pub description: String,
-    pub limits: Limits,
-}
-
-impl Export {
-    /// An export named `name` with the default [`Limits`].
-    #[must_use]
-    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Export {
-        Export { name: name.into(), description: description.into(), limits: Limits::default() }
-    }
-}
 
 /// Everything the accept thread and the client threads share.
 struct Shared {

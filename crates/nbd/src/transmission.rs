@@ -15,13 +15,9 @@ use std::thread::{Builder, Scope};
 
 use crate::device::{BlockDevice, BlockError};
 use crate::error::{io as io_error, NbdError};
-use crate::limits::{ByteBudget, Lease, WorkerSlots, CONNECTION_STACK_BYTES};
+use crate::limits::{ByteBudget, Lease, WorkerSlots, CONNECTION_STACK_BYTES, MAX_REQUEST_BYTES};
 use crate::protocol::*;
 
-/// Largest READ or WRITE served (the maximum block size advertised): its data is held in memory.
-/// A longer one is answered with EINVAL and the connection goes on (proto.md, "Block size
-/// constraints"). TRIM and WRITE_ZEROES carry no data and may be of any length.
-pub(crate) const MAX_REQUEST_BYTES: u32 = 32 << 20;
 /// Most requests of one connection served at once (its worker threads); a client with more
 /// outstanding waits for replies. Twice the deepest queue `scripts/bench-emulate.sh` drives.
 pub(crate) const MAX_IN_FLIGHT: usize = 64;

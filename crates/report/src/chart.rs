@@ -10,6 +10,7 @@
 //! [`Reference`] markers or lines with a legend entry of their own.
 
 use crate::ReportError;
+use nandlab_convert::{f64_of, saturating};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -161,8 +162,7 @@ pub fn tick_label(value: f64) -> String {
         let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
         return format!("{}e{exponent}", trim_zeros(mantissa));
     }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let decimals = (3 - magnitude.log10().floor() as i32).clamp(0, 8) as usize;
+    let decimals: usize = saturating((3.0 - magnitude.log10().floor()).clamp(0.0, 8.0));
     let text = trim_zeros(&format!("{value:.decimals$}"));
     if text == "-0" {
         "0".to_owned()
@@ -234,10 +234,8 @@ impl Series {
     pub fn cdf(name: &str, samples: &[f64]) -> Self {
         let mut sorted: Vec<f64> = samples.iter().copied().filter(|sample| sample.is_finite()).collect();
         sorted.sort_by(f64::total_cmp);
-        #[allow(clippy::cast_precision_loss)]
-        let count = sorted.len() as f64;
-        #[allow(clippy::cast_precision_loss)]
-        let points = sorted.iter().enumerate().map(|(index, value)| (*value, (index + 1) as f64 / count)).collect();
+        let count = f64_of(sorted.len());
+        let points = sorted.iter().enumerate().map(|(index, value)| (*value, f64_of(index + 1) / count)).collect();
         Self::new(name, Mark::Step, points)
     }
 
@@ -336,14 +334,11 @@ impl Legend {
         }
         let longest = named.iter().map(|(_, name)| name.chars().count()).max().unwrap_or(0);
         let max_width = f64::from(chart_width) * LEGEND_MAX_SHARE;
-        #[allow(clippy::cast_precision_loss)]
-        let wanted = longest as f64 * CHAR_WIDTH + f64::from(SWATCH) + 24.0;
+        let wanted = f64_of(longest) * CHAR_WIDTH + f64::from(SWATCH) + 24.0;
         let width = wanted.min(max_width);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let columns = ((width - f64::from(SWATCH) - 24.0) / CHAR_WIDTH).max(8.0) as usize;
+        let columns = saturating(((width - f64::from(SWATCH) - 24.0) / CHAR_WIDTH).max(8.0));
         let entries = named.into_iter().map(|(swatch, name)| (swatch, wrap(name, columns))).collect();
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Self { entries, width: width.ceil() as u32 }
+        Self { entries, width: saturating(width.ceil()) }
     }
 
     /// Splits `area` into the plot and the legend column, drawing the legend there.
@@ -508,17 +503,16 @@ impl Chart {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, self.size).into_drawing_area();
-            let result = match (self.x.scale, self.y.scale) {
+            match (self.x.scale, self.y.scale) {
                 (Scale::Linear, Scale::Linear) => self.draw(&root, x_low..x_high, y_low..y_high, &drawn),
                 (Scale::Linear, Scale::Log) => self.draw(&root, x_low..x_high, (y_low..y_high).log_scale(), &drawn),
                 (Scale::Log, Scale::Linear) => self.draw(&root, (x_low..x_high).log_scale(), y_low..y_high, &drawn),
                 (Scale::Log, Scale::Log) => {
                     self.draw(&root, (x_low..x_high).log_scale(), (y_low..y_high).log_scale(), &drawn)
                 }
-            };
-            result
-                .and_then(|()| root.present().map_err(draw_error))
-                .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
+            }
+            .and_then(|()| root.present().map_err(draw_error))
+            .map_err(|message| ReportError::Draw { name: name.to_owned(), message })?;
         }
         Ok(svg)
     }
@@ -833,12 +827,10 @@ impl BarChart {
         root.fill(&WHITE).map_err(draw_error)?;
         let titled = root.titled(&self.title, ("sans-serif", 22)).map_err(draw_error)?;
         let plot = self.legend().place(&titled)?;
-        #[allow(clippy::cast_precision_loss)]
-        let group_count = self.groups.len() as f64;
+        let group_count = f64_of(self.groups.len());
         let (plot_width, _) = plot.dim_in_pixel();
         let group_pixels = (f64::from(plot_width) - 90.0) / group_count;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let columns = (group_pixels / CHAR_WIDTH).max(4.0) as usize;
+        let columns = saturating((group_pixels / CHAR_WIDTH).max(4.0));
         let labels: Vec<Vec<String>> = self.groups.iter().map(|group| wrap(group, columns)).collect();
         let label_lines = labels.iter().map(Vec::len).max().unwrap_or(1);
         let label_area = 16 + LINE_HEIGHT * i32::try_from(label_lines).unwrap_or(4);
@@ -859,10 +851,8 @@ impl BarChart {
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(draw_error)?;
-        #[allow(clippy::cast_precision_loss)]
-        let bar_width = 0.8 / self.series.len() as f64;
-        #[allow(clippy::cast_precision_loss)]
-        let left_of = |group: usize, series: usize| group as f64 + 0.1 + series as f64 * bar_width;
+        let bar_width = 0.8 / f64_of(self.series.len());
+        let left_of = |group: usize, series: usize| f64_of(group) + 0.1 + f64_of(series) * bar_width;
         for (index, series) in self.series.iter().enumerate() {
             let color = PALETTE[index % PALETTE.len()];
             let bars = series.values.iter().map(|&value| self.drawn(value)).enumerate();
@@ -913,8 +903,7 @@ impl BarChart {
         }
         let label_style = ("sans-serif", LABEL_FONT).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
         for (group, lines) in labels.iter().enumerate() {
-            #[allow(clippy::cast_precision_loss)]
-            let (x, y) = chart.backend_coord(&(group as f64 + 0.5, y_low));
+            let (x, y) = chart.backend_coord(&(f64_of(group) + 0.5, y_low));
             for (line_index, line) in lines.iter().enumerate() {
                 let line_y = y + 8 + LINE_HEIGHT * i32::try_from(line_index).unwrap_or(0);
                 root.draw(&Text::new(line.as_str(), (x, line_y), label_style.clone())).map_err(draw_error)?;

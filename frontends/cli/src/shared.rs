@@ -4,6 +4,7 @@
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nandlab_convert::f64_of;
 use nandlab_core::config::fio;
 use nandlab_core::config::{self, Document};
 use nandlab_core::ftl::DiscardHandling;
@@ -170,8 +171,7 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
 
 pub fn bytes(count: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    #[allow(clippy::cast_precision_loss)]
-    let mut value = count as f64;
+    let mut value = f64_of(count);
     let mut unit = 0;
     while value >= 1024.0 && unit + 1 < UNITS.len() {
         value /= 1024.0;
@@ -306,8 +306,7 @@ pub fn print_summary(heading: &str, report: &nandlab_core::Report) -> anyhow::Re
         )?,
     }
 
-    #[allow(clippy::cast_precision_loss)]
-    let seconds = trace.span_ns() as f64 / 1e9;
+    let seconds = f64_of(trace.span_ns()) / 1e9;
     // A write's PREFLUSH or FUA is a cache flush too: the timed latency table's `flush` row counts both.
     let in_writes = match trace.flushes_in_writes {
         0 => String::new(),

@@ -24,10 +24,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// How often a pending stop retries.
 const STOP_RETRY_INTERVAL: Duration = Duration::from_millis(250);
 
-/// Set once this process's daemon has been asked to stop; DIR/stats shows it so `nandlab dhrd stop`
-/// does not turn a repeated request into a forced one.
-pub(crate) static STOP_REQUESTED: AtomicBool = AtomicBool::new(false);
-
 /// What serves a device to its users: a FUSE mount and/or an NBD export.
 pub struct Frontends {
     fuse: Option<MountedDisk>,
@@ -142,7 +138,9 @@ pub fn serve_until_stopped(frontends: &mut Frontends, signalled: &AtomicBool, ti
         if signalled.swap(false, Ordering::AcqRel) {
             stop_requests += 1;
             last_attempt = None;
-            STOP_REQUESTED.store(true, Ordering::Release);
+            if let Some(fuse) = &frontends.fuse {
+                fuse.note_stop_requested();
+            }
         }
         if stop_requests >= 2 {
             eprintln!("nandlab: second stop request: stopping although the disk is in use");

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -46,6 +46,8 @@ pub(crate) struct DiskFs {
     /// daemon's user, 0600, unchangeable).
     backing_path: Option<PathBuf>,
     daemon_pid: u32,
+    /// Raised by the daemon once it has been asked to stop; `stats` shows it.
+    stop_requested: Arc<AtomicBool>,
     /// Request threads: the kernel may keep this many asynchronous requests in flight.
     threads: u16,
     uid: u32,
@@ -60,7 +62,7 @@ struct Ownership {
 }
 
 impl DiskFs {
-    pub(crate) fn new(device: Arc<dyn BlockDevice>, threads: u16) -> DiskFs {
+    pub(crate) fn new(device: Arc<dyn BlockDevice>, threads: u16, stop_requested: Arc<AtomicBool>) -> DiskFs {
         DiskFs {
             stats_snapshots: Mutex::new(HashMap::new()),
             next_handle: AtomicU64::new(1),
@@ -68,6 +70,7 @@ impl DiskFs {
             backing_path: device.backing_path().map(std::path::Path::to_path_buf),
             device,
             daemon_pid: std::process::id(),
+            stop_requested,
             threads,
             uid: nix::unistd::getuid().as_raw(),
             gid: nix::unistd::getgid().as_raw(),
@@ -249,7 +252,7 @@ impl Filesystem for DiskFs {
             }
             STATS_INODE => {
                 let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-                let stop_requested = crate::daemon::STOP_REQUESTED.load(Ordering::Acquire);
+                let stop_requested = self.stop_requested.load(Ordering::Acquire);
                 let text = self.device.stats_text(DaemonInfo { pid: self.daemon_pid, stop_requested }).into_bytes();
                 self.snapshots().insert(handle, Arc::new(text));
                 reply.opened(FileHandle(handle), FopenFlags::FOPEN_DIRECT_IO);

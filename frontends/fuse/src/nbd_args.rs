@@ -1,9 +1,8 @@
 //! The NBD options every serving command shares (`nandlab dhrd serve`, `nandlab emulate`): where to
 //! listen, the consent TCP needs, and the limits the export holds its clients to.
 
+use nandlab_dhrd::parse_byte_size;
 use nandlab_nbd::{Export, NbdAddress, NbdError};
-
-use crate::serve::parse_size;
 
 /// [`nandlab_nbd::Limits`]' default, as the flag's type holds it.
 const DEFAULT_MAX_CONNECTIONS: u16 = 256;
@@ -26,7 +25,7 @@ pub struct NbdArgs {
     pub nbd_max_connections: u16,
     /// Bytes of NBD read and write data held in memory by all clients together (at least 32MiB,
     /// one largest request); a request past it waits for others to be answered.
-    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_byte_size)]
     pub nbd_max_buffered: u64,
 }
 
@@ -50,6 +49,6 @@ mod tests {
     #[test]
     fn the_flag_default_is_the_library_default() {
         assert_eq!(usize::from(DEFAULT_MAX_CONNECTIONS), nandlab_nbd::Limits::default().max_connections);
-        assert_eq!(parse_size("256MiB").ok(), Some(nandlab_nbd::Limits::default().max_buffered_bytes));
+        assert_eq!(parse_byte_size("256MiB").ok(), Some(nandlab_nbd::Limits::default().max_buffered_bytes));
     }
 }

@@ -3,10 +3,11 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use fuser::{BackgroundSession, Config, MountOption, SessionACL};
-use nandlab_dhrd::{parse_byte_size, DeviceConfig, DhrdError, Durability};
+use nandlab_dhrd::{parse_byte_size, DeviceConfig, Durability};
 use nandlab_nbd::BlockDevice;
 
 use crate::error::FuseError;
@@ -28,7 +29,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub backing: PathBuf,
     /// Device size, e.g. 4GiB (binary) or 4GB (decimal). Defaults to the backing store's size.
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_byte_size)]
     pub size: Option<u64>,
     /// Existing directory to mount on; the device appears as DIR/disk and statistics as DIR/stats.
     #[arg(long, value_name = "DIR", required_unless_present = "nbd")]
@@ -36,14 +37,14 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub nbd: NbdArgs,
     /// Fast-initialization chunk size (power of two, 4KiB..1GiB).
-    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
+    #[arg(long, default_value = "1MiB", value_parser = parse_byte_size)]
     pub chunk: u64,
     /// When a write is acknowledged: direct (O_DIRECT|O_DSYNC), dsync (O_DSYNC) or write-back
     /// (durable only after fsync/flush).
     #[arg(long, default_value = "direct")]
     pub durability: Durability,
     /// Limit the background copier to this many bytes per second (e.g. 200MiB).
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_byte_size)]
     pub copy_rate: Option<u64>,
     /// Do not reserve the backing file's space: start even when the file system cannot hold the
     /// whole size (writes then fail with ENOSPC once it is full) and let discards punch holes.
@@ -63,10 +64,6 @@ pub struct ServeArgs {
     /// Print initialization progress to stderr at most this often, in milliseconds (0: never).
     #[arg(long, default_value_t = 1000)]
     pub progress_ms: u64,
-}
-
-pub(crate) fn parse_size(text: &str) -> Result<u64, DhrdError> {
-    parse_byte_size(text)
 }
 
 impl ServeArgs {
@@ -92,6 +89,8 @@ pub struct MountOptions {
 pub struct MountedDisk {
     session: Option<BackgroundSession>,
     pub(crate) mountpoint: PathBuf,
+    /// Raised once the daemon has been asked to stop; DIR/stats shows it.
+    stop_requested: Arc<AtomicBool>,
 }
 
 impl MountedDisk {
@@ -105,6 +104,12 @@ impl MountedDisk {
     #[must_use]
     pub fn is_serving(&self) -> bool {
         self.session.as_ref().is_some_and(|session| !session.guard.is_finished())
+    }
+
+    /// Shows in DIR/stats that the daemon has been asked to stop, so `nandlab dhrd stop` does not
+    /// turn a repeated request into a forced one.
+    pub(crate) fn note_stop_requested(&self) {
+        self.stop_requested.store(true, Ordering::Release);
     }
 
     /// Unmounts and waits for the request threads to finish.
@@ -195,9 +200,14 @@ pub fn mount(device: Arc<dyn BlockDevice>, mountpoint: &Path, options: MountOpti
     config.acl = if options.allow_other { SessionACL::All } else { SessionACL::Owner };
     config.n_threads = Some(usize::from(options.threads.max(1)));
     config.clone_fd = true;
-    let session = fuser::spawn_mount(DiskFs::new(device, options.threads), mountpoint, &config)
-        .map_err(|source| FuseError::Mount { path: mountpoint.to_path_buf(), action: "FUSE mount", source })?;
-    Ok(MountedDisk { session: Some(session), mountpoint: mountpoint.to_path_buf() })
+    let stop_requested = Arc::new(AtomicBool::new(false));
+    let disk_fs = DiskFs::new(device, options.threads, Arc::clone(&stop_requested));
+    let session = fuser::spawn_mount(disk_fs, mountpoint, &config).map_err(|source| FuseError::Mount {
+        path: mountpoint.to_path_buf(),
+        action: "FUSE mount",
+        source,
+    })?;
+    Ok(MountedDisk { session: Some(session), mountpoint: mountpoint.to_path_buf(), stop_requested })
 }
 
 /// umount2(2) as root; `fusermount3 -u` (`-uz` for a detach) otherwise.

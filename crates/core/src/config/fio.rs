@@ -11,6 +11,7 @@
 use crate::config::{self, Config, ConfigError, Document};
 use crate::device::Geometry;
 use crate::workload::jobs::JOBS_MAX;
+use nandlab_convert::{f64_of, saturating};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -851,8 +852,7 @@ impl<'a> Job<'a> {
             let Some(part) = part else { continue };
             let cap = parse_size(part, kb_base).map_err(|reason| self.refuse_value(names, &reason))?;
             if cap > 0 && share > 0.0 {
-                #[allow(clippy::cast_precision_loss)]
-                let over_share = cap as f64 / per_request as f64 / share;
+                let over_share = f64_of(cap) / f64_of(per_request) / share;
                 total = total.min(over_share);
             }
         }
@@ -878,8 +878,7 @@ impl<'a> Job<'a> {
                 );
             }
         }
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let rate = total.round() as u64;
+        let rate = saturating::<u64>(total.round());
         Ok(Some(rate))
     }
 
@@ -940,8 +939,7 @@ impl<'a> Job<'a> {
             if !(percent > 0.0 && percent <= 100.0) {
                 return Err(self.refuse_value(names, "a percentage from 1 to 100"));
             }
-            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let bytes = (whole as f64 * percent / 100.0) as u64;
+            let bytes = saturating::<u64>(f64_of(whole) * percent / 100.0);
             return Ok(Some(bytes));
         }
         parse_size(value, kb_base).map(Some).map_err(|reason| self.refuse_value(names, &reason))
@@ -1282,9 +1280,7 @@ fn fraction(page: u64, device: Device) -> f64 {
     if page >= device.pages {
         return 1.0;
     }
-    #[allow(clippy::cast_precision_loss)]
-    let fraction = (page as f64 + 0.5) / device.pages as f64;
-    fraction
+    (f64_of(page) + 0.5) / f64_of(device.pages)
 }
 
 fn integer(value: u64) -> toml::Value {
@@ -1506,8 +1502,7 @@ mod tests {
             assert_eq!(float(job, "range_start"), fraction(first, device));
             assert_eq!(float(job, "range_end"), fraction(first + 512, device));
             // The job floors fraction × pages: the half page lands on the boundary.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let floored = (float(job, "range_start") * 13_107.0).floor() as u64;
+            let floored = saturating::<u64>((float(job, "range_start") * 13_107.0).floor());
             assert_eq!(floored, first);
             assert_eq!(int(job, "requests"), 512);
         }

@@ -6,6 +6,7 @@
 use crate::config::{Config, ConfigError};
 use crate::device::Geometry;
 use crate::timing::SERIES_POINTS_MAX;
+use nandlab_convert::f64_of;
 
 /// Heap bytes per logical page (L2P entry) and per physical page (P2L entry).
 const MAP_ENTRY_BYTES: u64 = 4;
@@ -116,9 +117,8 @@ fn mem_available_bytes() -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn gigabytes(bytes: u64) -> String {
-    format!("{:.1} GB", bytes as f64 / 1e9)
+    format!("{:.1} GB", f64_of(bytes) / 1e9)
 }
 
 #[cfg(test)]

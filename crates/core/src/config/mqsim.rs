@@ -17,6 +17,7 @@
 //! and element. The mapping, element by element: docs/mqsim.md.
 
 use super::{ConfigError, Document};
+use nandlab_convert::{f64_of, saturating};
 use std::cell::Cell;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -388,8 +389,7 @@ fn map_geometry(device: &Section, flash: &Section, mapping: &mut Mapping) -> Res
     let ratio_element = device.required("Overprovisioning_Ratio", DEVICE)?;
     let ratio = fraction(&ratio_element, 1.0)?;
     let physical = physical.ok_or_else(|| invalid(&ratio_element, "the geometry's page count overflows"))?;
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let logical = (physical as f64 * (1.0 - ratio)).floor() as u64;
+    let logical = saturating::<u64>((f64_of(physical) * (1.0 - ratio)).floor());
     mapping.set("device.logical_pages", integer(logical, &ratio_element)?, &ratio_element);
     if let Some(element) = flash.get("Block_PE_Cycles_Limit") {
         mapping.set("device.pe_cycles", integer(number(&element)?, &element)?, &element);
@@ -493,8 +493,7 @@ fn map_ftl(device: &Section, shape: &DeviceShape, mapping: &mut Mapping) -> Resu
     // max_ongoing_gc_reqs_per_plane.
     if let Some(element) = device.get("GC_Exec_Threshold") {
         let ratio = fraction(&element, 1.0)?;
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let blocks = (ratio * shape.blocks as f64) as u64;
+        let blocks = saturating::<u64>(ratio * f64_of(shape.blocks));
         let threshold = blocks.max(MQSIM_GC_THRESHOLD_FLOOR);
         mapping.set("ftl.gc_threshold_blocks", integer(threshold, &element)?, &element);
     }
@@ -554,15 +553,14 @@ fn map_victim_policy(element: &Element, shape: &DeviceShape, mapping: &mut Mappi
 /// sectors per page) / 8⌉ bytes (`Address_Mapping_Unit_Page_Level`).
 fn map_mapping_cache(cmt: &Element, shape: &DeviceShape, mapping: &mut Mapping) -> Result<(), ConfigError> {
     let bytes: u64 = number(cmt)?;
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let entry_bits = (2.0 * (shape.physical.max(2) as f64).log2()).ceil() as u64 + shape.page_bytes / SECTOR_BYTES;
+    let entry_bits =
+        saturating::<u64>((2.0 * f64_of(shape.physical.max(2)).log2()).ceil()) + shape.page_bytes / SECTOR_BYTES;
     let entry_bytes = entry_bits.div_ceil(8).max(1);
     let entries = bytes / entry_bytes;
     if entries == 0 {
         return Err(invalid(cmt, format!("holds no mapping entry of {entry_bytes} bytes")));
     }
-    #[allow(clippy::cast_precision_loss)]
-    let share = (entries as f64 / shape.logical.max(1) as f64).min(1.0);
+    let share = (f64_of(entries) / f64_of(shape.logical.max(1))).min(1.0);
     mapping.set("ftl.discard", "dftl", cmt);
     mapping.set("ftl.map_cache_fraction", share, cmt);
     Ok(())
@@ -773,8 +771,7 @@ fn map_synthetic_flow(
     let name = format!("flow-{}", index + 1);
     let place = Element { place: format!("{} flow {}", flow.origin, index + 1), value: name.clone() };
     mapping.set_job(index, "name", name, &place);
-    #[allow(clippy::cast_precision_loss)]
-    let (share, start) = (1.0 / count as f64, index as f64 / count as f64);
+    let (share, start) = (1.0 / f64_of(count), f64_of(index) / f64_of(count));
     let working_set = flow.required("Working_Set_Percentage", FLOW)?;
     let used = fraction(&working_set, 100.0)?;
     if used == 0.0 {

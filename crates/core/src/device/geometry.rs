@@ -4,6 +4,7 @@
 
 use crate::error::ConfigError;
 use crate::units::{BlockId, Ppn, UnitId};
+use nandlab_convert::{f64_of, saturating};
 use serde::{Deserialize, Serialize};
 
 /// Largest number of physical pages a device may have: page numbers are `u32`
@@ -62,8 +63,7 @@ impl DeviceConfig {
             .ok_or_else(|| ConfigError::new("device.page_size", "must be at least 1"))?;
         let logical_pages = logical_bytes.div_ceil(page_size.get());
         let units = self.checked_units()?;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-        let physical_pages = (logical_pages as f64 * (1.0 + rho)).ceil() as u64;
+        let physical_pages = saturating::<u64>((f64_of(logical_pages) * (1.0 + rho)).ceil());
         let blocks = physical_pages.div_ceil(units.saturating_mul(u64::from(self.pages_per_block))).max(4);
         let blocks_per_plane = u32::try_from(blocks).map_err(|_| {
             ConfigError::new("device.blocks_per_plane", format!("{logical_bytes} bytes need too many blocks"))
@@ -392,9 +392,7 @@ fn logical_capacity(config: &DeviceConfig, physical_pages: u64) -> Result<u32, C
         (None, Some(rho)) => {
             validate_over_provisioning(rho)?;
             // Truncation is the point: logical capacity rounds down to whole pages.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-            let pages = (physical_pages as f64 / (1.0 + rho)).floor() as u64;
-            pages
+            saturating::<u64>((f64_of(physical_pages) / (1.0 + rho)).floor())
         }
         (None, None) => {
             return Err(ConfigError::new("device", "set either `over_provisioning` (ρ) or `logical_pages`"))

@@ -7,6 +7,7 @@
 
 use crate::error::ConfigError;
 use crate::units::BlockId;
+use nandlab_convert::saturating;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -140,8 +141,7 @@ impl WearModel {
         let log_fraction = (RBER_DEAD.log10() - self.x[i]) / self.y[i];
         let cycles = (10f64.powf(log_fraction) * f64::from(self.rated_endurance)).ceil();
         // Saturates for blocks that would outlive any run.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let cycles = cycles.clamp(1.0, f64::from(u32::MAX)) as u32;
+        let cycles = saturating::<u32>(cycles.clamp(1.0, f64::from(u32::MAX)));
         // Rounding may put the ceiling one cycle short; step to the true crossing.
         if self.rber(block, cycles) < RBER_DEAD {
             cycles.saturating_add(1)
@@ -153,7 +153,6 @@ impl WearModel {
 
 fn block_id(index: usize) -> BlockId {
     // Block counts come from a u32 geometry.
-    #[allow(clippy::cast_possible_truncation)]
     BlockId(index as u32)
 }
 

@@ -5,6 +5,7 @@
 //! α = 1 + ρ the physical-to-logical ratio.
 
 use crate::device::Geometry;
+use nandlab_convert::{f64_of, saturating};
 
 /// Greedy GC, mean-field fluid limit with finite b (the model behind
 /// Desnoyers, SYSTOR 2012 and Van Houdt, SIGMETRICS 2013 for d → ∞).
@@ -110,8 +111,7 @@ impl ReserveEffect {
 /// H(x) for real x ≥ 0: the harmonic number at ⌊x⌋ plus the linear part.
 fn harmonic(x: f64) -> f64 {
     let whole = x.floor();
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let integer_part: f64 = (1..=whole as u64).map(|k| 1.0 / k as f64).sum();
+    let integer_part: f64 = (1..=saturating::<u64>(whole)).map(|k| 1.0 / f64_of(k)).sum();
     integer_part + (x - whole) / (whole + 1.0)
 }
 

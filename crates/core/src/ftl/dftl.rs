@@ -33,6 +33,7 @@ use crate::device::Geometry;
 use crate::error::ConfigError;
 use crate::ftl::map_cache::MapCache;
 use crate::units::{Lpn, UnitId};
+use nandlab_convert::saturating;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
 
@@ -68,8 +69,7 @@ pub fn map_cache_pages(geometry: &Geometry, config: &FtlConfig) -> u32 {
     }
     let map_pages = geometry.logical_pages.div_ceil(entries_per_page(geometry));
     // A fraction in (0, 1] of a u32 count.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let cached = (f64::from(map_pages) * config.map_cache_fraction).ceil() as u32;
+    let cached = saturating::<u32>((f64::from(map_pages) * config.map_cache_fraction).ceil());
     cached.clamp(1, map_pages.max(1))
 }
 
@@ -176,7 +176,6 @@ impl PageFtl {
             map.moved.remove(&page);
         }
         // The cache holds translation page numbers, which are u32.
-        #[allow(clippy::cast_possible_truncation)]
         let evicted = access.evicted.map(|evicted| evicted as u32).filter(|evicted| map.dirty.remove(evicted));
         if !access.cached {
             self.read_translation(page);

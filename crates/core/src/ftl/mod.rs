@@ -425,9 +425,7 @@ impl PageFtl {
     /// against it).
     pub fn free_blocks(&self, unit: UnitId) -> u32 {
         // A unit has at most `blocks_per_plane` (a u32) blocks.
-        #[allow(clippy::cast_possible_truncation)]
-        let free = self.free[unit.index()].len() as u32;
-        free
+        self.free[unit.index()].len() as u32
     }
 
     /// One background garbage-collection step in `unit`, for the timing
@@ -758,7 +756,6 @@ impl PageFtl {
             self.recorder.record_copies(unit, run.len());
             from = run.end;
             // A run fits in a block, so its length fits in a u32.
-            #[allow(clippy::cast_possible_truncation)]
             self.finish_gc_run(unit, block, run.len() as u32, open_index)?;
         }
         let copied = moved.len();
@@ -779,7 +776,6 @@ impl PageFtl {
     fn remap_run(&mut self, run: std::ops::Range<usize>, listed_end: usize, to: usize) {
         let (l2p, p2l) = (&mut self.l2p, &self.p2l);
         // Page numbers fit in a u32 (the geometry checks the device's size).
-        #[allow(clippy::cast_possible_truncation)]
         let mut new = to as u32;
         // The copies whose look-ahead is still in the list, then the rest.
         let ahead_end = listed_end.saturating_sub(COPY_LOOKAHEAD).clamp(run.start, run.end);

@@ -4,6 +4,7 @@
 //! policies where that matters (greedy, FIFO, random, d-choices).
 
 use crate::units::{BlockId, UnitId};
+use nandlab_convert::f64_of;
 use rand::RngExt;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
@@ -173,7 +174,6 @@ impl ValidBuckets {
         let start = unit.index() * self.buckets_per_unit;
         let offset = first_occupied(&self.heads[start..start + self.buckets_per_unit])?;
         let block = BlockId(self.heads[start + offset]);
-        #[allow(clippy::cast_possible_truncation)]
         self.remove(unit, block, offset as u32);
         Some(block)
     }
@@ -216,7 +216,6 @@ impl SealedSets {
 
     fn insert(&mut self, unit: UnitId, block: BlockId) {
         let set = &mut self.members[unit.index()];
-        #[allow(clippy::cast_possible_truncation)]
         let slot = set.len() as u32;
         self.position[block.index()] = slot;
         set.push(block.0);
@@ -227,7 +226,6 @@ impl SealedSets {
         let slot = self.position[block.index()] as usize;
         set.swap_remove(slot);
         if let Some(&moved) = set.get(slot) {
-            #[allow(clippy::cast_possible_truncation)]
             let slot = slot as u32;
             self.position[moved as usize] = slot;
         }
@@ -262,8 +260,7 @@ impl SealedSets {
     fn best_cost_benefit(&self, unit: UnitId, view: &BlockView<'_>) -> Option<BlockId> {
         let score = |block: u32| {
             let utilization = f64::from(view.valid[block as usize]) / f64::from(view.pages_per_block);
-            #[allow(clippy::cast_precision_loss)]
-            let age = (view.now - view.sealed_at[block as usize]) as f64 + 1.0;
+            let age = f64_of(view.now - view.sealed_at[block as usize]) + 1.0;
             (1.0 - utilization) * age / (1.0 + utilization)
         };
         self.members[unit.index()].iter().copied().max_by(|&a, &b| score(a).total_cmp(&score(b))).map(BlockId)

@@ -328,6 +328,7 @@ impl TranslationLayer for WaoGcFtl {
 mod tests {
     use super::*;
     use crate::device::DeviceConfig;
+    use nandlab_convert::saturating;
     use rand::{RngExt, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -335,8 +336,7 @@ mod tests {
         let pages_per_block = 64u32;
         let blocks_per_plane = 32u32;
         let physical = f64::from(4 * blocks_per_plane * pages_per_block);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let logical_pages = (physical * utilization) as u64;
+        let logical_pages = saturating::<u64>(physical * utilization);
         let config = DeviceConfig {
             channels: 4,
             chips_per_channel: 1,

@@ -30,6 +30,7 @@ use crate::device::Geometry;
 use crate::error::ConfigError;
 use crate::metrics::Counters;
 use crate::units::BlockId;
+use nandlab_convert::{f64_of, saturating};
 use serde::{Deserialize, Serialize};
 
 /// The `[lifetime]` section.
@@ -179,17 +180,14 @@ pub struct WearInputs<'a> {
 impl LifetimeForecast {
     pub fn new(inputs: &WearInputs<'_>, config: &LifetimeConfig) -> Self {
         let geometry = inputs.geometry;
-        #[allow(clippy::cast_precision_loss)]
-        let host_gb = (inputs.measured.host_pages_written * u64::from(geometry.page_size)) as f64 / GB;
+        let host_gb = f64_of(inputs.measured.host_pages_written * u64::from(geometry.page_size)) / GB;
         let blocks = inputs.erase_counts.len().max(1);
-        #[allow(clippy::cast_precision_loss)]
         let rate = (host_gb > 0.0 && inputs.measured.erases > 0)
-            .then(|| inputs.measured.erases as f64 / blocks as f64 / host_gb);
+            .then(|| f64_of(inputs.measured.erases) / f64_of(blocks) / host_gb);
         let (host_gb_per_day, host_rate_source) = match (config.host_gb_per_day, inputs.measured_ns) {
             (Some(rate), _) => (Some(rate), "lifetime.host_gb_per_day"),
-            #[allow(clippy::cast_precision_loss)]
             (None, Some(ns)) if ns > 0 && host_gb > 0.0 => {
-                (Some(host_gb / (ns as f64 / 1e9 / 86_400.0)), "the run's simulated time")
+                (Some(host_gb / (f64_of(ns) / 1e9 / 86_400.0)), "the run's simulated time")
             }
             _ => (None, "none: give lifetime.host_gb_per_day"),
         };
@@ -201,8 +199,7 @@ impl LifetimeForecast {
         let to_share = spread.map(|spread| spread.host_gb_until(share_blocks, rated));
         let years = |gb: Option<f64>| Some(gb? / host_gb_per_day? / DAYS_PER_YEAR);
         let logical_gb = {
-            #[allow(clippy::cast_precision_loss)]
-            let bytes = geometry.logical_bytes() as f64;
+            let bytes = f64_of(geometry.logical_bytes());
             bytes / GB
         };
         let rber = config.rber.as_ref().and_then(|distribution| {
@@ -251,8 +248,7 @@ fn warnings(inputs: &WearInputs<'_>) -> Vec<LifetimeWarning> {
 
 /// Blocks that make up `share` of `blocks` (at least one).
 fn share_count(share: f64, blocks: usize) -> usize {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let count = (share * blocks as f64).ceil() as usize;
+    let count = saturating::<usize>((share * f64_of(blocks)).ceil());
     count.clamp(1, blocks)
 }
 
@@ -307,8 +303,7 @@ fn mean_and_variance(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
     if count == 0 {
         return (0.0, 0.0);
     }
-    #[allow(clippy::cast_precision_loss)]
-    let count = count as f64;
+    let count = f64_of(count);
     let mean = sum / count;
     (mean, values.map(|value| (value - mean).powi(2)).sum::<f64>() / count)
 }
@@ -316,8 +311,7 @@ fn mean_and_variance(values: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 /// The expected `rank`-th largest of `count` standard normal draws, by
 /// Blom's formula (1958): `Φ⁻¹(1 − (rank − 0.375) / (count + 0.25))`.
 fn blom_score(rank: usize, count: usize) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let (rank, count) = (rank as f64, count as f64);
+    let (rank, count) = (f64_of(rank), f64_of(count));
     normal_quantile(1.0 - (rank - 0.375) / (count + 0.25))
 }
 

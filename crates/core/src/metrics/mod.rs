@@ -7,6 +7,7 @@ mod series;
 pub use lifetime::{LifetimeConfig, LifetimeForecast, WearInputs};
 pub use series::{WafPoint, WafSeries};
 
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 
 /// The `[metrics]` section.
@@ -93,9 +94,8 @@ impl Counters {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 pub fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
-    (denominator > 0).then(|| numerator as f64 / denominator as f64)
+    (denominator > 0).then(|| f64_of(numerator) / f64_of(denominator))
 }
 
 /// Distribution of per-block erase counts.

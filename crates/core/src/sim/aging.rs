@@ -17,6 +17,7 @@ use crate::host::stages::HostStages;
 use crate::metrics::{Counters, WafSeries};
 use crate::units::{Lpn, UnitId};
 use crate::workload::{EventSource, Passes, PreconditionConfig, SourceError};
+use nandlab_convert::saturating;
 use std::cell::RefCell;
 
 impl Simulation {
@@ -36,10 +37,9 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let settings = self.config.precondition.clone();
         let logical = f64::from(self.geometry.logical_pages);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let (window_pages, budget_pages) = (
-            ((settings.window_device_fraction * logical) as u64).max(1),
-            (settings.max_device_writes * logical) as u64,
+            saturating::<u64>(settings.window_device_fraction * logical).max(1),
+            saturating::<u64>(settings.max_device_writes * logical),
         );
         let start = self.counters().clone();
         let rule = RefCell::new(SteadyRule::new(&settings, window_pages, self.turnover_pages(), &start));

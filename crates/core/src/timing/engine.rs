@@ -78,7 +78,6 @@ fn order_key(event: Event) -> u128 {
 
 /// The kind and index of `event`.
 fn event_target(event: Event) -> (EventKind, u32) {
-    #[allow(clippy::cast_possible_truncation)]
     let (kind, index) = ((event.payload >> 32) as u8, event.payload as u32);
     let kind = match kind {
         0 => EventKind::JobDone,
@@ -109,17 +108,13 @@ impl QueuedOp {
     #[inline(always)]
     fn job(self) -> u32 {
         // The low 32 bits are the job.
-        #[allow(clippy::cast_possible_truncation)]
-        let job = self.0 as u32;
-        job
+        self.0 as u32
     }
 
     #[inline(always)]
     fn plane(self) -> u16 {
         // Bits 32 to 47 are the plane.
-        #[allow(clippy::cast_possible_truncation)]
-        let plane = (self.0 >> 32) as u16;
-        plane
+        (self.0 >> 32) as u16
     }
 
     #[inline(always)]
@@ -336,9 +331,7 @@ impl<T: Copy> Slab<T> {
         } else {
             self.items.push(item);
             // Slots are bounded by outstanding requests and jobs, far below 2^32.
-            #[allow(clippy::cast_possible_truncation)]
-            let slot = (self.items.len() - 1) as u32;
-            slot
+            (self.items.len() - 1) as u32
         }
     }
 
@@ -477,7 +470,6 @@ impl FlushBarrier {
     /// Job `seq` finished.
     fn done(&mut self, seq: u64) {
         // `seq` lies in the window: it was opened and is not yet done.
-        #[allow(clippy::cast_possible_truncation)]
         let index = (seq - self.oldest) as usize;
         self.done[index] = true;
         while self.done.front() == Some(&true) {
@@ -711,7 +703,6 @@ impl Engine {
             self.queues.clear();
         }
         // Queues are `timing.queues` plus one per job, far below 2^32.
-        #[allow(clippy::cast_possible_truncation)]
         let first = self.queues.len() as u32;
         self.first_job_queue = first;
         self.queues.extend(jobs.iter().map(|&(_, depth)| HostQueue::new(depth)));
@@ -781,7 +772,6 @@ impl Engine {
         self.wake_idle_dies(ftl)?;
         let mut intake = Intake::new(source, requests);
         // Queues are `timing.queues` plus one per job, far below 2^32.
-        #[allow(clippy::cast_possible_truncation)]
         let queues = self.queues.len() as u32;
         match self.config.arrival {
             Arrival::Closed => self.fill_queues(ftl, &mut intake, 0..queues)?,
@@ -1176,7 +1166,6 @@ impl Engine {
                 let unmapped = ftl.counters().unmapped_reads - unmapped_before;
                 self.stats.unmapped_read_pages += unmapped;
                 // At most `request.pages`, a u32.
-                #[allow(clippy::cast_possible_truncation)]
                 let unmapped = unmapped as u32;
                 self.requests.get_mut(slot).unmapped_pages = unmapped;
                 self.release(job);
@@ -1429,7 +1418,6 @@ impl Engine {
         let due_ns = if edf { self.due_ns(job) } else { u64::MAX };
         if job != NO_JOB {
             // The creator's hold keeps the job open while its operations start.
-            #[allow(clippy::cast_possible_truncation)]
             let ops = ftl.recorded().len() as u32;
             self.jobs.get_mut(job).open_ops += ops;
         }
@@ -1481,7 +1469,6 @@ impl Engine {
             (op.unit.0, 0)
         } else {
             // Planes per die fit in u16 whenever multi-plane batching matters.
-            #[allow(clippy::cast_possible_truncation)]
             let plane = (op.unit.0 / dies) as u16;
             (op.unit.0 % dies, plane)
         };

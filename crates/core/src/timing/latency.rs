@@ -56,9 +56,7 @@ impl Default for LatencyCounts {
 fn bin(value: u64) -> usize {
     let bucket = 63 - HALF_BUCKET_SHIFT - (value | FIRST_BUCKET_MASK).leading_zeros();
     // Below 2^43 bins: the value shifted down to 11 bits plus 1,024 per bucket.
-    #[allow(clippy::cast_possible_truncation)]
-    let bin = ((bucket << HALF_BUCKET_SHIFT) as u64 + (value >> bucket)) as usize;
-    bin
+    ((bucket << HALF_BUCKET_SHIFT) as u64 + (value >> bucket)) as usize
 }
 
 /// The lowest value of bin `bin`.

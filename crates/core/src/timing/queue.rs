@@ -25,7 +25,6 @@ impl Event {
 
     fn from_key(key: u128) -> Self {
         // The halves of the key are the two u64 it was built from.
-        #[allow(clippy::cast_possible_truncation)]
         let (time_ns, payload) = ((key >> 64) as u64, key as u64);
         Self { time_ns, payload }
     }

@@ -7,6 +7,7 @@ use crate::host::Op;
 use crate::metrics::Counters;
 use crate::timing::latency::LatencyCounts;
 use hdrhistogram::Histogram;
+use nandlab_convert::f64_of;
 use serde::Serialize;
 
 /// Summary of one latency distribution, in microseconds.
@@ -23,8 +24,7 @@ pub struct LatencySummary {
 impl LatencySummary {
     /// Summarizes a histogram of latencies in nanoseconds; `None` when empty.
     pub fn from_histogram(histogram: &Histogram<u64>) -> Option<Self> {
-        #[allow(clippy::cast_precision_loss)]
-        let us = |ns: u64| ns as f64 / 1e3;
+        let us = |ns: u64| f64_of(ns) / 1e3;
         (!histogram.is_empty()).then(|| Self {
             count: histogram.len(),
             mean_us: histogram.mean() / 1e3,
@@ -191,16 +191,14 @@ struct JobStats {
 impl JobStats {
     /// Seconds from the first arrival to the last completion (0 before any).
     fn active_s(&self) -> f64 {
-        #[allow(clippy::cast_precision_loss)]
-        let active_ns = self.last_done_ns.saturating_sub(self.first_arrival_ns) as f64;
+        let active_ns = f64_of(self.last_done_ns.saturating_sub(self.first_arrival_ns));
         active_ns / 1e9
     }
 }
 
 /// `count` per second over `seconds`; 0 over no time.
 fn rate(count: u64, seconds: f64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let count = count as f64;
+    let count = f64_of(count);
     if seconds > 0.0 {
         count / seconds
     } else {
@@ -374,30 +372,23 @@ impl Stats {
     /// The report; `device` is what the layer did over the run, of which
     /// each job's shares are taken.
     pub fn report(mut self, dies: u32, device: FlashCost) -> TimedReport {
-        #[allow(clippy::cast_precision_loss)]
-        let seconds = self.last_completion_ns as f64 / 1e9;
+        let seconds = f64_of(self.last_completion_ns) / 1e9;
         let per_second = |count: u64| rate(count, seconds);
         let megabytes_per_second = |pages: u64| per_second(pages * self.page_size) / 1e6;
-        #[allow(clippy::cast_precision_loss)]
-        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
-        #[allow(clippy::cast_precision_loss)]
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { f64_of(part) / f64_of(whole) };
         let drained_ns = self.last_completion_ns.max(self.last_busy_ns);
-        #[allow(clippy::cast_precision_loss)]
         let die_utilization =
-            if drained_ns == 0 { 0.0 } else { self.die_busy_ns as f64 / (f64::from(dies) * drained_ns as f64) };
-        #[allow(clippy::cast_precision_loss)]
+            if drained_ns == 0 { 0.0 } else { f64_of(self.die_busy_ns) / (f64::from(dies) * f64_of(drained_ns)) };
         let gc_die_time_share =
-            if self.die_busy_ns == 0 { 0.0 } else { self.gc_die_busy_ns as f64 / self.die_busy_ns as f64 };
+            if self.die_busy_ns == 0 { 0.0 } else { f64_of(self.gc_die_busy_ns) / f64_of(self.die_busy_ns) };
         self.series.close(self.last_completion_ns);
-        #[allow(clippy::cast_precision_loss)]
         let deadlines = (self.deadlines.requests > 0).then(|| DeadlineReport {
-            worst_lateness_ms: self.worst_lateness_ns as f64 / 1e6,
+            worst_lateness_ms: f64_of(self.worst_lateness_ns) / 1e6,
             ..self.deadlines.clone()
         });
         TimedReport {
             simulated_s: seconds,
-            #[allow(clippy::cast_precision_loss)]
-            drained_s: drained_ns as f64 / 1e9,
+            drained_s: f64_of(drained_ns) / 1e9,
             requests: self.completed,
             iops: per_second(self.completed),
             read_mb_s: megabytes_per_second(self.pages_read),
@@ -516,14 +507,13 @@ impl Series {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn point(start_ns: u64, length_ns: u64, bin: Bin) -> ThroughputPoint {
-    let seconds = length_ns as f64 / 1e9;
+    let seconds = f64_of(length_ns) / 1e9;
     ThroughputPoint {
-        time_s: (start_ns + length_ns) as f64 / 1e9,
-        iops: bin.requests as f64 / seconds,
-        read_mb_s: bin.read_bytes as f64 / 1e6 / seconds,
-        write_mb_s: bin.write_bytes as f64 / 1e6 / seconds,
+        time_s: f64_of(start_ns + length_ns) / 1e9,
+        iops: f64_of(bin.requests) / seconds,
+        read_mb_s: f64_of(bin.read_bytes) / 1e6 / seconds,
+        write_mb_s: f64_of(bin.write_bytes) / 1e6 / seconds,
     }
 }
 
@@ -548,8 +538,7 @@ mod tests {
             start_s = point.time_s;
         }
         assert!((requests - 1_000.0).abs() < 1e-3, "every completion is in the series: {requests}");
-        #[allow(clippy::cast_precision_loss)]
-        let end_s = end as f64 / 1e9;
+        let end_s = f64_of(end) / 1e9;
         assert!((start_s - end_s).abs() < 1e-6, "the series ends at the last completion");
     }
 }

@@ -8,6 +8,7 @@ use crate::host::pblk::{Pblk, PblkConfig};
 use crate::host::{submit, Op, Request};
 use crate::units::{Lpn, SimNs, StreamId};
 use crate::Config;
+use nandlab_convert::f64_of;
 
 /// Open-loop backlogs waiting in the request source.
 mod backlog;
@@ -71,8 +72,7 @@ fn one_outstanding_read<T: TranslationLayer>(config: &Config, geometry: &Geometr
     let reads = (0..64).map(|page| at(0, Op::Read, page, 1)).collect();
     let report = run(config, geometry, layer, &mut script(reads), 64);
     let transfer_ns = (4096 * 1_000_000_000u64).div_ceil(400_000_000);
-    #[allow(clippy::cast_precision_loss)]
-    let expected_us = (config.timing.read_ns + transfer_ns) as f64 / 1e3;
+    let expected_us = f64_of(config.timing.read_ns + transfer_ns) / 1e3;
     let read = report.latency.read.expect("reads completed");
     assert_eq!(read.count, 64);
     assert!(within(read.p50_us, expected_us, 0.001), "p50 {} us, expected {expected_us} us", read.p50_us);
@@ -121,11 +121,9 @@ fn sequential_config(channel_bytes_per_s: u64, overrides: &[&str]) -> (Config, G
 /// min(channels x bus rate, dies (or planes) x page size / t_program), MB/s.
 fn write_bound_mb_s(config: &Config, geometry: &Geometry, channel_bytes_per_s: u64) -> f64 {
     let page = f64::from(geometry.page_size);
-    #[allow(clippy::cast_precision_loss)]
     let parallel = if config.timing.multi_plane { geometry.units() } else { geometry.dies() };
     let dies_bound = f64::from(parallel) * page / (config.timing.program_ns as f64 / 1e9);
-    #[allow(clippy::cast_precision_loss)]
-    let channels_bound = f64::from(geometry.channels) * channel_bytes_per_s as f64;
+    let channels_bound = f64::from(geometry.channels) * f64_of(channel_bytes_per_s);
     dies_bound.min(channels_bound) / 1e6
 }
 
@@ -138,8 +136,7 @@ fn open_channel_flash_mb_s(channel_bytes_per_s: u64) -> (f64, f64) {
     let writes = (0..1000).map(|i| at(0, Op::Write, i * 8, 8)).collect();
     let report = run(&config, &geometry, &mut layer, &mut script(writes), 1000);
     assert_eq!(layer.stats().gc_lines, 0, "the device must not need GC");
-    #[allow(clippy::cast_precision_loss)]
-    let programmed = layer.counters().flash_pages_programmed as f64 * f64::from(geometry.page_size);
+    let programmed = f64_of(layer.counters().flash_pages_programmed) * f64::from(geometry.page_size);
     (programmed / report.drained_s / 1e6, write_bound_mb_s(&config, &geometry, channel_bytes_per_s))
 }
 
@@ -175,8 +172,7 @@ fn timing_a_flush_waits_for_the_buffered_writes_before_it() {
     let write = report.latency.write.expect("writes");
     let flush = report.latency.flush.expect("flush");
     // 128 pages on 4 dies: at least 32 programs in a row on one die.
-    #[allow(clippy::cast_precision_loss)]
-    let programs_us = 32.0 * config.timing.program_ns as f64 / 1e3;
+    let programs_us = 32.0 * f64_of(config.timing.program_ns) / 1e3;
     assert!(write.max_us < programs_us, "buffered writes are acknowledged early: {} us", write.max_us);
     assert!(flush.max_us >= programs_us, "the flush waits for the programs: {} us < {programs_us} us", flush.max_us);
     // Latencies are kept to three significant digits.
@@ -211,10 +207,8 @@ fn timing_read_behind_an_erase_on_its_die_waits_for_it() {
     let (alone_us, timing) = read_latency_us(false);
     let (behind_us, _) = read_latency_us(true);
     let transfer_ns = timing.page_transfer_ns(4096);
-    #[allow(clippy::cast_precision_loss)]
-    let alone_expected = (timing.read_ns + transfer_ns) as f64 / 1e3;
-    #[allow(clippy::cast_precision_loss)]
-    let behind_expected = (timing.erase_ns - 1_000 + timing.read_ns + transfer_ns) as f64 / 1e3;
+    let alone_expected = f64_of(timing.read_ns + transfer_ns) / 1e3;
+    let behind_expected = f64_of(timing.erase_ns - 1_000 + timing.read_ns + transfer_ns) / 1e3;
     assert!(within(alone_us, alone_expected, 0.001), "alone {alone_us} us, expected {alone_expected} us");
     assert!(within(behind_us, behind_expected, 0.001), "behind {behind_us} us, expected {behind_expected} us");
 }
@@ -573,7 +567,6 @@ fn early_reads_against_event_by_event(overrides: &[&str], requests: u64) -> (Tim
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     for _ in 0..3 * logical {
         state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        #[allow(clippy::cast_possible_truncation)]
         let lpn = ((state >> 33) % logical) as u32;
         aged.write(Lpn(lpn), StreamId(0)).expect("ageing write");
     }

@@ -4,6 +4,7 @@
 //! times it gives.
 
 use crate::units::SimNs;
+use nandlab_convert::{f64_of, saturating};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -29,8 +30,7 @@ pub struct Arrivals {
 impl Arrivals {
     /// `iops` = None: every request arrives at time 0 (closed loop).
     pub fn new(iops: Option<u64>, priority_fraction: f64, seed: u64) -> Self {
-        #[allow(clippy::cast_precision_loss)]
-        let gap = iops.and_then(|rate| Exp::new(rate as f64 / 1e9).ok());
+        let gap = iops.and_then(|rate| Exp::new(f64_of(rate) / 1e9).ok());
         let draws = gap.is_some() || priority_fraction > 0.0;
         Self {
             gap,
@@ -48,8 +48,7 @@ impl Arrivals {
     #[must_use]
     pub fn with_priority_bursts(mut self, len: u32, gap_ns: u64) -> Self {
         self.burst_len = len.max(1);
-        #[allow(clippy::cast_precision_loss)]
-        let gap = gap_ns as f64;
+        let gap = f64_of(gap_ns);
         self.burst_gap_ns = gap;
         self
     }
@@ -67,8 +66,7 @@ impl Arrivals {
         if self.burst_left > 0 {
             self.burst_left -= 1;
             self.now_ns += self.burst_gap_ns;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            return (SimNs(self.now_ns as u64), true);
+            return (SimNs(saturating::<u64>(self.now_ns)), true);
         }
         if let Some(gap) = &self.gap {
             self.now_ns += gap.sample(&mut self.rng);
@@ -77,7 +75,6 @@ impl Arrivals {
         if priority {
             self.burst_left = self.burst_len - 1;
         }
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        (SimNs(self.now_ns as u64), priority)
+        (SimNs(saturating::<u64>(self.now_ns)), priority)
     }
 }

@@ -15,6 +15,7 @@ use crate::metrics::Counters;
 use crate::units::SimNs;
 use crate::workload::Arrivals;
 use crate::workload::{EventSource, SourceError, Synthetic, WorkloadConfig};
+use nandlab_convert::{f64_of, saturating};
 use serde::{Deserialize, Serialize};
 
 /// Most jobs one run may have (job indices are `u16`).
@@ -118,15 +119,12 @@ impl JobConfig {
 
     /// The first logical page of the job's range.
     fn first_page(&self, geometry: &Geometry) -> u32 {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let first = (self.range_start * f64::from(geometry.logical_pages)).floor() as u32;
-        first
+        saturating::<u32>((self.range_start * f64::from(geometry.logical_pages)).floor())
     }
 
     /// The device as the job sees it: its range as the whole logical space.
     fn range_geometry(&self, geometry: &Geometry) -> Result<Geometry, String> {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let end = (self.range_end * f64::from(geometry.logical_pages)).floor() as u32;
+        let end = saturating::<u32>((self.range_end * f64::from(geometry.logical_pages)).floor());
         let pages = end.saturating_sub(self.first_page(geometry));
         if pages == 0 {
             return Err("the range holds no whole page".to_owned());
@@ -155,12 +153,10 @@ impl JobConfig {
     pub fn offered_iops(&self) -> Option<f64> {
         let rate = self.rate_iops?;
         if self.burst_len <= 1 {
-            #[allow(clippy::cast_precision_loss)]
-            return Some(rate as f64);
+            return Some(f64_of(rate));
         }
         let bursts_per_s = rate / u64::from(self.burst_len);
-        #[allow(clippy::cast_precision_loss)]
-        let cycle_s = 1.0 / bursts_per_s as f64 + f64::from(self.burst_len - 1) * self.burst_gap_us as f64 / 1e6;
+        let cycle_s = 1.0 / f64_of(bursts_per_s) + f64::from(self.burst_len - 1) * f64_of(self.burst_gap_us) / 1e6;
         Some(f64::from(self.burst_len) / cycle_s)
     }
 
@@ -271,13 +267,11 @@ impl Running {
             Some(arrivals) => {
                 let (time, _) = arrivals.next();
                 self.time = time;
-                #[allow(clippy::cast_precision_loss)]
-                let due = time.0 as f64;
+                let due = f64_of(time.0);
                 self.due = due;
             }
             None => {
-                #[allow(clippy::cast_precision_loss)]
-                let due = self.issued as f64 / f64::from(self.queue_depth);
+                let due = f64_of(self.issued) / f64::from(self.queue_depth);
                 self.due = due;
             }
         }
@@ -384,8 +378,7 @@ impl JobTally {
     pub fn finish(mut self) -> Vec<JobReport> {
         let programmed: u64 = self.jobs.iter().map(|job| job.flash_pages_programmed).sum();
         let copies: u64 = self.jobs.iter().map(|job| job.gc_page_copies).sum();
-        #[allow(clippy::cast_precision_loss)]
-        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { f64_of(part) / f64_of(whole) };
         for job in &mut self.jobs {
             job.flash_write_share = share(job.flash_pages_programmed, programmed);
             job.gc_share = share(job.gc_page_copies, copies);

@@ -21,6 +21,7 @@ use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
 use crate::units::{Lpn, SimNs, StreamId};
 use crate::workload::source::{EventSource, SourceError};
+use nandlab_convert::{f64_of, saturating};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -481,16 +482,13 @@ pub fn random_task_set(spec: &TaskSetSpec, seed: u64) -> Result<Vec<PeriodicTask
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let shares: Vec<f64> = (0..spec.tasks).map(|_| shares_dist.sample(&mut rng)).collect();
     let total: f64 = shares.iter().sum();
-    #[allow(clippy::cast_precision_loss)]
-    let storage = spec.storage_pages as f64;
+    let storage = f64_of(spec.storage_pages);
     let tasks = shares
         .iter()
         .map(|share| {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let write_pages = (pages_dist.sample(&mut rng).round().max(1.0) as u32).max(1);
+            let write_pages = saturating::<u32>(pages_dist.sample(&mut rng).round().max(1.0)).max(1);
             let pages = storage * share / total;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let lifetime_periods = ((pages / f64::from(write_pages)).floor() as u32).saturating_sub(1);
+            let lifetime_periods = saturating::<u32>((pages / f64::from(write_pages)).floor()).saturating_sub(1);
             // Periods vary by a factor of up to 4 so tasks differ in hotness.
             let write_period = SimNs(spec.write_period.0 * rng.random_range(1..=4));
             PeriodicTask { read_pages: 0, read_period: SimNs(0), write_pages, write_period, lifetime_periods }

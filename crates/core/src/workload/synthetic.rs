@@ -6,6 +6,7 @@ use crate::device::Geometry;
 use crate::error::ConfigError;
 use crate::host::{Op, Request};
 use crate::units::{Lpn, StreamId};
+use nandlab_convert::saturating;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -186,10 +187,7 @@ impl WorkloadConfig {
             return bytes.div_ceil(request_bytes);
         }
         let device_writes = self.device_writes.unwrap_or(DEFAULT_DEVICE_WRITES);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let requests =
-            (device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil() as u64;
-        requests
+        saturating::<u64>((device_writes * f64::from(geometry.logical_pages) / f64::from(self.request_pages)).ceil())
     }
 }
 
@@ -367,8 +365,8 @@ const SCATTER_PRIME: u64 = 4_294_967_311;
 impl Synthetic {
     pub fn new(config: &WorkloadConfig, geometry: &Geometry, seed: u64) -> Self {
         let slots = geometry.logical_pages / config.request_pages;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let hot_slots = ((f64::from(slots) * config.hot_space_fraction).round() as u32).clamp(1, slots.max(2) - 1);
+        let hot_slots =
+            saturating::<u32>((f64::from(slots) * config.hot_space_fraction).round()).clamp(1, slots.max(2) - 1);
         let zipf = (config.distribution == AddressDistribution::Zipf)
             .then(|| Zipf::new(f64::from(slots), config.zipf_theta).ok())
             .flatten();
@@ -438,9 +436,7 @@ impl Synthetic {
             };
         }
         let rank = self.zipf.as_ref().map_or(1.0, |zipf| zipf.sample(&mut self.rng));
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let rank = rank as u64 - 1;
-        #[allow(clippy::cast_possible_truncation)]
+        let rank = saturating::<u64>(rank) - 1;
         let slot = ((rank * SCATTER_PRIME) % u64::from(self.slots)) as u32;
         (slot, false)
     }

@@ -12,9 +12,10 @@ use super::discard::{
     counted, device_mode_name, mount_option, over_same_capture, policy_name, ratio, DEVICE_MODES, DEVICE_STATES, FEMU,
     PAPER_DELAY_MS, PAPER_FIGURE_3A_RATIOS, POLICIES,
 };
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Error, Result};
-use crate::registry::ExperimentArgs;
 use crate::shared::{capture_cached, config_from, fsload, CaptureSpec, Spread};
+use nandlab_convert::f64_of;
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_report::{Axis, BarChart, BarReference, BarSeries, Comparison, OutputDir, Summary, Verdict};
@@ -192,7 +193,6 @@ fn over_delay_d(rows: &[ProportionRow], (size, state, mode): Cell<'_>, policy: D
 }
 
 /// GC copies of one cell and policy, median [range] over the captures.
-#[allow(clippy::cast_precision_loss)]
 fn copies(rows: &[ProportionRow], (size, state, mode): Cell<'_>, policy: DiscardPolicy) -> Option<Spread> {
     Spread::of(
         rows.iter()
@@ -202,7 +202,7 @@ fn copies(rows: &[ProportionRow], (size, state, mode): Cell<'_>, policy: Discard
                     && r.device_discard == device_mode_name(mode)
                     && r.policy == policy_name(policy)
             })
-            .map(|r| r.gc_page_copies as f64)
+            .map(|r| f64_of(r.gc_page_copies))
             .collect(),
     )
 }

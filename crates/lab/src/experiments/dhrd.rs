@@ -8,8 +8,8 @@
 //! start (fast initialization, Section 3.3). The FUSE and fio numbers of
 //! docs/dhrd.md come from `frontends/fuse/bench/` instead.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Result};
-use crate::registry::ExperimentArgs;
 use nandlab_dhrd::bench::{
     self, micros, millis, BenchTarget, FileTarget, WorkloadResult, WorkloadSpec, PAPER_WORKLOADS,
 };

@@ -7,12 +7,13 @@
 //! * `informed-cleaning`: Postmark replayed with and without the file
 //!   system's free-block information (Rajimwale et al., slides 21-24).
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
 use crate::Report as ReplayReport;
 use crate::Watch;
+use nandlab_convert::f64_of;
 use nandlab_core::ftl::DiscardHandling;
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::timing::{Arrival, TimedReport};
@@ -326,9 +327,8 @@ fn spread_of(
     )
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn gc_copies(row: &PolicyRow) -> f64 {
-    row.gc_page_copies as f64
+    f64_of(row.gc_page_copies)
 }
 
 /// The Figure 3a chart of one device DISCARD mode on the aged device.
@@ -388,13 +388,12 @@ fn copies_over_delay_d(
 /// Per capture, GC copies over Delay-D's on the same capture, both given
 /// as (capture, copies), as median [range]; a capture whose Delay-D copied
 /// nothing has no ratio (`None` when none has one).
-#[allow(clippy::cast_precision_loss)]
 pub(super) fn over_same_capture(copies: &[(usize, u64)], delay_d: &[(usize, u64)]) -> Option<Spread> {
     let ratios = copies
         .iter()
         .filter_map(|&(capture, copies)| {
             let &(_, delay_d) = delay_d.iter().find(|&&(other, delay_d)| other == capture && delay_d > 0)?;
-            Some(copies as f64 / delay_d as f64)
+            Some(f64_of(copies) / f64_of(delay_d))
         })
         .collect();
     Spread::of(ratios)
@@ -408,7 +407,6 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
     for mode in DEVICE_MODES {
         dir.write_bar_chart(&figure3a_file(mode), &figure3a_chart(rows, &groups, mode))?;
     }
-    #[allow(clippy::cast_precision_loss)]
     let exact_only: [BarSpec; 3] = [
         (
             "figure3b_run_time.svg".to_owned(),
@@ -428,7 +426,7 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
             // Log: Delay-D's counts lie one to two decades below the paper's
             // and Enabled's, which a linear axis flattens to nothing.
             Axis::new("DISCARD commands").log(),
-            |r| r.discard_issued as f64,
+            |r| f64_of(r.discard_issued),
         ),
     ];
     for (state, mode, (file, title, axis, pick)) in
@@ -453,19 +451,17 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
         Axis::new("GC page copies"),
     );
     for scenario in &SCENARIOS {
-        #[allow(clippy::cast_precision_loss)]
         let medians = DELAY_SWEEP_MS
             .iter()
             .filter_map(|&delay| {
                 let copies = sweep_values(sweep, scenario.name, delay, |r| r.gc_page_copies);
-                Spread::of(copies).map(|spread| (delay as f64, spread.median))
+                Spread::of(copies).map(|spread| (f64_of(delay), spread.median))
             })
             .collect();
-        #[allow(clippy::cast_precision_loss)]
         let every = sweep
             .iter()
             .filter(|r| r.scenario == scenario.name)
-            .map(|r| (r.delay_ms as f64, r.gc_page_copies as f64))
+            .map(|r| (f64_of(r.delay_ms), f64_of(r.gc_page_copies)))
             .collect();
         sweep_chart.push(Series::new(scenario.name, Mark::LinePoints, medians));
         sweep_chart.push(Series::new(&format!("{} captures", scenario.name), Mark::Points, every));
@@ -475,9 +471,8 @@ fn write_delay_d(out: &Path, rows: &[PolicyRow], sweep: &[SweepRow], setup: &Del
     Ok(())
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn sweep_values(sweep: &[SweepRow], scenario: &str, delay: u64, pick: fn(&SweepRow) -> u64) -> Vec<f64> {
-    sweep.iter().filter(|r| r.scenario == scenario && r.delay_ms == delay).map(|r| pick(r) as f64).collect()
+    sweep.iter().filter(|r| r.scenario == scenario && r.delay_ms == delay).map(|r| f64_of(pick(r))).collect()
 }
 
 /// Table 2: DISCARD commands issued by Enabled and Delay-D, batch-erase then single-erase (10,000 images).
@@ -528,7 +523,7 @@ fn ratio_of(numerator: Option<Spread>, denominator: Option<Spread>) -> String {
     }
 }
 
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)]
 fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'_>) -> Summary {
     let exact = DiscardHandling::Exact;
     // GC copies compare on the aged device (the fresh one has next to none);
@@ -536,8 +531,8 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
     let spread =
         |scenario: &str, policy, pick: fn(&PolicyRow) -> f64| spread_of(rows, (scenario, "fresh"), exact, policy, pick);
     let aged = |scenario: &str, policy| spread_of(rows, (scenario, "aged"), exact, policy, gc_copies);
-    let issued = |r: &PolicyRow| r.discard_issued as f64;
-    let merged = |r: &PolicyRow| r.discard_merged as f64;
+    let issued = |r: &PolicyRow| f64_of(r.discard_issued);
+    let merged = |r: &PolicyRow| f64_of(r.discard_merged);
     let show = |value: Option<Spread>| value.map_or_else(|| "-".to_owned(), |spread| spread.show(0));
     let modes_line = |setting: Setting<'_>| -> String {
         DEVICE_MODES
@@ -653,10 +648,10 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
             paper: "sorted issue helps the cached mapping table (Section 3.2, no number)".to_owned(),
             measured: format!(
                 "Enabled {}, Delay-D {}",
-                show(spread("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64)),
-                show(spread("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64)),
+                show(spread("single-erase", DiscardPolicy::Online, |r| f64_of(r.map_cache_misses))),
+                show(spread("single-erase", DiscardPolicy::DelayD, |r| f64_of(r.map_cache_misses))),
             ),
-            verdict: Verdict::holds(over(spread("single-erase", DiscardPolicy::DelayD, |r| r.map_cache_misses as f64), spread("single-erase", DiscardPolicy::Online, |r| r.map_cache_misses as f64)).is_some_and(|ratio| ratio < 1.0)),
+            verdict: Verdict::holds(over(spread("single-erase", DiscardPolicy::DelayD, |r| f64_of(r.map_cache_misses)), spread("single-erase", DiscardPolicy::Online, |r| f64_of(r.map_cache_misses))).is_some_and(|ratio| ratio < 1.0)),
             note: "The one mapping-cache model (ftl.discard = dftl, ftl.map_cache_fraction): every mapping use — \
                    the writes' and the DISCARDs' — goes through the cache; a miss reads the translation page on \
                    its die before the update, and the DISCARD waits for it."
@@ -695,16 +690,16 @@ fn delay_d_summary(rows: &[PolicyRow], sweep: &[SweepRow], setup: &DelayDSetup<'
                 setting.1.to_owned(),
                 device_mode_name(mode).to_owned(),
                 policy_name(policy).to_owned(),
-                cell(|r| r.discard_received as f64, 0),
-                cell(|r| r.discard_issued as f64, 0),
-                cell(|r| r.discard_merged as f64, 0),
-                cell(|r| r.discard_cancelled as f64, 0),
+                cell(|r| f64_of(r.discard_received), 0),
+                cell(|r| f64_of(r.discard_issued), 0),
+                cell(|r| f64_of(r.discard_merged), 0),
+                cell(|r| f64_of(r.discard_cancelled), 0),
                 cell(gc_copies, 0),
-                cell(|r| r.translation_pages_written as f64, 0),
+                cell(|r| f64_of(r.translation_pages_written), 0),
                 cell(|r| r.waf, 3),
                 timed(|r| r.nvme_run_s, 2),
                 timed(|r| r.sata_run_s, 2),
-                timed(|r| r.map_cache_misses as f64, 0),
+                timed(|r| f64_of(r.map_cache_misses), 0),
             ]
         })
         .collect();
@@ -872,8 +867,7 @@ pub fn informed_cleaning(args: &ExperimentArgs) -> Result<()> {
         let moved = |report: &ReplayReport| report.measured.counters.gc_page_copies;
         let mean = |timed: &TimedReport| timed.latency.all.as_ref().map_or(0.0, |all| all.mean_us);
         let passes = |report: &ReplayReport| report.precondition.as_ref().and_then(|aging| aging.passes).unwrap_or(0);
-        #[allow(clippy::cast_precision_loss)]
-        let moved_ratio = if moved(&without) == 0 { 0.0 } else { moved(&with) as f64 / moved(&without) as f64 };
+        let moved_ratio = if moved(&without) == 0 { 0.0 } else { f64_of(moved(&with)) / f64_of(moved(&without)) };
         rows.push(CleaningRow {
             transactions,
             repeat,
@@ -897,7 +891,7 @@ fn cleaning_spread(rows: &[CleaningRow], transactions: u32, pick: fn(&CleaningRo
     Spread::of(rows.iter().filter(|r| r.transactions == transactions).map(pick).collect())
 }
 
-#[allow(clippy::cast_precision_loss, clippy::too_many_lines)]
+#[allow(clippy::too_many_lines)]
 fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats: usize) -> Result<()> {
     let dir = OutputDir::create(out)?;
     dir.write_csv("informed_cleaning.csv", rows)?;
@@ -910,8 +904,8 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
     let every = |pick: fn(&CleaningRow) -> f64| -> Vec<(f64, f64)> {
         rows.iter().map(|r| (f64::from(r.transactions) / 1000.0, pick(r) / 1000.0)).collect()
     };
-    let without = |r: &CleaningRow| r.pages_moved_without_free_info as f64;
-    let with = |r: &CleaningRow| r.pages_moved_with_free_info as f64;
+    let without = |r: &CleaningRow| f64_of(r.pages_moved_without_free_info);
+    let with = |r: &CleaningRow| f64_of(r.pages_moved_with_free_info);
     let chart = Chart::new(
         "Informed cleaning (slide 24): median line, every capture a point",
         Axis::new("Postmark transactions").unit("thousands"),
@@ -940,7 +934,7 @@ fn write_informed_cleaning(out: &Path, rows: &[CleaningRow], seed: u64, repeats:
         .map(|&t| {
             vec![
                 t.to_string(),
-                cell(t, |r| r.host_pages_written as f64, 0),
+                cell(t, |r| f64_of(r.host_pages_written), 0),
                 cell(t, without, 0),
                 cell(t, with, 0),
                 cell(t, |r| r.moved_ratio, 2),

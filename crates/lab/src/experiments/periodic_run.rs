@@ -14,9 +14,11 @@
 //! 4 ns) rather than charged twice.
 
 use crate::error::{Context as _, Error, Result};
-use nandlab_admission::policy::{AdmissionContext, AdmissionReport, Policy, StorageCheck};
+use nandlab_admission::incremental::AdmissionReport;
+use nandlab_admission::policy::{AdmissionContext, Policy, StorageCheck};
 use nandlab_admission::storage::StoragePlan;
 use nandlab_admission::{DeviceParams, Task};
+use nandlab_convert::{f64_of, saturating};
 use nandlab_core::config::{Config, ConfigBuilder};
 use nandlab_core::device::wear::{WearLeveling, WearModel};
 use nandlab_core::device::{DeviceConfig, Geometry};
@@ -77,9 +79,7 @@ pub fn lifetimes(tasks: &[PeriodicTask]) -> Vec<SimNs> {
 
 /// Logical pages a page-mapped FTL exposes at device utilization λ.
 pub fn mapped_pages(device: &DeviceParams, utilization: f64) -> u64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let pages = (device.pages() as f64 * utilization).floor() as u64;
-    pages
+    saturating::<u64>((f64_of(device.pages()) * utilization).floor())
 }
 
 pub fn region_pages(tasks: &[PeriodicTask]) -> u64 {
@@ -237,16 +237,13 @@ pub fn timed_run(config: &Config, layer: Layer, tasks: Vec<PeriodicTask>, plan: 
     let mut simulation = Simulation::with_layer(config, layer)?;
     let geometry = *simulation.geometry();
     // At most `logical_pages`, a u32, since the share is at most 1.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let spanned = (f64::from(geometry.logical_pages) * footprint).floor() as u32;
+    let spanned = saturating::<u32>((f64::from(geometry.logical_pages) * footprint).floor());
     let live = u32::try_from(region_pages(&tasks)).unwrap_or(u32::MAX);
     let workload = PeriodicWorkload::new(tasks, spanned.max(live), reads_from, layout, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
     let outcome = simulation.replay_timed(&mut source, &mut |_| {}).cloned();
-    #[allow(clippy::cast_precision_loss)]
-    let failed_at_s = source.last_release().0 as f64 / 1e9;
+    let failed_at_s = f64_of(source.last_release().0) / 1e9;
     let report = outcome.with_context(|| format!("the run stopped at t = {failed_at_s:.1} s"))?;
-    #[allow(clippy::cast_precision_loss)]
     let page_mb = f64::from(geometry.page_size) / 1e6;
     let mut start_s = 0.0;
     let bins = report
@@ -358,8 +355,7 @@ pub fn simulate_admitted(
     };
     let task_streams = name == "telomere";
     // Within SIMULATE_S_MAX, so the conversion is exact enough and in range.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let until = SimNs((seconds * 1e9) as u64);
+    let until = SimNs(saturating::<u64>(seconds * 1e9));
     let (deadlines, counters, released) = if timed {
         let plan = RunPlan { reads_from: SimNs(0), until, task_streams, layout: Layout::Ring, footprint: 1.0 };
         let run = timed_run(&config, layer, periodic, plan)?;
@@ -372,8 +368,7 @@ pub fn simulate_admitted(
         .iter()
         .zip(&released)
         .map(|(task, pages)| {
-            #[allow(clippy::cast_precision_loss)]
-            let per_s = |count: u64| count as f64 / seconds;
+            let per_s = |count: u64| f64_of(count) / seconds;
             TaskThroughput {
                 task: task.name.clone(),
                 write_pages_per_s: per_s(pages.written),

@@ -2,8 +2,8 @@
 //! The sweeps live in `nandlab_admission::sweep`; this file picks the points,
 //! shows progress and writes CSV, SVG and summary.md through `nandlab-report`.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Error, Result};
-use crate::registry::ExperimentArgs;
 use indicatif::{ProgressBar, ProgressStyle};
 use nandlab_admission::generator::generate;
 use nandlab_admission::policy::check_throughput;
@@ -13,6 +13,7 @@ use nandlab_admission::sweep::{max_schedulable, Failure, Limits, SweepConfig};
 use nandlab_admission::throughput::GcRounding;
 use nandlab_admission::DeviceParams;
 use nandlab_admission::TaskSet;
+use nandlab_convert::f64_of;
 use nandlab_report::{
     Axis, BarChart, BarReference, BarSeries, Chart, Comparison, Mark, OutputDir, Reference, Series, Summary, Verdict,
 };
@@ -261,10 +262,8 @@ pub fn figure_7(args: &ExperimentArgs) -> Result<()> {
         title: "Telomere Figure 7: storage and throughput vs granularity",
         chart_title: "Telomere Fig. 7: granularity (500 tasks, λ = 0.90)",
         x: Axis::new("granularity g").unit("pages").log(),
-        #[allow(clippy::cast_precision_loss)]
-        x_of: |row| row.granularity as f64,
-        #[allow(clippy::cast_precision_loss)]
-        paper_x: GRANULARITY_DEFAULT as f64,
+        x_of: |row| f64_of(row.granularity),
+        paper_x: f64_of(GRANULARITY_DEFAULT),
         first_column: "granularity",
     };
     telomere_figure(args, figure, &points, |rows| {
@@ -322,10 +321,8 @@ pub fn figure_8(args: &ExperimentArgs) -> Result<()> {
         title: "Telomere Figure 8: storage and throughput vs number of tasks",
         chart_title: "Telomere Fig. 8: number of tasks (g = 64, λ = 0.90)",
         x: Axis::new("tasks per task set"),
-        #[allow(clippy::cast_precision_loss)]
-        x_of: |row| row.tasks as f64,
-        #[allow(clippy::cast_precision_loss)]
-        paper_x: TASKS_DEFAULT as f64,
+        x_of: |row| f64_of(row.tasks),
+        paper_x: f64_of(TASKS_DEFAULT),
         first_column: "task set",
     };
     telomere_figure(args, figure, &points, |_| {

@@ -13,9 +13,11 @@ use crate::experiments::periodic_run::{
     RunPlan, ThroughputBin,
 };
 use crate::shared::Spread;
-use nandlab_admission::policy::{admit_in_order, check, AdmissionContext, AdmissionReport, Policy, StorageCheck};
+use nandlab_admission::incremental::{admit_in_order, AdmissionReport};
+use nandlab_admission::policy::{check, AdmissionContext, Policy, StorageCheck};
 use nandlab_admission::storage::{Placement, StoragePlan};
 use nandlab_admission::{DeviceParams, Task, TaskSet};
+use nandlab_convert::{f64_of, saturating};
 use nandlab_core::config::Config;
 use nandlab_core::device::wear::{WearDistribution, WearLeveling, WearModel, DEAD_SHARE_END};
 use nandlab_core::ftl::{FreeBlockOrder, FtlConfig, GcCopies};
@@ -269,7 +271,7 @@ fn admitted_rate(run: &MethodRun, tasks: &[Task]) -> f64 {
 
 /// `nandlab reproduce telomere-table3`: every method on `--samples` seeds
 /// (3 by default) from `--seed`.
-pub fn table_3(args: &crate::registry::ExperimentArgs) -> Result<()> {
+pub fn table_3(args: &crate::args::ExperimentArgs) -> Result<()> {
     let (layout, footprint) = table_3_settings(&args.set)?;
     let device = cosmos_board()?;
     let tasks = TaskSet::parse(TABLE_3, Path::new(TABLE_3_PATH))?.tasks;
@@ -432,9 +434,7 @@ fn admission_scan(board: &DeviceParams, tasks: &[Task]) -> Result<Vec<Vec<String
 fn mean_between(report: &PeriodicRun, from_s: f64, to_s: f64, pick: fn(&ThroughputBin) -> f64) -> f64 {
     let values: Vec<f64> =
         report.bins.iter().filter(|bin| bin.start_s >= from_s && bin.start_s < to_s).map(pick).collect();
-    #[allow(clippy::cast_precision_loss)]
-    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-    mean
+    values.iter().sum::<f64>() / f64_of(values.len().max(1))
 }
 
 /// The fewest pages a whole second from `from_s` on completed.
@@ -657,9 +657,8 @@ fn table_3_summary(
     summary
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn count(value: u64) -> f64 {
-    value as f64
+    f64_of(value)
 }
 
 /// The first whole second after reads start.
@@ -886,8 +885,7 @@ fn run_until_worn(
 ) -> Result<(Vec<u32>, Counters)> {
     let blocks = model.blocks();
     let deaths: Vec<u32> = (0..blocks).map(|block| model.cycles_to_death(block_id(block))).collect();
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let dead_end = ((blocks as f64 * DEAD_SHARE_END).ceil() as usize).max(1);
+    let dead_end = saturating::<usize>((f64_of(blocks) * DEAD_SHARE_END).ceil()).max(1);
     let mut checked_erases = 0;
     let mut reported_erases = 0;
     let total_life: u64 = deaths.iter().map(|&death| u64::from(death)).sum();
@@ -915,8 +913,7 @@ fn block_id(index: usize) -> nandlab_core::units::BlockId {
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let index = ((sorted.len().saturating_sub(1)) as f64 * q).round() as usize;
+    let index = saturating::<usize>((f64_of(sorted.len().saturating_sub(1)) * q).round());
     sorted.get(index).copied().unwrap_or(f64::NAN)
 }
 
@@ -1058,7 +1055,7 @@ fn figure_10_seed(
 /// reads the median spread over all. With `samples`, also Section 6.2's
 /// sweep of `samples` task sets per λ from 0.70 to 0.95; `--set wear.*`
 /// changes the distribution of the per-block eq. (27) parameters.
-pub fn figure_10(args: &crate::registry::ExperimentArgs) -> Result<()> {
+pub fn figure_10(args: &crate::args::ExperimentArgs) -> Result<()> {
     let (out, seed, paper_scale, samples) = (args.out.as_path(), args.seed, args.paper_scale, args.samples);
     let device = wear_device(paper_scale);
     let endurance = wear_endurance(paper_scale);
@@ -1159,17 +1156,14 @@ fn wear_sweep(
     };
     let mean = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| {
         let values = values(method, utilization, pick);
-        #[allow(clippy::cast_precision_loss)]
-        let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
-        mean
+        values.iter().sum::<f64>() / f64_of(values.len().max(1))
     };
     let extent = |method: &str, utilization: f64, pick: fn(&SweepRow) -> f64| {
         values(method, utilization, pick)
             .iter()
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), &value| (low.min(value), high.max(value)))
     };
-    #[allow(clippy::cast_precision_loss)]
-    let written = |row: &SweepRow| row.host_pages_written as f64;
+    let written = |row: &SweepRow| f64_of(row.host_pages_written);
     let spread = |row: &SweepRow| row.rber_spread;
     for (file, title, y, pick) in [
         (
@@ -1228,7 +1222,6 @@ fn telomere_most_even(spreads: &[f64]) -> bool {
     best.iter().all(|b| rest.iter().all(|r| b <= r))
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn figure_10_summary(
     device: &DeviceParams,
     endurance: u32,
@@ -1255,8 +1248,8 @@ fn figure_10_summary(
             vec![
                 kind.name().to_owned(),
                 format!("{}×", show(over_seeds(kind.name(), rber_spread), 2)),
-                show(over_seeds(kind.name(), |row| row.host_pages_written as f64), 0),
-                show(over_seeds(kind.name(), |row| row.gc_page_copies as f64), 0),
+                show(over_seeds(kind.name(), |row| f64_of(row.host_pages_written)), 0),
+                show(over_seeds(kind.name(), |row| f64_of(row.gc_page_copies)), 0),
                 show(over_seeds(kind.name(), |row| row.rber_p10), 5),
                 show(over_seeds(kind.name(), |row| row.rber_p90), 5),
             ]
@@ -1332,7 +1325,7 @@ fn figure_10_summary(
                         format!(
                             "{} {}",
                             kind.name(),
-                            show(over_seeds(kind.name(), |row| row.host_pages_written as f64), 0)
+                            show(over_seeds(kind.name(), |row| f64_of(row.host_pages_written)), 0)
                         )
                     })
                     .collect::<Vec<_>>()

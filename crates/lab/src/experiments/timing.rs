@@ -4,10 +4,11 @@
 //! on ext4. The synthetic data come from `nandlab_core::experiments`;
 //! this file writes them, their plots and a summary through `nandlab-report`.
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::{replay, ReplayMode, TraceSource};
 use crate::shared::{capture_cached, config_from, fsload, repeats, CaptureSpec, Spread};
+use nandlab_convert::{f64_of, saturating};
 use nandlab_core::experiments::{
     merge_response_time, priority_cleaning as run_priority_cleaning, write_size_throughput, PriorityPoint,
     PrioritySetup, STRIPE_PAGES,
@@ -363,7 +364,7 @@ pub fn stripe_merging(args: &ExperimentArgs) -> Result<()> {
         Err(error) => {
             summary.heading("On real workloads (slide 15)").paragraph(&format!(
                 "Not run: {}. The captures need root and loop devices (`nandlab reproduce stripe-merging` as root).",
-                crate::registry::error_chain(error)
+                crate::error::error_chain(error)
             ));
         }
     }
@@ -578,8 +579,7 @@ fn stretch_trace(trace: &Path, factor: f64, out: &Path) -> Result<()> {
     for record in &mut records {
         let mut record = record?;
         // Precision loss is far below a nanosecond at trace time scales.
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let stretched = (record.timestamp.0 as f64 * factor).round() as u64;
+        let stretched = saturating::<u64>((f64_of(record.timestamp.0) * factor).round());
         if stretched > nandlab_trace::TIMESTAMP_NS_MAX {
             return Err(crate::error::Error::Failed(format!(
                 "{}: stretching by {factor:.1} takes a timestamp past the trace limit",
@@ -692,7 +692,6 @@ fn gain_verdict(paper_percent: f64, measured: Spread) -> Verdict {
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow], repeats: usize) -> Result<()> {
     dir.write_csv("real_workloads.csv", rows)?;
     let gain = |w: &RealWorkload, load| real_spread(rows, w.name, load, |row| row.gain_percent);
@@ -733,13 +732,13 @@ fn write_real_workloads(dir: &OutputDir, summary: &mut Summary, rows: &[RealRow]
                 w.name.to_owned(),
                 load.name().to_owned(),
                 format!("{} {:.2} %", w.paper_trace, w.paper_gain_percent),
-                show(pick(|r| r.requests as f64), 0),
+                show(pick(|r| f64_of(r.requests)), 0),
                 show(pick(|r| 100.0 * r.eager_die_utilization), 1),
                 show(pick(|r| r.eager_mean_ms), 2),
                 show(pick(|r| r.merge_mean_ms), 2),
                 show(gain(w, load), 1),
-                show(pick(|r| r.eager_rmw_pages as f64), 0),
-                show(pick(|r| r.merge_rmw_pages as f64), 0),
+                show(pick(|r| f64_of(r.eager_rmw_pages)), 0),
+                show(pick(|r| f64_of(r.merge_rmw_pages)), 0),
                 verdict.to_owned(),
             ]);
         }

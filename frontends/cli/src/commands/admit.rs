@@ -5,13 +5,14 @@
 
 use crate::shared::Timing;
 use anyhow::Context as _;
+use nandlab_admission::incremental::{admit_in_order_by, AdmissionReport, Rejection, Tests};
 use nandlab_admission::policy::{
-    admit_in_order_by, multilog_waf, AdmissionContext, AdmissionReport, MultiLogWorkload, Policy, Rejection,
-    StorageCheck, StorageTotals, Tests, ThroughputCheck,
+    multilog_waf, AdmissionContext, MultiLogWorkload, Policy, StorageCheck, StorageTotals, ThroughputCheck,
 };
 use nandlab_admission::storage::{EraseAllowance, Placement, WriteSizeModel};
 use nandlab_admission::throughput::{GcRounding, WriteSpread};
 use nandlab_admission::{DeviceParams, TaskSet};
+use nandlab_convert::f64_of;
 use nandlab_lab::AdmittedRun;
 use std::path::PathBuf;
 
@@ -234,16 +235,15 @@ fn print_report(context: &AdmissionContext, set: &TaskSet, report: &AdmissionRep
     }
 }
 
-#[allow(clippy::cast_precision_loss)]
 fn storage_text(storage: &StorageTotals) -> String {
     match storage {
         StorageTotals::Blocks { blocks_needed, blocks_available } => format!(
             "{blocks_needed} of {blocks_available} blocks (eq. 11), {:.2} %",
-            100.0 * *blocks_needed as f64 / (*blocks_available).max(1) as f64
+            100.0 * f64_of(*blocks_needed) / f64_of((*blocks_available).max(1))
         ),
         StorageTotals::Pages { pages_needed, pages_available } => format!(
             "{pages_needed} of {pages_available} pages (eq. 24), {:.2} %",
-            100.0 * *pages_needed as f64 / (*pages_available).max(1) as f64
+            100.0 * f64_of(*pages_needed) / f64_of((*pages_available).max(1))
         ),
     }
 }

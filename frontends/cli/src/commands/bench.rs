@@ -2,6 +2,7 @@
 //! figure quoted in the README. Timing lives here, never in tests.
 
 use crate::shared::Timing;
+use nandlab_convert::f64_of;
 use nandlab_core::ConfigBuilder;
 use std::io::Write;
 use std::time::Instant;
@@ -69,8 +70,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
                 timed.iops,
                 timed.latency.write.as_ref().map_or(0.0, |w| w.p99_us)
             )?;
-            #[allow(clippy::cast_precision_loss)]
-            let events_per_request = timed.events as f64 / timed.requests.max(1) as f64;
+            let events_per_request = f64_of(timed.events) / f64_of(timed.requests.max(1));
             writeln!(out, "engine events / request    {events_per_request:>12.2}")?;
         } else {
             simulation.write_only(args.writes)?;
@@ -81,9 +81,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
     }
     let measured = simulation.counters().since(&before);
-    #[allow(clippy::cast_precision_loss)]
-    let writes_per_second = args.writes as f64 / best;
-    #[allow(clippy::cast_precision_loss)]
+    let writes_per_second = f64_of(args.writes) / best;
     let bytes_per_page = simulation.report().memory_bytes_per_physical_page;
     writeln!(
         out,
@@ -103,8 +101,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     )?;
     if best_cpu < f64::MAX && best_cpu > 0.0 {
         // On a busy machine wall-clock time includes waiting for a core.
-        #[allow(clippy::cast_precision_loss)]
-        let per_cpu_second = args.writes as f64 / best_cpu;
+        let per_cpu_second = f64_of(args.writes) / best_cpu;
         writeln!(out, "  per CPU-second           {per_cpu_second:>12.0}  (process CPU time, 10 ms resolution)")?;
     }
     if args.timing == Timing::On && best_cpu < f64::MAX && best_cpu > 0.0 {
@@ -114,8 +111,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         simulation.write_only(args.writes)?;
         if let Some(counting_cpu) = cpu_seconds_since(cpu_started) {
             let counting_cpu = counting_cpu.max(0.01);
-            #[allow(clippy::cast_precision_loss)]
-            let counting_per_cpu_second = args.writes as f64 / counting_cpu;
+            let counting_per_cpu_second = f64_of(args.writes) / counting_cpu;
             writeln!(
                 out,
                 "counting, same run         {counting_per_cpu_second:>12.0}  host page writes per CPU-second; \
@@ -142,7 +138,6 @@ fn process_cpu_seconds() -> Option<f64> {
     let mut fields = rest.split_whitespace().skip(11);
     let user: u64 = fields.next()?.parse().ok()?;
     let system: u64 = fields.next()?.parse().ok()?;
-    #[allow(clippy::cast_precision_loss)]
-    let seconds = (user + system) as f64 / 100.0;
+    let seconds = f64_of(user + system) / 100.0;
     Some(seconds)
 }

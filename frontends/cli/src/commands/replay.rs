@@ -3,6 +3,7 @@
 //! itself is `nandlab_lab::replay`).
 
 use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs, ProgressReporter, Timing, TraceInputArgs};
+use nandlab_convert::f64_of;
 use nandlab_core::device::{DeviceConfig, Geometry};
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::discard::DiscardPolicy;
@@ -241,8 +242,7 @@ impl ReplayClock {
         let requests = host.reads + host.writes + host.discards + host.flushes;
         let (since, before) = self.measure_started.unwrap_or((self.started, 0));
         let wall_s = since.elapsed().as_secs_f64();
-        #[allow(clippy::cast_precision_loss)]
-        let requests_per_s = if wall_s > 0.0 { requests.saturating_sub(before) as f64 / wall_s } else { 0.0 };
+        let requests_per_s = if wall_s > 0.0 { f64_of(requests.saturating_sub(before)) / wall_s } else { 0.0 };
         ReplaySpeed { requests, wall_s, requests_per_s }
     }
 }

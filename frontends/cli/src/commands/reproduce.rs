@@ -3,7 +3,8 @@
 
 use crate::shared::ProgressReporter;
 use anyhow::Context as _;
-use nandlab_lab::registry::{self, ExperimentArgs, EXPERIMENTS};
+use nandlab_lab::registry::{self, EXPERIMENTS};
+use nandlab_lab::ExperimentArgs;
 use nandlab_lab::{Observer, Progress, Watch};
 use std::path::PathBuf;
 

@@ -5,6 +5,7 @@
 
 use crate::host::classify::ClassId;
 use crate::units::UnitId;
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 
 /// Marks an empty P2L slot (padding, metadata, or never written).
@@ -165,8 +166,7 @@ impl LineVictim {
             LineVictim::CostBenefit => candidates
                 .map(|(index, line)| {
                     let utilization = f64::from(line.valid) / data_pages;
-                    #[allow(clippy::cast_precision_loss)]
-                    let age = (closed_so_far - line.closed_seq + 1) as f64;
+                    let age = f64_of(closed_so_far - line.closed_seq + 1);
                     (index, (1.0 - utilization) * age / (2.0 * utilization).max(f64::MIN_POSITIVE))
                 })
                 .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))

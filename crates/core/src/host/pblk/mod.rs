@@ -45,6 +45,7 @@ use crate::host::classify::{ClassId, CLASSES_MAX};
 use crate::metrics::Counters;
 use crate::units::{Lpn, StreamId, UnitId};
 use line::{Line, NONE};
+use nandlab_convert::f64_of;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -234,24 +235,21 @@ impl PblkStats {
     pub fn pblk_wa(&self) -> Option<f64> {
         let user: u64 = self.class_pages.iter().sum();
         let gc: u64 = self.class_gc_copies.iter().sum();
-        #[allow(clippy::cast_precision_loss)]
-        (user > 0).then(|| (user + gc + self.padded_pages) as f64 / user as f64)
+        (user > 0).then(|| f64_of(user + gc + self.padded_pages) / f64_of(user))
     }
 
     /// GC alone: `(user + gc) / user`.
     pub fn gc_wa(&self) -> Option<f64> {
         let user: u64 = self.class_pages.iter().sum();
         let gc: u64 = self.class_gc_copies.iter().sum();
-        #[allow(clippy::cast_precision_loss)]
-        (user > 0).then(|| (user + gc) as f64 / user as f64)
+        (user > 0).then(|| f64_of(user + gc) / f64_of(user))
     }
 
     /// Padding's share of the pages pblk wrote, `pad / (user + gc + pad)`.
     pub fn padding_share(&self) -> Option<f64> {
         let written =
             self.class_pages.iter().sum::<u64>() + self.class_gc_copies.iter().sum::<u64>() + self.padded_pages;
-        #[allow(clippy::cast_precision_loss)]
-        (written > 0).then(|| self.padded_pages as f64 / written as f64)
+        (written > 0).then(|| f64_of(self.padded_pages) / f64_of(written))
     }
 }
 
@@ -827,7 +825,6 @@ impl TranslationLayer for Pblk {
         let classes = self.stats.class_pages.len();
         if stream.index() >= classes {
             // At most CLASSES_MAX classes.
-            #[allow(clippy::cast_possible_truncation)]
             return Err(FtlError::UnknownStream { stream: stream.0, streams: classes as u32 });
         }
         Ok(Pblk::write(self, lpn, ClassId(stream.0))?)

@@ -4,6 +4,7 @@
 use super::*;
 use crate::config::ConfigBuilder;
 use crate::ftl::Invariant;
+use nandlab_convert::f64_of;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
@@ -153,8 +154,7 @@ fn ws_opt_padding_is_counted_exactly_on_a_hand_made_flush_sequence() {
             "every programmed page is user data, padding or line metadata"
         );
         let wa = pblk.stats().pblk_wa().expect("user pages");
-        #[allow(clippy::cast_precision_loss)]
-        let expected_wa = (user + padded) as f64 / user as f64;
+        let expected_wa = f64_of(user + padded) / f64_of(user);
         assert!((wa - expected_wa).abs() < 1e-12, "pblk WA {wa} vs {expected_wa}");
     }
 }

@@ -14,11 +14,12 @@
 
 mod steady;
 
+use crate::args::ExperimentArgs;
 use crate::error::{Context as _, Error, Result};
-use crate::registry::ExperimentArgs;
 use crate::replay::TraceSource;
 use crate::shared::{capture_cached, config_from, nandlab_binary, CaptureSpec};
 use crate::Report;
+use nandlab_convert::f64_of;
 use nandlab_core::ftl::LayerKind;
 use nandlab_core::timing::{Arrival, LatencySummary};
 use nandlab_core::Config;
@@ -572,8 +573,7 @@ fn row(setting: &Setting<'_>, report: &Report, journal_size_pages: u64, aging: A
     let class_count =
         |counts: &[u64], class: Option<usize>| class.and_then(|index| counts.get(index)).copied().unwrap_or(0);
     let journal_pages = class_count(&pblk.class_pages, journal);
-    #[allow(clippy::cast_precision_loss)]
-    let ratio = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
+    let ratio = |part: u64, whole: u64| if whole == 0 { 0.0 } else { f64_of(part) / f64_of(whole) };
     let journal_queue = if setting.separate { journal } else { None };
     Ok(Row {
         point: setting.point.label(),
@@ -633,8 +633,7 @@ struct Verdict {
 
 /// Mean, low and high of a sample.
 fn spread(values: &[f64]) -> (f64, f64, f64) {
-    #[allow(clippy::cast_precision_loss)]
-    let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+    let mean = values.iter().sum::<f64>() / f64_of(values.len().max(1));
     let low = values.iter().copied().fold(f64::INFINITY, f64::min);
     let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (mean, low, high)

@@ -16,6 +16,7 @@
 use crate::error::{Error, Result};
 use crate::replay::{fit_error, fit_size, fitted_device, ReplayMode, TracePass, TraceSource};
 use crate::{Observer, Progress, Report};
+use nandlab_convert::f64_of;
 use nandlab_core::{Config, Simulation};
 use nandlab_trace::host::journal_sectors;
 use nandlab_trace::Op;
@@ -76,10 +77,9 @@ pub(super) fn replay_steady(
         return Err(failure);
     }
     let aged = aged?;
-    #[allow(clippy::cast_precision_loss)]
     let aging = Aging {
-        device_writes: aged.phase.counters.host_pages_written as f64 / logical,
-        journal_wraps: journal_written.get() as f64 / journal_pages.max(1) as f64,
+        device_writes: f64_of(aged.phase.counters.host_pages_written) / logical,
+        journal_wraps: f64_of(journal_written.get()) / f64_of(journal_pages.max(1)),
         passes: aged.passes.unwrap_or(0),
         steady: aged.steady,
         final_window_waf: aged.final_window_waf,
