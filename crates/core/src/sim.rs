@@ -226,12 +226,8 @@ pub struct Report {
 const PROGRESS_INTERVAL: u64 = 1 << 16;
 
 /// Requests turned from events ahead of their submission, so the layer's
-/// mapping entries for them are in cache when they run: the L2P entry when
-/// generated, the old page's entries half-way, the victim lists' entries a
-/// quarter of the way before (each round reads what the one before fetched).
-/// Sources and host stages never depend on the layer's state, so the hints
-/// change nothing else. (The depth itself does: a phase's end drops the
-/// requests still ahead, so the next phase starts later in the source.)
+/// mapping entries for them are in cache when they run. Sources and host
+/// stages never depend on the layer's state, so this changes nothing else.
 const LOOKAHEAD: usize = 16;
 
 /// A synthetic run in counting mode: aging as configured, then the workload.
@@ -981,9 +977,6 @@ fn drive<T: TranslationLayer, F: Feed<T>>(
         };
         if let Some(halfway) = ahead.get(LOOKAHEAD / 2) {
             ftl.prefetch_old_page(halfway.start);
-        }
-        if let Some(next) = ahead.get(LOOKAHEAD / 4) {
-            ftl.prefetch_victim_links(next.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
         if after_each(job, ftl.counters(), ftl.erase_counts()) {

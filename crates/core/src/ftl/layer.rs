@@ -92,11 +92,6 @@ pub trait TranslationLayer {
     /// Hint: `lpn` will be overwritten soon (fetch the entry of its old page).
     #[inline]
     fn prefetch_old_page(&self, _lpn: Lpn) {}
-    /// Hint: `lpn` will be overwritten very soon (fetch what the move of its
-    /// old page's block in the victim index touches). Best issued some time
-    /// after [`Self::prefetch_old_page`], whose entries it reads.
-    #[inline]
-    fn prefetch_victim_links(&self, _lpn: Lpn) {}
 }
 
 /// Keeps a layer's recorded flash operations: `None` while recording is off.

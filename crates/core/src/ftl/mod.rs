@@ -557,21 +557,6 @@ impl PageFtl {
         }
     }
 
-    /// Hint: `lpn` will be overwritten very soon; fetch the victim-index
-    /// entries that invalidating its old page moves (the greedy policy's
-    /// list neighbours of the old page's block), which depend on the block's
-    /// own entries that [`Self::prefetch_old_page`] fetched. The lists may
-    /// change before the write: then the hint is merely useless.
-    #[inline]
-    pub fn prefetch_victim_links(&self, lpn: Lpn) {
-        let Some(&ppn) = self.l2p.get(lpn.index()) else { return };
-        let block = self.geometry.block_of_page(Ppn(ppn));
-        if let (Some(&valid), Some(BlockState::Sealed)) = (self.valid.get(block.index()), self.state.get(block.index()))
-        {
-            self.victims.prefetch_neighbours(self.geometry.unit_of_block(block), block, valid);
-        }
-    }
-
     /// The physical page holding `lpn`, without counting a read.
     pub fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let ppn = *self.l2p.get(lpn.index())?;
@@ -851,11 +836,8 @@ impl PageFtl {
     }
 }
 
-/// GC copies of look-ahead for the L2P entries it updates. A copy is a
-/// dozen instructions and its L2P entry a miss (to DRAM on a large
-/// device), so 8 copies ahead left most of each miss exposed; 32 keeps
-/// more of them in flight (issue 33: part of the gain at 256 GiB and 1 TiB).
-const COPY_LOOKAHEAD: usize = 32;
+/// GC copies of look-ahead for the L2P entries it updates.
+const COPY_LOOKAHEAD: usize = 8;
 
 /// Moves the mapped entries of a stretch of P2L to its front, in order, and
 /// returns how many there are (what lies beyond them is left as it was).
@@ -957,11 +939,6 @@ impl TranslationLayer for PageFtl {
     #[inline]
     fn prefetch_old_page(&self, lpn: Lpn) {
         PageFtl::prefetch_old_page(self, lpn);
-    }
-
-    #[inline]
-    fn prefetch_victim_links(&self, lpn: Lpn) {
-        PageFtl::prefetch_victim_links(self, lpn);
     }
 
     fn check_invariants(&self) -> Result<(), InvariantError> {

@@ -1,10 +1,7 @@
 //! Cache prefetch hints. On a large device the maps are far bigger than the
-//! caches, so each host write starts with three rounds of dependent cache
-//! misses (L2P; then P2L of the old page and its block's entries; then the
-//! block's neighbours in the greedy victim lists, which on a 1 TiB device's
-//! million blocks are out of cache too) and each GC copy with one (L2P of
-//! the copied page). Hinting them a few operations ahead overlaps those
-//! misses.
+//! caches, so each host write starts with two dependent cache misses (L2P,
+//! then P2L of the old page) and each GC copy with one (L2P of the copied
+//! page). Hinting them a few operations ahead overlaps those misses.
 
 /// Asks the CPU to bring `slice[index]` into cache; does nothing when the
 /// target has no prefetch instruction. The index is not checked: a prefetch

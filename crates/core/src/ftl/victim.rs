@@ -86,15 +86,6 @@ impl VictimIndex {
 
     /// Removes and returns the next victim of `unit`, or `None` when the unit
     /// has no sealed block.
-    /// Hint: `block` of `unit`, a sealed block holding `valid` pages, will
-    /// lose one soon: fetch the entries its move to the next list touches.
-    #[inline]
-    pub fn prefetch_neighbours(&self, unit: UnitId, block: BlockId, valid: u32) {
-        if let Self::Greedy(buckets) = self {
-            buckets.prefetch_neighbours(unit, block, valid);
-        }
-    }
-
     pub fn select(&mut self, unit: UnitId, view: &BlockView<'_>, rng: &mut Xoshiro256PlusPlus) -> Option<BlockId> {
         match self {
             Self::Greedy(buckets) => buckets.pop_min(unit),
@@ -175,20 +166,6 @@ impl ValidBuckets {
         }
         if after != NONE {
             self.links[after as usize].prev = before;
-        }
-    }
-
-    /// Fetches the links [`Self::remove`] and [`Self::insert`] would touch to
-    /// move `block` from the list of `valid` pages to the one below: its
-    /// neighbours and the other list's first block (`NONE` entries only
-    /// make hints useless: a prefetch never faults).
-    #[inline]
-    fn prefetch_neighbours(&self, unit: UnitId, block: BlockId, valid: u32) {
-        let Some(&Link { prev, next }) = self.links.get(block.index()) else { return };
-        super::prefetch::prefetch(&self.links, prev as usize);
-        super::prefetch::prefetch(&self.links, next as usize);
-        if let Some(&first) = self.heads.get(self.head_index(unit, valid.saturating_sub(1))) {
-            super::prefetch::prefetch(&self.links, first as usize);
         }
     }
 
