@@ -101,7 +101,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let precondition_seconds = started.elapsed().as_secs_f64();
     let json = args.json.as_deref().map(crate::output::Output::open).transpose()?;
     let table_to_stdout = !args.json.as_deref().is_some_and(crate::output::is_stdout);
-    let mut out: Box<dyn Write> = if table_to_stdout { Box::new(std::io::stdout().lock()) } else { Box::new(std::io::sink()) };
+    let mut out: Box<dyn Write> =
+        if table_to_stdout { Box::new(std::io::stdout().lock()) } else { Box::new(std::io::sink()) };
     let mut best = f64::MAX;
     let mut best_cpu = f64::MAX;
     let before = simulation.counters().clone();
