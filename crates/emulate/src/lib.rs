@@ -8,7 +8,9 @@ pub mod contents;
 mod device;
 mod error;
 mod pacer;
+mod served;
 pub mod state;
 
 pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase, Pace};
 pub use error::EmulateError;
+pub use served::ServedLatency;

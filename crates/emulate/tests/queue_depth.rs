@@ -118,9 +118,9 @@ fn an_nbd_connection_answers_reads_as_they_complete_out_of_order_by_cookie() {
     let mut sorted = order.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, [1, 2, 3, 4, 5], "every request answered once");
-    // The two reads of page 0 reach the device in either order (each on its own request
-    // thread); whichever came second waits for its die, and a later read on an idle die is
-    // answered before it.
+    // The two reads of page 0 reach the device in the order sent (the connection's reading
+    // thread submits each as it reads it); the second waits for its die, and a later read on an
+    // idle die is answered before it.
     let answered_at = |wanted: u64| order.iter().position(|&cookie| cookie == wanted).expect("answered");
     let waited = answered_at(1).max(answered_at(2));
     assert!(
@@ -134,4 +134,8 @@ fn an_nbd_connection_answers_reads_as_they_complete_out_of_order_by_cookie() {
     // The second read of page 0 arrived a little after the first and waited for the rest of its
     // read on their die.
     assert!(read.max_us > 1.25 * READ_NS as f64 / 1e3, "the model saw a read of page 0 wait for its die: {read:?}");
+    // What the client waited, as the server saw it: each read's model latency and more.
+    let served = ssd.served_latency().read.expect("served reads");
+    assert_eq!(served.count, read.count, "every read answered was counted: {served:?}");
+    assert!(served.p50_us >= read.p50_us && served.max_us >= read.max_us, "{served:?} holds {read:?}");
 }

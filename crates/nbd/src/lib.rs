@@ -12,11 +12,12 @@ mod dhrd;
 mod error;
 mod limits;
 mod protocol;
+mod queued;
 mod server;
 mod transmission;
 
 pub use address::{NbdAddress, TCP_CONSENT_FLAG};
-pub use device::{BlockDevice, BlockError, DaemonInfo};
+pub use device::{BlockDevice, BlockError, Command, CommandKind, Completion, DaemonInfo, QueueingDevice, Submission};
 pub use error::NbdError;
 pub use limits::Limits;
 pub use server::{Export, NbdServer};

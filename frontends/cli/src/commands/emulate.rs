@@ -12,7 +12,7 @@ use nandlab_emulate::{EmulateOptions, EmulatedSsd, Pace};
 use nandlab_fuse::{serve_until_stopped, stop_signals, Frontends, MountOptions, NbdArgs};
 use nandlab_nbd::BlockDevice;
 
-use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs};
+use crate::shared::{bytes, print_summary, print_timed_summary, write_latency_table, ConfigArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -142,10 +142,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
+    let served_latency = ssd.served_latency();
+    print_served(&served_latency)?;
     if let Some(path) = &args.json {
         // The document `replay --json` writes (schema_version, the report, wall_s), with the phases
-        // the marks ended.
-        let emulated = EmulatedDocument { report: &report, before_marks };
+        // the marks ended and what the clients waited.
+        let emulated = EmulatedDocument { report: &report, before_marks, served_latency };
         let document = nandlab_lab::document::Document::new(&emulated, started.elapsed());
         crate::output::write_json(crate::output::Output::open(path)?, &document)?;
     }
@@ -160,6 +162,27 @@ struct EmulatedDocument<'a> {
     report: &'a nandlab_core::Report,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     before_marks: Vec<nandlab_emulate::MarkedPhase>,
+    /// From the moment the server received each request to the moment its reply went out.
+    served_latency: nandlab_emulate::ServedLatency,
+}
+
+/// What the clients waited, the host path included (the timed table above is the model's, from
+/// arrival in the simulated device to its completion).
+fn print_served(served: &nandlab_emulate::ServedLatency) -> anyhow::Result<()> {
+    if served.all.is_none() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "served     request received to reply sent, the host path included:")?;
+    let rows = [
+        ("read", &served.read),
+        ("write", &served.write),
+        ("trim", &served.trim),
+        ("flush", &served.flush),
+        ("all", &served.all),
+    ];
+    write_latency_table(&mut out, "served", &rows)?;
+    Ok(())
 }
 
 /// Refuses a `--mount` that is not an existing directory, before the device opens; detaches the
