@@ -207,7 +207,8 @@ impl Reading<'_, '_> {
         let command = match request.command {
             CMD_READ | CMD_WRITE if request.length > MAX_REQUEST_BYTES => {
                 skip_oversized(reader, request)?;
-                return Ok(self.answer_here(seq, request, EINVAL));
+                self.answer_here(seq, request, EINVAL);
+                return Ok(());
             }
             CMD_READ => {
                 self.hold(seq, request.length);
@@ -223,11 +224,15 @@ impl Reading<'_, '_> {
             CMD_WRITE_ZEROES if request.flags & CMD_FLAG_NO_HOLE != 0 => {
                 // Allocated zeros are plain writes, made here one piece after another.
                 let written = write_zeros(self.device, request.offset, request.length as usize, fua(request));
-                return Ok(self.answer_here(seq, request, written.err().map_or(0, |err| errno_of(&err, ENOSPC))));
+                self.answer_here(seq, request, written.err().map_or(0, |err| errno_of(&err, ENOSPC)));
+                return Ok(());
             }
             CMD_WRITE_ZEROES => Command::Discard { len: u64::from(request.length), fua: fua(request) },
             CMD_FLUSH => Command::Flush,
-            _ => return Ok(self.answer_here(seq, request, EINVAL)),
+            _ => {
+                self.answer_here(seq, request, EINVAL);
+                return Ok(());
+            }
         };
         let kind = command.kind();
         let submission = Submission { offset: request.offset, command, received };

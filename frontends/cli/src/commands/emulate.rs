@@ -247,19 +247,25 @@ fn status(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         "erases per block",
         format!("{}/{:.1}/{}", wear["min"], wear["mean"].as_f64().unwrap_or(0.0), wear["max"])
     )?;
-    if let Some(latency) = report["timed"]["latency"].as_object() {
-        for (op, summary) in latency {
-            if let Some(summary) = summary.as_object() {
-                let us = |key: &str| summary.get(key).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-                writeln!(
-                    out,
-                    "  latency {op:<16}{:>10} requests, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-                    summary.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
-                    us("p50_us"),
-                    us("p99_us"),
-                    us("max_us")
-                )?;
-            }
+    // The model's latencies, then what the clients waited (the host path included).
+    write_latency_lines(&mut out, "latency", &report["timed"]["latency"])?;
+    write_latency_lines(&mut out, "served ", &stats["served_latency"])?;
+    Ok(())
+}
+
+/// One line per operation of a latency table in `DIR/stats` (nothing when it is absent).
+fn write_latency_lines(out: &mut impl Write, label: &str, latency: &serde_json::Value) -> anyhow::Result<()> {
+    for (op, summary) in latency.as_object().into_iter().flatten() {
+        if let Some(summary) = summary.as_object() {
+            let us = |key: &str| summary.get(key).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            writeln!(
+                out,
+                "  {label} {op:<16}{:>10} requests, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                summary.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
+                us("p50_us"),
+                us("p99_us"),
+                us("max_us")
+            )?;
         }
     }
     Ok(())
