@@ -13,7 +13,9 @@
 # "Queue depth" quotes it) unless OUT says otherwise.
 #
 # Usage: scripts/bench-emulate.sh [RUNTIME_S] [REPEAT]   (needs fio with the nbd engine)
-#   OUT=FILE writes the results elsewhere; QDS="1 16" limits the depths.
+#   OUT=FILE writes the results elsewhere; QDS="1 16" limits the depths; NANDLAB_BIN=PATH runs that
+#   build instead of building this checkout (an A/B; a build without the served latency gets no
+#   served_* figures).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runtime=${1:-3}
@@ -88,7 +90,8 @@ for qd in qds:
         percentiles = fio["lat_ns"]["percentile"]
         emulated_document = load(cell + ".emulated.json")
         emulated_iops, emulated = read_summary(emulated_document)
-        served = emulated_document["served_latency"]["read"]
+        # An emulator from before issue 29's served latency has none (NANDLAB_BIN=old, an A/B).
+        served = emulated_document.get("served_latency", {}).get("read")
         open_iops, opened = read_summary(load(cell + ".open.json"))
         closed_iops, closed = read_summary(load(cell + ".closed.json"))
         cells.append({
@@ -96,7 +99,6 @@ for qd in qds:
             "fio_iops": fio["iops"],
             "fio_p50_us": percentiles["50.000000"] / 1e3,
             "fio_p99_us": percentiles["99.000000"] / 1e3,
-            "served_p50_us": served["p50_us"], "served_p99_us": served["p99_us"],
             "device_p50_us": emulated["p50_us"], "device_p99_us": emulated["p99_us"],
             "replay_open_p50_us": opened["p50_us"], "replay_open_p99_us": opened["p99_us"],
             "model_iops": closed_iops,
@@ -104,9 +106,11 @@ for qd in qds:
             "fio_iops_over_model": fio["iops"] / closed_iops,
             "fio_p50_over_model": percentiles["50.000000"] / 1e3 / closed["p50_us"],
             "fio_p99_over_model": percentiles["99.000000"] / 1e3 / closed["p99_us"],
-            "served_p50_over_fio": served["p50_us"] / (percentiles["50.000000"] / 1e3),
             "replay_matches_report": opened == emulated,
         })
+        if served:
+            cells[-1] |= {"served_p50_us": served["p50_us"], "served_p99_us": served["p99_us"],
+                          "served_p50_over_fio": served["p50_us"] / (percentiles["50.000000"] / 1e3)}
     runs.extend(cells)
     derived[f"qd{qd}"] = {key: spread(cell[key] for cell in cells)
                          for key in cells[0] if key not in ("qd", "run", "replay_matches_report")}
@@ -134,7 +138,7 @@ with open(out, "w", encoding="utf-8") as handle:
 print(f"{'QD':>3} {'fio IOPS':>24} {'model IOPS':>24} {'fio p50 us':>22} {'served p50 us':>22} {'model p50 us':>22}")
 for qd in qds:
     row = derived[f"qd{qd}"]
-    cell = lambda key: f"{row[key]['median']:.0f} [{row[key]['min']:.0f}-{row[key]['max']:.0f}]"
+    cell = lambda key: f"{row[key]['median']:.0f} [{row[key]['min']:.0f}-{row[key]['max']:.0f}]" if key in row else "-"
     print(f"{qd:>3} {cell('fio_iops'):>24} {cell('model_iops'):>24} {cell('fio_p50_us'):>22} "
           f"{cell('served_p50_us'):>22} {cell('model_p50_us'):>22}")
 print(f"load average before {load_before}, after {result['provenance']['load_average']}; wrote {out}")
