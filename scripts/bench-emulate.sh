@@ -2,14 +2,20 @@
 # Queue depth end to end: fio's 4 KiB random reads against a paced `nandlab emulate` NBD export
 # (fio's nbd engine, one connection) at queue depths 1, 4, 16 and 32, beside the timing model
 # replaying the recorded session: open loop at the recorded arrival times (what the emulator
-# reported) and closed loop at the same depth (the device's own IOPS at that depth). Each depth
+# reported) and closed loop at the same depth (the device's own IOPS and latency at that depth).
+# The emulator reports two latencies: the model's (arrival in the simulated device to its
+# completion, which the open-loop replay must equal) and the served one (request read off the
+# socket to reply sent: what the client waits, the server's host path included), which is
+# compared with fio's. Each depth
 # runs REPEAT times on a fresh device (the `small` preset, random-filled before the session so
 # reads reach the flash); every figure is given as median, min and max over the runs, with the
 # machine's load before and after. Writes docs/results/emulate-qd.json (docs/emulate.md,
 # "Queue depth" quotes it) unless OUT says otherwise.
 #
 # Usage: scripts/bench-emulate.sh [RUNTIME_S] [REPEAT]   (needs fio with the nbd engine)
-#   OUT=FILE writes the results elsewhere; QDS="1 16" limits the depths.
+#   OUT=FILE writes the results elsewhere; QDS="1 16" limits the depths; NANDLAB_BIN=PATH runs that
+#   build instead of building this checkout (an A/B; a build without the served latency gets no
+#   served_* figures).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runtime=${1:-3}
@@ -82,7 +88,10 @@ for qd in qds:
         cell = os.path.join(work, f"qd{qd}-run{run}")
         fio = load(cell + ".fio.json")["jobs"][0]["read"]
         percentiles = fio["lat_ns"]["percentile"]
-        emulated_iops, emulated = read_summary(load(cell + ".emulated.json"))
+        emulated_document = load(cell + ".emulated.json")
+        emulated_iops, emulated = read_summary(emulated_document)
+        # An emulator from before issue 29's served latency has none (NANDLAB_BIN=old, an A/B).
+        served = emulated_document.get("served_latency", {}).get("read")
         open_iops, opened = read_summary(load(cell + ".open.json"))
         closed_iops, closed = read_summary(load(cell + ".closed.json"))
         cells.append({
@@ -90,14 +99,18 @@ for qd in qds:
             "fio_iops": fio["iops"],
             "fio_p50_us": percentiles["50.000000"] / 1e3,
             "fio_p99_us": percentiles["99.000000"] / 1e3,
-            "report_p50_us": emulated["p50_us"], "report_p99_us": emulated["p99_us"],
+            "device_p50_us": emulated["p50_us"], "device_p99_us": emulated["p99_us"],
             "replay_open_p50_us": opened["p50_us"], "replay_open_p99_us": opened["p99_us"],
             "model_iops": closed_iops,
             "model_p50_us": closed["p50_us"], "model_p99_us": closed["p99_us"],
             "fio_iops_over_model": fio["iops"] / closed_iops,
-            "report_p50_over_fio": emulated["p50_us"] / (percentiles["50.000000"] / 1e3),
+            "fio_p50_over_model": percentiles["50.000000"] / 1e3 / closed["p50_us"],
+            "fio_p99_over_model": percentiles["99.000000"] / 1e3 / closed["p99_us"],
             "replay_matches_report": opened == emulated,
         })
+        if served:
+            cells[-1] |= {"served_p50_us": served["p50_us"], "served_p99_us": served["p99_us"],
+                          "served_p50_over_fio": served["p50_us"] / (percentiles["50.000000"] / 1e3)}
     runs.extend(cells)
     derived[f"qd{qd}"] = {key: spread(cell[key] for cell in cells)
                          for key in cells[0] if key not in ("qd", "run", "replay_matches_report")}
@@ -113,7 +126,8 @@ result = {
     "setup": "preset small, precondition.kind=random-fill, --pace real, NBD on a Unix socket; "
              f"fio --ioengine=nbd --rw=randread --bs=4k --size=32m --runtime={runtime}; "
              "model: nandlab replay of the recorded session with --timing on, open loop (as recorded) "
-             "and closed loop at timing.queue_depth = fio's iodepth",
+             "and closed loop at timing.queue_depth = fio's iodepth; served: the emulator's request-read-to-"
+             "reply-sent latency; device: its model latency (arrival to simulated completion)",
     "derived": derived,
     "runs": runs,
 }
@@ -121,11 +135,11 @@ os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
 with open(out, "w", encoding="utf-8") as handle:
     json.dump(result, handle, indent=2)
     handle.write("\n")
-print(f"{'QD':>3} {'fio IOPS':>24} {'model IOPS':>24} {'fio p50 us':>22} {'report p50 us':>22} {'model p50 us':>22}")
+print(f"{'QD':>3} {'fio IOPS':>24} {'model IOPS':>24} {'fio p50 us':>22} {'served p50 us':>22} {'model p50 us':>22}")
 for qd in qds:
     row = derived[f"qd{qd}"]
-    cell = lambda key: f"{row[key]['median']:.0f} [{row[key]['min']:.0f}-{row[key]['max']:.0f}]"
+    cell = lambda key: f"{row[key]['median']:.0f} [{row[key]['min']:.0f}-{row[key]['max']:.0f}]" if key in row else "-"
     print(f"{qd:>3} {cell('fio_iops'):>24} {cell('model_iops'):>24} {cell('fio_p50_us'):>22} "
-          f"{cell('report_p50_us'):>22} {cell('model_p50_us'):>22}")
+          f"{cell('served_p50_us'):>22} {cell('model_p50_us'):>22}")
 print(f"load average before {load_before}, after {result['provenance']['load_average']}; wrote {out}")
 EOF

@@ -15,7 +15,7 @@ use nandlab_core::host::event::SECTOR_BYTES;
 use nandlab_core::sim::{EventTicket, LiveDevice, PhaseReport};
 use nandlab_core::workload::AgingChoice;
 use nandlab_core::{Config, Report, Simulation};
-use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
+use nandlab_nbd::{BlockDevice, BlockError, Command, CommandKind, Completion, DaemonInfo, QueueingDevice, Submission};
 use nandlab_trace::host::host_event;
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
@@ -27,7 +27,8 @@ use serde::Serialize;
 use crate::contents::{Contents, FileContents, RamContents};
 use crate::error::EmulateError;
 use crate::pace::Pace;
-use crate::pacer::{Clock, Paced, Pacer, Reply};
+use crate::pacer::{answer_all, device_failed, Answer, Clock, Paced, Pacer, Reply, Waiter};
+use crate::served::{Served, ServedLatency};
 use crate::state::{SavedSession, State};
 
 /// How to build an emulated SSD.
@@ -59,6 +60,8 @@ pub struct LiveStats {
     /// since the last mark).
     pub before_marks: Vec<MarkedPhase>,
     pub report: Report,
+    /// What the clients waited, the host path included ([`EmulatedSsd::served_latency`]).
+    pub served_latency: ServedLatency,
 }
 
 /// What the device measured between two marks (or from the start to the first mark), e.g. `mkfs`.
@@ -80,6 +83,8 @@ pub struct EmulatedSsd {
     pacer_thread: Mutex<Option<JoinHandle<()>>>,
     /// The phases ended by marks ([`Self::mark`]); kept after the stop for its report.
     marks: Mutex<Vec<MarkedPhase>>,
+    /// What the clients waited, the host path included.
+    served: Served,
 }
 
 /// What one request at a time may touch.
@@ -93,8 +98,8 @@ struct Session {
     state: Option<State>,
     requests: u64,
     last_ns: u64,
-    /// Requests in the device whose threads wait for their completion.
-    waiting: HashMap<EventTicket, Arc<Reply>>,
+    /// Requests in the device and who waits for their completion.
+    waiting: HashMap<EventTicket, Waiter>,
     /// Why the device stopped serving, if it failed while running on its own (paced).
     failed: Option<String>,
 }
@@ -207,6 +212,7 @@ impl EmulatedSsd {
             pacer,
             pacer_thread: Mutex::new(pacer_thread),
             marks: Mutex::default(),
+            served: Served::new(),
         })
     }
 
@@ -230,6 +236,12 @@ impl EmulatedSsd {
         self.marks.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// What the clients waited so far, from the moment the server received each request to the
+    /// moment its reply went out ([`crate::served`]).
+    pub fn served_latency(&self) -> ServedLatency {
+        self.served.summary()
+    }
+
     /// What the device measured so far.
     pub fn stats(&self, daemon: DaemonInfo) -> Option<LiveStats> {
         let guard = self.session();
@@ -244,6 +256,7 @@ impl EmulatedSsd {
             free_blocks: session.live.free_blocks(),
             before_marks: self.before_marks(),
             report: session.live.report(),
+            served_latency: self.served_latency(),
         })
     }
 
@@ -273,8 +286,8 @@ impl EmulatedSsd {
     fn stop(&self, session: Session) -> Result<Report, EmulateError> {
         let Session { live, mut contents, history, record, state, requests, last_ns, waiting, .. } = session;
         // Requests still in the device complete as it finishes its work.
-        for reply in waiting.values() {
-            reply.release(Ok(last_ns));
+        for (_, waiter) in waiting {
+            waiter.answer(Ok(last_ns));
         }
         let (_, report) = live.finish()?;
         let data = self.data.as_deref().unwrap_or(Path::new("RAM"));
@@ -299,44 +312,85 @@ impl EmulatedSsd {
         session
     }
 
-    /// Runs one request: logged, applied to the contents by `apply`, entered into the simulated
-    /// device at its arrival; then, paced, waits for its simulated completion (the pacer releases
-    /// it), while other threads' requests arrive and overlap with it.
+    /// Runs one request on the calling thread: entered as [`Self::enter`] enters it, then, paced,
+    /// waits for its simulated completion (the pacer releases it), while other threads' requests
+    /// arrive and overlap with it.
     fn serve(
         &self,
-        op: Op,
-        offset: u64,
-        len: u64,
-        flags: Flags,
-        apply: impl FnOnce(&mut dyn Contents) -> std::io::Result<()>,
+        request: Entry,
+        apply: impl FnOnce(&mut dyn Contents, &mut Waiter) -> std::io::Result<()>,
     ) -> Result<(), BlockError> {
+        let received = Instant::now();
+        let kind = request.kind;
+        let reply = Arc::new(Reply::default());
+        self.enter(request, received, apply, Waiter::Thread(Arc::clone(&reply)))?;
+        let outcome = reply.wait().map(drop).map_err(|failure| device_failed(&failure));
+        self.served.record(kind, received.elapsed());
+        outcome
+    }
+
+    /// Enters one request received at `received`: checked, applied to the contents by `apply`,
+    /// logged and entered into the simulated device at its arrival, `waiter` then waiting for its
+    /// completion (answered at once when the device completed it on arrival, as counting does).
+    /// A request refused before it entered is returned as the error, `waiter` not answered.
+    fn enter(
+        &self,
+        request: Entry,
+        received: Instant,
+        apply: impl FnOnce(&mut dyn Contents, &mut Waiter) -> std::io::Result<()>,
+        mut waiter: Waiter,
+    ) -> Result<(), BlockError> {
+        let Entry { op, offset, len, flags, .. } = request;
         let end = u128::from(offset) + u128::from(len);
         if end > u128::from(self.size_bytes) {
-            return Err(BlockError::OutOfRange { offset, end, size_bytes: self.size_bytes });
+            return Err(waiter.refuse(BlockError::OutOfRange { offset, end, size_bytes: self.size_bytes }));
         }
-        let reply = Arc::new(Reply::default());
-        {
+        let mut answers: Vec<Answer> = Vec::new();
+        let next_ns = {
             let mut guard = self.session();
-            let session = guard.as_mut().ok_or_else(closed)?;
+            let Some(session) = guard.as_mut() else { return Err(waiter.refuse(closed())) };
             if let Some(failure) = &session.failed {
-                return Err(device_failed(failure));
+                return Err(waiter.refuse(device_failed(failure)));
             }
-            apply(session.contents.as_mut())?;
-            let time_ns = self.pacer.clock.now_ns().max(session.live.clock_ns()).max(session.last_ns);
-            let ticket = session.arrive(op, offset, len, flags, time_ns).map_err(|error| device_failed(&error))?;
-            session.waiting.insert(ticket, Arc::clone(&reply));
-            session.release_completed();
-        }
+            if let Err(error) = apply(session.contents.as_mut(), &mut waiter) {
+                return Err(waiter.refuse(error.into()));
+            }
+            let time_ns = self.pacer.clock.ns_at(received).max(session.live.clock_ns()).max(session.last_ns);
+            let ticket = match session.arrive(op, offset, len, flags, time_ns) {
+                Ok(ticket) => ticket,
+                Err(error) => return Err(waiter.refuse(device_failed(&error))),
+            };
+            session.waiting.insert(ticket, waiter);
+            session.release_completed(&mut answers);
+            session.live.next_event_ns()
+        };
+        answer_all(&mut answers);
         if self.pace == Pace::Real {
-            self.pacer.arrived();
+            self.pacer.arrived(next_ns);
         }
-        reply.wait().map(drop).map_err(|failure| device_failed(&failure))
+        Ok(())
     }
 }
 
-/// A request the simulated device could not run (EIO to the client).
-fn device_failed(failure: &dyn std::fmt::Display) -> BlockError {
-    BlockError::Io(std::io::Error::other(failure.to_string()))
+/// A request as the device logs it.
+struct Entry {
+    kind: CommandKind,
+    op: Op,
+    offset: u64,
+    len: u64,
+    flags: Flags,
+}
+
+impl Entry {
+    fn new(kind: CommandKind, offset: u64, len: u64, fua: bool) -> Entry {
+        let op = match kind {
+            CommandKind::Read => Op::Read,
+            CommandKind::Write => Op::Write,
+            CommandKind::Discard => Op::Discard,
+            CommandKind::Flush => Op::Flush,
+        };
+        Entry { kind, op, offset, len, flags: if fua { Flags::FUA } else { Flags::NONE } }
+    }
 }
 
 /// Mode 0600 for a trace of the device's requests: its access pattern is the user's business.
@@ -352,7 +406,7 @@ fn default_state_path(data: &Path) -> PathBuf {
 }
 
 impl Paced for Session {
-    fn advance_to(&mut self, now_ns: u64) -> Option<u64> {
+    fn advance_to(&mut self, now_ns: u64, answers: &mut Vec<Answer>) -> Option<u64> {
         if self.failed.is_some() {
             return None;
         }
@@ -360,23 +414,25 @@ impl Paced for Session {
             // The device cannot go on: every waiting request, and every later one, fails.
             let failure = format!("the simulated device failed: {error}");
             eprintln!("nandlab: {failure}");
-            for (_, reply) in self.waiting.drain() {
-                reply.release(Err(failure.clone()));
-            }
+            answers.extend(self.waiting.drain().map(|(_, waiter)| (waiter, Err(failure.clone()))));
             self.failed = Some(failure);
             return None;
         }
-        self.release_completed();
+        self.release_completed(answers);
         self.live.next_event_ns()
+    }
+
+    fn in_flight(&self) -> usize {
+        self.waiting.len()
     }
 }
 
 impl Session {
-    /// Releases the waiting requests that completed.
-    fn release_completed(&mut self) {
+    /// Moves the waiting requests that completed to `answers`.
+    fn release_completed(&mut self, answers: &mut Vec<Answer>) {
         for (ticket, done_ns) in self.live.take_completed() {
-            if let Some(reply) = self.waiting.remove(&ticket) {
-                reply.release(Ok(done_ns));
+            if let Some(waiter) = self.waiting.remove(&ticket) {
+                answers.push((waiter, Ok(done_ns)));
             }
         }
     }
@@ -471,33 +527,23 @@ impl BlockDevice for EmulatedSsd {
     }
 
     fn read_at(&self, offset: u64, buffer: &mut [u8]) -> Result<(), BlockError> {
-        self.serve(Op::Read, offset, buffer.len() as u64, Flags::NONE, |contents| contents.read(offset, buffer))
+        let request = Entry::new(CommandKind::Read, offset, buffer.len() as u64, false);
+        self.serve(request, |contents, _| contents.read(offset, buffer))
     }
 
     fn write_at(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), BlockError> {
-        let flags = if fua { Flags::FUA } else { Flags::NONE };
-        self.serve(Op::Write, offset, data.len() as u64, flags, |contents| {
-            contents.write(offset, data)?;
-            if fua {
-                contents.sync()?;
-            }
-            Ok(())
-        })
+        let request = Entry::new(CommandKind::Write, offset, data.len() as u64, fua);
+        self.serve(request, |contents, _| write(contents, offset, data, fua))
     }
 
     fn discard(&self, offset: u64, len: u64, fua: bool) -> Result<(), BlockError> {
-        let flags = if fua { Flags::FUA } else { Flags::NONE };
-        self.serve(Op::Discard, offset, len, flags, |contents| {
-            contents.zero(offset, len)?;
-            if fua {
-                contents.sync()?;
-            }
-            Ok(())
+        self.serve(Entry::new(CommandKind::Discard, offset, len, fua), |contents, _| {
+            discard(contents, offset, len, fua)
         })
     }
 
     fn flush(&self) -> Result<(), BlockError> {
-        self.serve(Op::Flush, 0, 0, Flags::NONE, |contents| contents.sync())
+        self.serve(Entry::new(CommandKind::Flush, 0, 0, false), |contents, _| contents.sync())
     }
 
     fn backing_path(&self) -> Option<&Path> {
@@ -513,6 +559,65 @@ impl BlockDevice for EmulatedSsd {
             None => format!("{{\"daemon_pid\": {}, \"stopped\": true}}\n", daemon.pid),
         }
     }
+
+    fn queueing(&self) -> Option<&dyn QueueingDevice> {
+        Some(self)
+    }
+}
+
+/// NBD's path: each request enters the device on the connection's reading thread, and the pacer
+/// (or, counting, the submitting thread) calls its completion.
+impl QueueingDevice for EmulatedSsd {
+    fn submit(&self, submission: Submission, done: Completion) {
+        let Submission { offset, command, received } = submission;
+        let waiter = |data| Waiter::Queued { done, data };
+        // A refused request was answered through its completion.
+        let _ = match command {
+            Command::Read { len } => {
+                let request = Entry::new(CommandKind::Read, offset, len as u64, false);
+                self.enter(
+                    request,
+                    received,
+                    |contents, waiter| contents.read(offset, waiter.data_mut()),
+                    waiter(vec![0; len]),
+                )
+            }
+            Command::Write { data, fua } => {
+                let request = Entry::new(CommandKind::Write, offset, data.len() as u64, fua);
+                self.enter(request, received, |contents, _| write(contents, offset, &data, fua), waiter(Vec::new()))
+            }
+            Command::Discard { len, fua } => {
+                let request = Entry::new(CommandKind::Discard, offset, len, fua);
+                self.enter(request, received, |contents, _| discard(contents, offset, len, fua), waiter(Vec::new()))
+            }
+            Command::Flush => {
+                let request = Entry::new(CommandKind::Flush, 0, 0, false);
+                self.enter(request, received, |contents, _| contents.sync(), waiter(Vec::new()))
+            }
+        };
+    }
+
+    fn answered(&self, kind: CommandKind, received: Instant) {
+        self.served.record(kind, received.elapsed());
+    }
+}
+
+/// A write's bytes into the contents, synced when the write asks for it (FUA).
+fn write(contents: &mut dyn Contents, offset: u64, data: &[u8], fua: bool) -> std::io::Result<()> {
+    contents.write(offset, data)?;
+    if fua {
+        contents.sync()?;
+    }
+    Ok(())
+}
+
+/// A discarded range punched out of the contents (it reads as zeros), synced with FUA.
+fn discard(contents: &mut dyn Contents, offset: u64, len: u64, fua: bool) -> std::io::Result<()> {
+    contents.zero(offset, len)?;
+    if fua {
+        contents.sync()?;
+    }
+    Ok(())
 }
 
 impl Drop for EmulatedSsd {

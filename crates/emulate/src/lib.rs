@@ -9,8 +9,10 @@ mod device;
 mod error;
 mod pace;
 mod pacer;
+mod served;
 pub mod state;
 
 pub use device::{EmulateOptions, EmulatedSsd, LiveStats, MarkedPhase};
 pub use error::EmulateError;
 pub use pace::Pace;
+pub use served::ServedLatency;

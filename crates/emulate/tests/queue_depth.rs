@@ -118,9 +118,9 @@ fn an_nbd_connection_answers_reads_as_they_complete_out_of_order_by_cookie() {
     let mut sorted = order.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, [1, 2, 3, 4, 5], "every request answered once");
-    // The two reads of page 0 reach the device in either order (each on its own request
-    // thread); whichever came second waits for its die, and a later read on an idle die is
-    // answered before it.
+    // The two reads of page 0 reach the device in the order sent (the connection's reading
+    // thread submits each as it reads it); the second waits for its die, and a later read on an
+    // idle die is answered before it.
     let answered_at = |wanted: u64| order.iter().position(|&cookie| cookie == wanted).expect("answered");
     let waited = answered_at(1).max(answered_at(2));
     assert!(
@@ -134,4 +134,48 @@ fn an_nbd_connection_answers_reads_as_they_complete_out_of_order_by_cookie() {
     // The second read of page 0 arrived a little after the first and waited for the rest of its
     // read on their die.
     assert!(read.max_us > 1.25 * READ_NS as f64 / 1e3, "the model saw a read of page 0 wait for its die: {read:?}");
+    // What the client waited, as the server saw it: each read's model latency and more.
+    let served = ssd.served_latency().read.expect("served reads");
+    assert_eq!(served.count, read.count, "every read answered was counted: {served:?}");
+    assert!(served.p50_us >= read.p50_us && served.max_us >= read.max_us, "{served:?} holds {read:?}");
+}
+
+#[test]
+fn queued_nbd_requests_take_effect_in_the_order_sent_whenever_they_are_answered() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ssd = paced_ssd();
+    let socket = dir.path().join("nbd.sock");
+    let address: NbdAddress = format!("unix:{}", socket.display()).parse().expect("address");
+    let device: Arc<dyn BlockDevice> = Arc::clone(&ssd) as Arc<dyn BlockDevice>;
+    let server = NbdServer::start(device, &address, Export::new("small", "under test")).expect("listen");
+    let mut stream = connect(&socket);
+    // A write, a read of it, a trim of it and a read again, all sent before any reply: each
+    // takes effect on the data in the order sent, whenever the simulated device completes it.
+    client::send_request(&mut stream, client::CMD_WRITE, 1, 0, PAGE as u32).expect("write");
+    stream.write_all(&[7; PAGE]).expect("payload");
+    send_read(&mut stream, 2, 0);
+    client::send_request(&mut stream, client::CMD_TRIM, 3, 0, PAGE as u32).expect("trim");
+    send_read(&mut stream, 4, 0);
+    client::send_request(&mut stream, client::CMD_FLUSH, 5, 0, 0).expect("flush");
+    let mut answered = Vec::new();
+    while answered.len() < 5 {
+        let (error, cookie) = client::read_simple_reply(&mut stream).expect("reply");
+        assert_eq!(error, 0, "cookie {cookie} succeeds");
+        if cookie == 2 || cookie == 4 {
+            let mut data = vec![0; PAGE];
+            stream.read_exact(&mut data).expect("data");
+            let expected = if cookie == 2 { 7 } else { 0 };
+            assert!(data.iter().all(|&byte| byte == expected), "read {cookie} sees the data as sent before it");
+        }
+        answered.push(cookie);
+    }
+    answered.sort_unstable();
+    assert_eq!(answered, [1, 2, 3, 4, 5], "every request answered once");
+    drop(stream);
+    server.shut_down();
+    ssd.close().expect("close").expect("report");
+    let served = ssd.served_latency();
+    let counts = [&served.write, &served.read, &served.trim, &served.flush].map(|row| row.as_ref().map(|s| s.count));
+    assert_eq!(counts, [Some(1), Some(2), Some(1), Some(1)], "each request's wait was recorded: {served:?}");
 }

@@ -10,6 +10,7 @@ use crate::error::{io as io_error, NbdError};
 use crate::export::Export;
 use crate::limits::{ByteBudget, WorkerSlots, MAX_REQUEST_BYTES};
 use crate::protocol::*;
+use crate::queued;
 use crate::transmission;
 
 /// Longest option payload accepted during the handshake.
@@ -130,12 +131,22 @@ impl<R: BufRead, W: Write> Connection<'_, R, W> {
         Ok(true)
     }
 
-    /// Serves requests until the client disconnects, several at once ([`crate::transmission`]).
+    /// Serves requests until the client disconnects, several at once: submitted straight to a
+    /// device that queues ([`crate::queued`]; its reply thread takes one of the export's request
+    /// thread slots), else on request threads ([`crate::transmission`]).
     pub(crate) fn transmit(&mut self) -> Result<(), NbdError>
     where
         W: Send,
     {
-        transmission::transmit(&mut self.reader, &mut self.writer, self.device, self.budget, self.slots)
+        // The reply thread takes a request thread's place in the export's memory bound.
+        match self.device.queueing() {
+            Some(queueing) if self.slots.take() => {
+                let served = queued::transmit(&mut self.reader, &mut self.writer, self.device, queueing, self.budget);
+                self.slots.give_back();
+                served
+            }
+            _ => transmission::transmit(&mut self.reader, &mut self.writer, self.device, self.budget, self.slots),
+        }
     }
 
     fn reply(&mut self, option: u32, reply: u32, data: &[u8]) -> Result<(), NbdError> {

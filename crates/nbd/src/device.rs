@@ -3,6 +3,7 @@
 
 use std::io;
 use std::path::Path;
+use std::time::Instant;
 
 /// Why a block-device request failed.
 #[derive(Debug, thiserror::Error)]
@@ -66,4 +67,80 @@ pub trait BlockDevice: Send + Sync + 'static {
     }
     /// The text of `DIR/stats`.
     fn stats_text(&self, daemon: DaemonInfo) -> String;
+    /// The same device taking requests without a thread waiting on each, when it can hold several
+    /// at once (the NBD server then reads a connection's requests straight into it); `None`: the
+    /// server calls the methods above, one request thread per request in flight.
+    fn queueing(&self) -> Option<&dyn QueueingDevice> {
+        None
+    }
+}
+
+/// What a request to a [`QueueingDevice`] asks.
+#[derive(Debug)]
+pub enum Command {
+    /// Read `len` bytes; the completion carries them.
+    Read {
+        len: usize,
+    },
+    Write {
+        data: Vec<u8>,
+        fua: bool,
+    },
+    Discard {
+        len: u64,
+        fua: bool,
+    },
+    Flush,
+}
+
+/// A request handed to a [`QueueingDevice`].
+#[derive(Debug)]
+pub struct Submission {
+    /// Where it starts, in bytes (0 for a flush).
+    pub offset: u64,
+    pub command: Command,
+    /// When the server read it off the wire: the time the client's request waited in the server
+    /// before the device took it counts from here ([`QueueingDevice::answered`]).
+    pub received: Instant,
+}
+
+/// How a queued request is answered: called once, from any thread (the device's, or the
+/// submitter's before `submit` returns), with a read's data (empty for the other commands) or
+/// why it failed.
+pub type Completion = Box<dyn FnOnce(Result<Vec<u8>, BlockError>) + Send>;
+
+/// A block device that holds several requests at once and answers each when it completes, in
+/// any order, without a thread waiting for it.
+///
+/// Contract: as [`BlockDevice`]'s methods for the same command (ranges, durability, zeros after a
+/// discard), and besides: a request takes effect on the data in the order submitted (a read
+/// submitted after a write on one thread reads what it wrote), whenever it is answered; `done`
+/// is called exactly once for every submission, also when the device stops with requests
+/// in flight; [`Self::answered`] is told when the reply left, so the device can report what
+/// the client waited.
+pub trait QueueingDevice: Send + Sync {
+    fn submit(&self, submission: Submission, done: Completion);
+    /// The reply to a request of `command`'s kind submitted with `received` has been sent.
+    fn answered(&self, kind: CommandKind, received: Instant);
+}
+
+/// Which command a request was, without its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandKind {
+    Read,
+    Write,
+    Discard,
+    Flush,
+}
+
+impl Command {
+    #[must_use]
+    pub fn kind(&self) -> CommandKind {
+        match self {
+            Command::Read { .. } => CommandKind::Read,
+            Command::Write { .. } => CommandKind::Write,
+            Command::Discard { .. } => CommandKind::Discard,
+            Command::Flush => CommandKind::Flush,
+        }
+    }
 }

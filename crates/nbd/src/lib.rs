@@ -13,11 +13,12 @@ mod error;
 mod export;
 mod limits;
 mod protocol;
+mod queued;
 mod server;
 mod transmission;
 
 pub use address::{NbdAddress, TCP_CONSENT_FLAG};
-pub use device::{BlockDevice, BlockError, DaemonInfo};
+pub use device::{BlockDevice, BlockError, Command, CommandKind, Completion, DaemonInfo, QueueingDevice, Submission};
 pub use error::NbdError;
 pub use export::Export;
 pub use limits::Limits;

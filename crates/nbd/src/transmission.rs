@@ -214,7 +214,7 @@ impl<'a, W: Write + Send> Transmission<'a, W> {
 
 /// A READ or WRITE over the advertised maximum: a WRITE's payload is read past in small pieces
 /// (never held), so the connection stays usable.
-fn skip_oversized(reader: &mut impl BufRead, request: &Request) -> Result<(), NbdError> {
+pub(crate) fn skip_oversized(reader: &mut impl BufRead, request: &Request) -> Result<(), NbdError> {
     if request.command == CMD_WRITE {
         let payload = u64::from(request.length);
         let skipped = io::copy(&mut io::Read::take(reader, payload), &mut io::sink())
@@ -227,7 +227,7 @@ fn skip_oversized(reader: &mut impl BufRead, request: &Request) -> Result<(), Nb
 }
 
 /// Allocated zeros: plain writes of zeroes, never a hole; FUA on the last piece.
-fn write_zeros(device: &dyn BlockDevice, offset: u64, length: usize, fua: bool) -> Result<(), BlockError> {
+pub(crate) fn write_zeros(device: &dyn BlockDevice, offset: u64, length: usize, fua: bool) -> Result<(), BlockError> {
     let zeros = vec![0u8; ZERO_PIECE_BYTES.min(length)];
     let mut done = 0usize;
     while done < length {
@@ -239,13 +239,13 @@ fn write_zeros(device: &dyn BlockDevice, offset: u64, length: usize, fua: bool) 
 }
 
 /// The request must be durable when answered (NBD_CMD_FLAG_FUA).
-fn fua(request: &Request) -> bool {
+pub(crate) fn fua(request: &Request) -> bool {
     request.flags & CMD_FLAG_FUA != 0
 }
 
 /// The NBD error value for a device error; `out_of_range` is what a range past the end maps to
 /// (EINVAL for reads, ENOSPC for writes, as proto.md asks).
-fn errno_of(err: &BlockError, out_of_range: u32) -> u32 {
+pub(crate) fn errno_of(err: &BlockError, out_of_range: u32) -> u32 {
     match err.errno() {
         None => out_of_range,
         Some(28) => ENOSPC,

@@ -143,11 +143,6 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
             timed.rmw_pages_read, timed.rmw_pages_rewritten, timed.stripes_merged, timed.stripes_flushed_idle
         )?;
     }
-    writeln!(
-        out,
-        "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}",
-        "latency", "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us"
-    )?;
     let latency = &timed.latency;
     let rows = [
         ("read", &latency.read),
@@ -157,6 +152,21 @@ pub fn print_timed_summary(timed: &nandlab_core::timing::TimedReport) -> anyhow:
         ("priority", &latency.priority),
         ("all", &latency.all),
     ];
+    write_latency_table(&mut out, "latency", &rows)?;
+    Ok(())
+}
+
+/// A table of latency summaries under `heading`, one row per operation that had requests.
+pub fn write_latency_table(
+    out: &mut impl Write,
+    heading: &str,
+    rows: &[(&str, &Option<nandlab_core::timing::LatencySummary>)],
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  {:<10}{:>10}{:>12}{:>12}{:>12}{:>12}{:>12}",
+        heading, "count", "mean us", "p50 us", "p99 us", "p99.9 us", "max us"
+    )?;
     for (label, summary) in rows {
         if let Some(s) = summary {
             writeln!(

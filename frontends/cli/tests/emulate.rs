@@ -419,17 +419,23 @@ fn a_paced_session_replays_with_timing_to_identical_counts_and_latencies() {
     assert_eq!(counts(&replayed), counts(&emulated));
     assert_eq!(replayed["timed"]["latency"], emulated["timed"]["latency"], "the same simulated latencies");
     same_document_as_replay(&emulated, &replayed);
+    // What the clients waited holds the model's latency and the host path around it.
+    let (served, model) = (&emulated["served_latency"]["read"], &emulated["timed"]["latency"]["read"]);
+    assert_eq!(served["count"], model["count"], "every read served is a read of the model: {served} {model}");
+    assert!(served["p50_us"].as_f64().unwrap() >= model["p50_us"].as_f64().unwrap(), "{served} {model}");
 }
 
 /// Issue 29: the emulator's JSON is `replay`'s document (`schema_version`, a `waf_series`, every
-/// field but the replay's own speed), and its flush counts agree: the latency table's flushes are
-/// the flush commands and the writes' PREFLUSH/FUA flushes together.
+/// field but the replay's own speed) with what its clients waited (`served_latency`), and its flush
+/// counts agree: the latency table's flushes are the flush commands and the writes' PREFLUSH/FUA
+/// flushes together.
 fn same_document_as_replay(emulated: &serde_json::Value, replayed: &serde_json::Value) {
     let keys = |document: &serde_json::Value| {
         let mut keys: Vec<String> = document.as_object().unwrap().keys().cloned().collect();
-        keys.retain(|key| key != "replay_speed");
+        keys.retain(|key| key != "replay_speed" && key != "served_latency");
         keys
     };
+    assert!(emulated["served_latency"]["all"]["count"].as_u64().is_some(), "the served latencies");
     assert_eq!(keys(emulated), keys(replayed), "the emulator's document has replay's fields");
     assert_eq!(emulated["schema_version"], replayed["schema_version"]);
     assert!(!emulated["waf_series"].as_array().unwrap().is_empty(), "a WAF series over the session");

@@ -12,7 +12,7 @@ use nandlab_emulate::{EmulateOptions, EmulatedSsd, Pace};
 use nandlab_fuse::{serve_until_stopped, stop_signals, Frontends, MountOptions, NbdArgs};
 use nandlab_nbd::BlockDevice;
 
-use crate::shared::{bytes, print_summary, print_timed_summary, ConfigArgs};
+use crate::shared::{bytes, print_summary, print_timed_summary, write_latency_table, ConfigArgs};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -142,10 +142,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     print_summary(&heading, &report)?;
     report.timed.as_ref().map(print_timed_summary).transpose()?;
+    let served_latency = ssd.served_latency();
+    print_served(&served_latency)?;
     if let Some(path) = &args.json {
         // The document `replay --json` writes (schema_version, the report, wall_s), with the phases
-        // the marks ended.
-        let emulated = EmulatedDocument { report: &report, before_marks };
+        // the marks ended and what the clients waited.
+        let emulated = EmulatedDocument { report: &report, before_marks, served_latency };
         let document = nandlab_lab::document::Document::new(&emulated, started.elapsed());
         crate::output::write_json(crate::output::Output::open(path)?, &document)?;
     }
@@ -160,6 +162,27 @@ struct EmulatedDocument<'a> {
     report: &'a nandlab_core::Report,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     before_marks: Vec<nandlab_emulate::MarkedPhase>,
+    /// From the moment the server received each request to the moment its reply went out.
+    served_latency: nandlab_emulate::ServedLatency,
+}
+
+/// What the clients waited, the host path included (the timed table above is the model's, from
+/// arrival in the simulated device to its completion).
+fn print_served(served: &nandlab_emulate::ServedLatency) -> anyhow::Result<()> {
+    if served.all.is_none() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "served     request received to reply sent, the host path included:")?;
+    let rows = [
+        ("read", &served.read),
+        ("write", &served.write),
+        ("trim", &served.trim),
+        ("flush", &served.flush),
+        ("all", &served.all),
+    ];
+    write_latency_table(&mut out, "served", &rows)?;
+    Ok(())
 }
 
 /// Refuses a `--mount` that is not an existing directory, before the device opens; detaches the
@@ -224,19 +247,25 @@ fn status(dir: &std::path::Path, json: bool) -> anyhow::Result<()> {
         "erases per block",
         format!("{}/{:.1}/{}", wear["min"], wear["mean"].as_f64().unwrap_or(0.0), wear["max"])
     )?;
-    if let Some(latency) = report["timed"]["latency"].as_object() {
-        for (op, summary) in latency {
-            if let Some(summary) = summary.as_object() {
-                let us = |key: &str| summary.get(key).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-                writeln!(
-                    out,
-                    "  latency {op:<16}{:>10} requests, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
-                    summary.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
-                    us("p50_us"),
-                    us("p99_us"),
-                    us("max_us")
-                )?;
-            }
+    // The model's latencies, then what the clients waited (the host path included).
+    write_latency_lines(&mut out, "latency", &report["timed"]["latency"])?;
+    write_latency_lines(&mut out, "served ", &stats["served_latency"])?;
+    Ok(())
+}
+
+/// One line per operation of a latency table in `DIR/stats` (nothing when it is absent).
+fn write_latency_lines(out: &mut impl Write, label: &str, latency: &serde_json::Value) -> anyhow::Result<()> {
+    for (op, summary) in latency.as_object().into_iter().flatten() {
+        if let Some(summary) = summary.as_object() {
+            let us = |key: &str| summary.get(key).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            writeln!(
+                out,
+                "  {label} {op:<16}{:>10} requests, p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+                summary.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0),
+                us("p50_us"),
+                us("p99_us"),
+                us("max_us")
+            )?;
         }
     }
     Ok(())
