@@ -92,7 +92,7 @@ impl RegionEstimator {
             return false;
         }
         let (start, end) = (record.start.0, record.end().0);
-        let by_journal_thread = record.process.base() == JOURNAL_THREAD;
+        let by_journal_thread = record.process.has_base(JOURNAL_THREAD);
         let synchronous = record.flags.contains(Flags::SYNC) || is_forced(record.flags);
         let continues_head = self.head == Some(start) && synchronous;
         if !(by_journal_thread || continues_head) {

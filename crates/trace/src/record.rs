@@ -158,6 +158,13 @@ impl ProcessName {
         let name = self.as_str();
         name.split('/').next().unwrap_or(name)
     }
+
+    /// Whether [`ProcessName::base`] is `base` (which holds no `/`),
+    /// comparing bytes: asked of every write a trace replays.
+    pub fn has_base(&self, base: &str) -> bool {
+        let name = &self.bytes[..usize::from(self.len)];
+        name.strip_prefix(base.as_bytes()).is_some_and(|rest| rest.is_empty() || rest[0] == b'/')
+    }
 }
 
 impl fmt::Debug for ProcessName {
@@ -232,6 +239,10 @@ mod tests {
         let name = ProcessName::new(&long);
         assert_eq!(name.as_str(), "é".repeat(15));
         assert_eq!(ProcessName::new("jbd2/loop0-8").base(), "jbd2");
+        for name in ["jbd2/loop0-8", "jbd2", "jbd", "jbd2x/1", "", "kworker/1:1H", "jbd2x"] {
+            let name = ProcessName::new(name);
+            assert_eq!(name.has_base("jbd2"), name.base() == "jbd2", "{name:?}");
+        }
     }
 
     #[test]

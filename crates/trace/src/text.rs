@@ -92,6 +92,34 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
         }
     }
 
+    fn read_error(&mut self, source: std::io::Error) -> TraceError {
+        self.done = true;
+        TraceError::io(self.path.clone(), source)
+    }
+
+    /// Parses the next line where it lies in the input's buffer, without
+    /// copying it, when the buffer holds all of it (the common case: one
+    /// refill holds thousands of lines). `Ok(None)` leaves the line to
+    /// [`Self::read_line`]: it straddles a refill, is too long, is the last
+    /// one without a line break, or the read was interrupted.
+    fn parse_buffered_line(&mut self) -> Result<Option<Result<Option<Record>, String>>, TraceError> {
+        let available = match self.input.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => return Ok(None),
+            Err(source) => return Err(self.read_error(source)),
+        };
+        let Some(taken) = memchr::memchr(b'\n', available).map(|newline| newline + 1) else {
+            return Ok(None);
+        };
+        if taken > MAX_LINE_BYTES {
+            return Ok(None);
+        }
+        let parsed = self.parser.parse(trim_line_end(&available[..taken]));
+        self.input.consume(taken);
+        self.line_number += 1;
+        Ok(Some(parsed))
+    }
+
     /// Reads one line into `self.line`, at most [`MAX_LINE_BYTES`] of it;
     /// `Ok(false)` at the end of the input.
     fn read_line(&mut self) -> Result<bool, TraceError> {
@@ -100,10 +128,7 @@ impl<R: BufRead, P: LineParser> TextReader<R, P> {
             let available = match self.input.fill_buf() {
                 Ok(available) => available,
                 Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    self.done = true;
-                    return Err(TraceError::io(self.path.clone(), source));
-                }
+                Err(source) => return Err(self.read_error(source)),
             };
             if available.is_empty() {
                 return Ok(!self.line.is_empty());
@@ -132,14 +157,19 @@ impl<R: BufRead, P: LineParser> Iterator for TextReader<R, P> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done && !self.parser.finished() {
-            match self.read_line() {
-                Ok(false) => return None,
-                Ok(true) => {}
+            let parsed = match self.parse_buffered_line() {
+                Ok(Some(parsed)) => parsed,
+                Ok(None) => match self.read_line() {
+                    Ok(false) => return None,
+                    Ok(true) => {
+                        self.line_number += 1;
+                        self.parser.parse(trim_line_end(&self.line))
+                    }
+                    Err(error) => return Some(Err(error)),
+                },
                 Err(error) => return Some(Err(error)),
-            }
-            self.line_number += 1;
-            let line = trim_line_end(&self.line);
-            match self.parser.parse(line) {
+            };
+            match parsed {
                 Ok(Some(record)) => return Some(self.rebase(record)),
                 Ok(None) => {}
                 Err(message) => return Some(Err(self.malformed(message))),
@@ -173,22 +203,28 @@ pub(crate) fn show(field: &[u8]) -> String {
 }
 
 pub(crate) fn parse_u64(field: &[u8], what: &str) -> Result<u64, String> {
-    if field.is_empty() || field.len() > 20 {
-        return Err(format!("expected {what} (an unsigned integer), found `{}`", show(field)));
+    let not_integer = || format!("expected {what} (an unsigned integer), found `{}`", show(field));
+    if field.is_empty() || field.len() > U64_MAX_DIGITS.len() {
+        return Err(not_integer());
     }
     let mut value: u64 = 0;
     for &byte in field {
         let digit = byte.wrapping_sub(b'0');
         if digit > 9 {
-            return Err(format!("expected {what} (an unsigned integer), found `{}`", show(field)));
+            return Err(not_integer());
         }
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(digit)))
-            .ok_or_else(|| format!("{what} `{}` does not fit in 64 bits", show(field)))?;
+        // Cannot wrap below 20 digits (10^19 - 1 < 2^64); 20 are checked below.
+        value = value.wrapping_mul(10).wrapping_add(u64::from(digit));
+    }
+    // Digit strings of equal length compare as their numbers do.
+    if field.len() == U64_MAX_DIGITS.len() && field > U64_MAX_DIGITS {
+        return Err(format!("{what} `{}` does not fit in 64 bits", show(field)));
     }
     Ok(value)
 }
+
+/// `u64::MAX` in decimal: the longest and largest field [`parse_u64`] takes.
+const U64_MAX_DIGITS: &[u8] = b"18446744073709551615";
 
 /// `12.000345` seconds → nanoseconds, exactly (no floating point); any
 /// number of fraction digits, extra digits beyond nanoseconds are dropped.
@@ -352,6 +388,57 @@ mod tests {
         assert!(parse_rwbs(b"N", zero).is_err());
         assert!(parse_rwbs(b"WX", one).is_err());
         assert!(parse_rwbs(b"", one).is_err());
+    }
+
+    #[test]
+    fn integers_up_to_u64_max_parse_and_larger_ones_are_refused() {
+        assert_eq!(parse_u64(b"0", "n"), Ok(0));
+        assert_eq!(parse_u64(b"9999999999999999999", "n"), Ok(9_999_999_999_999_999_999));
+        assert_eq!(parse_u64(b"18446744073709551615", "n"), Ok(u64::MAX));
+        assert_eq!(parse_u64(b"00000000000000000042", "n"), Ok(42));
+        for too_large in ["18446744073709551616", "20000000000000000000", "99999999999999999999"] {
+            assert!(parse_u64(too_large.as_bytes(), "n").unwrap_err().contains("does not fit in 64 bits"));
+        }
+        for not_integer in ["", "-1", "1x", "184467440737095516150", "1844674407370955161x"] {
+            assert!(
+                parse_u64(not_integer.as_bytes(), "n").unwrap_err().contains("an unsigned integer"),
+                "{not_integer}"
+            );
+        }
+    }
+
+    /// The lines a reader with an input buffer of `capacity` bytes yields:
+    /// parsed where they lie in the buffer, or copied out when they
+    /// straddle a refill.
+    fn read_with_buffer(trace: &[u8], capacity: usize) -> Vec<Result<Record, TraceError>> {
+        let parser = crate::simulator::SimulatorParser::new(crate::simulator::SimulatorDialect::MqSim, None);
+        let input = std::io::BufReader::with_capacity(capacity, trace);
+        TextReader::new(input, PathBuf::from("t.mqsim"), parser, "mqsim").collect()
+    }
+
+    #[test]
+    fn records_and_errors_do_not_depend_on_where_the_buffer_ends() {
+        let trace = b"10 0 8 8 0\r\n\n20 0 16 8 1\n30 0 24 8 0\n40 0 x 8 0\n50 0 32 8 0";
+        let expected = read_with_buffer(trace, 4096);
+        assert_eq!(expected.len(), 4, "three records, then the malformed line ends the trace");
+        let times: Vec<u64> = expected[..3].iter().map(|record| record.as_ref().expect("valid").timestamp.0).collect();
+        assert_eq!(times, [0, 10, 20]);
+        let error = expected[3].as_ref().expect_err("malformed").to_string();
+        assert!(error.contains("t.mqsim:5:") && error.contains("start sector"), "{error}");
+        for capacity in [1, 3, 7, 11, 12, 13] {
+            let records = read_with_buffer(trace, capacity);
+            assert_eq!(records.len(), expected.len(), "capacity {capacity}");
+            for (record, wanted) in records.iter().zip(&expected) {
+                match (record, wanted) {
+                    (Ok(record), Ok(wanted)) => assert_eq!(record, wanted, "capacity {capacity}"),
+                    (Err(error), Err(wanted)) => assert_eq!(error.to_string(), wanted.to_string()),
+                    _ => panic!("capacity {capacity}: {record:?} where {wanted:?}"),
+                }
+            }
+        }
+        let last_without_break = read_with_buffer(b"10 0 8 8 0\n20 0 16 8 1", 4096);
+        assert_eq!(last_without_break.len(), 2);
+        assert!(last_without_break.iter().all(Result::is_ok));
     }
 
     #[test]

@@ -73,10 +73,18 @@ pub fn open_all<const N: usize>(paths: [Option<&Path>; N]) -> anyhow::Result<([O
 
 /// Writes `value` as pretty-printed JSON and commits the output.
 pub fn write_json<T: serde::Serialize>(mut output: Output, value: &T) -> anyhow::Result<()> {
-    serde_json::to_writer_pretty(&mut output, value)?;
-    writeln!(output)?;
+    // The serializer makes several writes of a few bytes per value; a buffer
+    // in front keeps each one a copy instead of calls down to the file's
+    // own buffer (the 9 MB report of a 1.1 M-request timed replay).
+    let mut buffered = std::io::BufWriter::with_capacity(JSON_BUFFER_BYTES, &mut output);
+    serde_json::to_writer_pretty(&mut buffered, value)?;
+    writeln!(buffered)?;
+    buffered.flush()?;
+    drop(buffered);
     output.commit()
 }
+
+const JSON_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Writes `value`'s JSON document flattened into a one-row Parquet table
 /// (nested keys joined with `.`, arrays left out) and commits the output.
