@@ -6,7 +6,8 @@ use super::*;
 use crate::config::ConfigBuilder;
 use crate::host::discard::DiscardPolicy;
 use crate::host::event::{HostEvent, HostOp};
-use crate::workload::IterEvents;
+use crate::timing::Arrivals;
+use crate::workload::{IterEvents, SyntheticEvents};
 
 const MS: u64 = 1_000_000;
 /// 4 KiB pages: 8 sectors each.
