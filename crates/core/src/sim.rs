@@ -16,13 +16,13 @@ use crate::host::pblk::{Pblk, PblkStats};
 use crate::host::stages::HostStages;
 use crate::metrics::{Counters, WafPoint};
 use crate::timing::TimedReport;
-use crate::units::{SimNs, StreamId};
+use crate::units::SimNs;
 use crate::workload::jobs::{refuse_mixed_in_counting, JobReport};
 use crate::workload::{SourceError, Synthetic};
 #[cfg(feature = "verify")]
 use crate::{
     ftl::{CheckAfter, Checked, FlashOp, InvariantError},
-    units::{Lpn, UnitId},
+    units::{Lpn, StreamId, UnitId},
 };
 use serde::Serialize;
 use std::sync::atomic::AtomicBool;
