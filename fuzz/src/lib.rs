@@ -11,10 +11,11 @@ use nandlab_admission::{DeviceParams, TaskSet};
 use nandlab_core::config::{from_sources, ConfigBuilder, Document};
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::event::{HostEvent, HostOp};
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::workload::IterEvents;
 use nandlab_core::Simulation;
-use nandlab_trace::host::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
+use nandlab_trace::host::host_event;
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
     FioVersion, FioWriter, Format, MsrWriter, NativeReader, NativeWriter, ReadOptions, Record, TraceHeader, TraceRead,
@@ -98,7 +99,7 @@ pub fn replay_small(data: &[u8]) {
     }
     let mut source = IterEvents(events.iter().copied());
     if mode & 4 != 0 {
-        if simulation.replay_timed(&mut source, &mut |_| {}).is_err() {
+        if simulation.run_phase(Workload::Events(&mut source), Timed, &mut |_| {}).is_err() {
             return;
         }
         let timed = simulation.report().timed.expect("a timed replay reports timing");
@@ -110,7 +111,7 @@ pub fn replay_small(data: &[u8]) {
         .filter(|event| event.op == HostOp::Write)
         .map(|event| event.sectors.end.div_ceil(sectors_per_page) - event.sectors.start / sectors_per_page)
         .sum();
-    if simulation.replay(&mut source, &mut |_| {}).is_err() {
+    if simulation.run_phase(Workload::Events(&mut source), Counting::ToEnd, &mut |_| {}).is_err() {
         return;
     }
     let report = simulation.report();

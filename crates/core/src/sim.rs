@@ -79,28 +79,30 @@ pub struct Progress {
 /// A synthetic run in counting mode: aging as configured, then the workload.
 pub fn run(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
     refuse_mixed_in_counting(&config.jobs)?;
-    let mut simulation = Simulation::new(config)?;
-    simulation.precondition(observer)?;
-    if config.jobs.is_empty() {
-        let requests = config.workload.total_requests(&simulation.geometry);
-        simulation.measure(requests, observer)?;
-    } else {
-        simulation.measure_jobs(observer)?;
-    }
-    Ok(simulation.report())
+    run_synthetic(config, Counting::ToEnd, observer)
 }
 
 /// A synthetic run through the timing model: aging as configured (in
 /// counting mode), then the workload in simulated time.
 pub fn run_timed(config: &Config, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    run_synthetic(config, Timed, observer)
+}
+
+/// Aging as configured, then the synthetic workload (or the `[[job]]`
+/// tables) in `mode`.
+fn run_synthetic(
+    config: &Config,
+    mode: impl PhaseMode,
+    observer: &mut dyn FnMut(Progress),
+) -> Result<Report, SimError> {
     let mut simulation = Simulation::new(config)?;
     simulation.precondition(observer)?;
-    if config.jobs.is_empty() {
-        let requests = config.workload.total_requests(&simulation.geometry);
-        simulation.measure_timed(requests, observer)?;
+    let workload = if config.jobs.is_empty() {
+        Workload::Synthetic(config.workload.total_requests(&simulation.geometry))
     } else {
-        simulation.measure_jobs_timed(observer)?;
-    }
+        Workload::Jobs
+    };
+    simulation.run_phase(workload, mode, observer)?;
     Ok(simulation.report())
 }
 
@@ -394,6 +396,7 @@ use aging::SteadyRule;
 use ahead::{Ahead, Queued};
 use drive::{at_event, drive, drive_synthetic, EventFeed};
 pub use live::{EventTicket, LiveDevice};
+pub use phases::{Counting, PhaseMode, StopRule, Timed, Workload};
 pub use report::{AgingKind, DeviceSummary, OpenChannelSummary, PhaseReport, PreconditionReport, Report};
 use staged::{PageRequests, StagedSource};
 

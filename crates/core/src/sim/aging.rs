@@ -118,44 +118,6 @@ impl Simulation {
     pub(super) fn turnover_pages(&self) -> u64 {
         u64::from(self.geometry.physical_pages())
     }
-
-    /// Ages the device by running `source` (an aging trace) through fresh
-    /// host stages; reported apart from the measured phase.
-    pub fn age_with(
-        &mut self,
-        source: &mut dyn EventSource,
-        observer: &mut dyn FnMut(Progress),
-    ) -> Result<&PreconditionReport, SimError> {
-        self.age_with_until(source, observer, &mut |_| false)
-    }
-
-    /// [`Simulation::age_with`] that also stops as soon as `settled` says
-    /// so, shown the layer's cumulative counters after each request: how a
-    /// caller ages with a looping trace until its own steady-state rule holds.
-    pub fn age_with_until(
-        &mut self,
-        source: &mut dyn EventSource,
-        observer: &mut dyn FnMut(Progress),
-        settled: &mut dyn FnMut(&Counters) -> bool,
-    ) -> Result<&PreconditionReport, SimError> {
-        let start = self.counters().clone();
-        let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(source), Phase::AgingTrace, observer, |_, counters, _| settled(counters), self.stop.as_deref()))?;
-        on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
-        let phase = PhaseReport::new(self.counters().since(&start));
-        self.start_measuring();
-        let report = PreconditionReport {
-            kind: AgingKind::Workload,
-            fill_fraction: 0.0,
-            phase,
-            steady: true,
-            final_window_waf: None,
-            passes: None,
-            valid_pages: None,
-            debt_paid: None,
-        };
-        Ok(self.precondition.insert(report))
-    }
 }
 
 /// The passes of a workload as one event source for the counting loop:

@@ -59,6 +59,14 @@ impl<'a, S: EventSource + ?Sized> StagedSource<'a, S> {
         }
     }
 
+    /// Each event's requests arrive at the event's own time, not counted
+    /// from the first event's (ready-made timed requests, whose arrival
+    /// process starts at time 0).
+    pub(super) fn keeping_arrivals(mut self) -> Self {
+        self.first_ns = Some(0);
+        self
+    }
+
     /// Carries each event's job (of `jobs`) onto its requests.
     pub(super) fn with_jobs(mut self, jobs: usize) -> Self {
         self.pending_jobs = Some(VecDeque::new());

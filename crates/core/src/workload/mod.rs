@@ -7,5 +7,6 @@ pub mod periodic;
 mod source;
 mod synthetic;
 
+pub(crate) use source::page_event;
 pub use source::{EventSource, IterEvents, Passes, SourceError, SyntheticEvents};
 pub use synthetic::{AddressDistribution, AgingChoice, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};

@@ -2,6 +2,7 @@
 //! figure quoted in the README. Timing lives here, never in tests.
 
 use crate::shared::Timing;
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::ConfigBuilder;
 use std::io::Write;
 use std::time::Instant;
@@ -62,7 +63,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         let started = Instant::now();
         let cpu_started = process_cpu_seconds();
         if args.timing == Timing::On {
-            let timed = simulation.measure_timed(args.writes, &mut |_| {})?;
+            let timed = simulation.run_phase(Workload::Synthetic(args.writes), Timed, &mut |_| {})?;
             writeln!(
                 out,
                 "simulated                  {:>12.0} IOPS, write p99 {:.0} us",
@@ -73,7 +74,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             let events_per_request = timed.events as f64 / timed.requests.max(1) as f64;
             writeln!(out, "engine events / request    {events_per_request:>12.2}")?;
         } else {
-            simulation.write_only(args.writes)?;
+            simulation.run_phase(Workload::Writes(args.writes), Counting::ToEnd, &mut |_| {})?;
         }
         best = best.min(started.elapsed().as_secs_f64());
         if let Some(cpu) = cpu_seconds_since(cpu_started) {
@@ -111,7 +112,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         // Issue 17's timed/counting ratio: the same device, state and host
         // write count, measured right after, so both see the same machine.
         let cpu_started = process_cpu_seconds();
-        simulation.write_only(args.writes)?;
+        simulation.run_phase(Workload::Writes(args.writes), Counting::ToEnd, &mut |_| {})?;
         if let Some(counting_cpu) = cpu_seconds_since(cpu_started) {
             let counting_cpu = counting_cpu.max(0.01);
             #[allow(clippy::cast_precision_loss)]
