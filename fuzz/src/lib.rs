@@ -12,6 +12,7 @@ use nandlab_admission::{DeviceParams, TaskSet};
 use nandlab_core::config::{from_sources, ConfigBuilder, Document};
 use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::event::{HostEvent, HostOp};
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::workload::IterEvents;
 use nandlab_core::Simulation;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
@@ -99,7 +100,7 @@ pub fn replay_small(data: &[u8]) {
     }
     let mut source = IterEvents(events.iter().copied());
     if mode & 4 != 0 {
-        if simulation.replay_timed(&mut source, &mut |_| {}).is_err() {
+        if simulation.run_phase(Workload::Events(&mut source), Timed, &mut |_| {}).is_err() {
             return;
         }
         let timed = simulation.report().timed.expect("a timed replay reports timing");
@@ -111,7 +112,7 @@ pub fn replay_small(data: &[u8]) {
         .filter(|event| event.op == HostOp::Write)
         .map(|event| event.sectors.end.div_ceil(sectors_per_page) - event.sectors.start / sectors_per_page)
         .sum();
-    if simulation.replay(&mut source, &mut |_| {}).is_err() {
+    if simulation.run_phase(Workload::Events(&mut source), Counting::ToEnd, &mut |_| {}).is_err() {
         return;
     }
     let report = simulation.report();

@@ -3,7 +3,7 @@
 //! returning their data points. The CLI's `nandlab reproduce` writes them out.
 
 use crate::config::ConfigBuilder;
-use crate::sim::{SimError, Simulation};
+use crate::sim::{SimError, Simulation, Timed, Workload};
 use crate::timing::{Arrivals, LatencySummary, RequestSource, SequentialMix, SyntheticSource, TimedReport};
 use crate::workload::Synthetic;
 use serde::Serialize;
@@ -25,7 +25,7 @@ fn simulation(overrides: &[String], seed: u64) -> Result<Simulation, SimError> {
 }
 
 fn timed(simulation: &mut Simulation, source: &mut dyn RequestSource, requests: u64) -> Result<TimedReport, SimError> {
-    Ok(simulation.measure_timed_from(source, requests, &mut |_| {})?.clone())
+    Ok(simulation.run_phase(Workload::Requests(source, requests), Timed, &mut |_| {})?.clone())
 }
 
 fn ms(summary: Option<&LatencySummary>, pick: fn(&LatencySummary) -> f64) -> f64 {

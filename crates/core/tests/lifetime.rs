@@ -3,6 +3,7 @@
 //! run forecasts the host bytes until the first block reaches its rated cycles; the same device
 //! then runs until one does.
 
+use nandlab_core::sim::{Counting, Workload};
 use nandlab_core::{ConfigBuilder, Report, Simulation};
 
 const RATED_CYCLES: u32 = 300;
@@ -26,7 +27,7 @@ fn forecast_error(label: &str, assignments: &[&str]) -> (f64, f64) {
     let (config, _) = builder.build().expect("valid");
     let mut simulation = Simulation::new(&config).expect("simulation");
     simulation.precondition(&mut |_| {}).expect("ages");
-    simulation.measure(4 * CHUNK_REQUESTS, &mut |_| {}).expect("short run");
+    simulation.run_phase(Workload::Synthetic(4 * CHUNK_REQUESTS), Counting::ToEnd, &mut |_| {}).expect("short run");
     let short = simulation.report();
     let short_gb = host_gb(&short);
     let forecast_gb = short_gb + short.lifetime.host_gb_to_first_worn.expect("wear was measured");
@@ -34,7 +35,7 @@ fn forecast_error(label: &str, assignments: &[&str]) -> (f64, f64) {
     let mean_gb = short_gb + (f64::from(RATED_CYCLES) - short.erase_counts.max as f64) / rate;
     let mut report = short;
     while report.erase_counts.max < RATED_CYCLES {
-        simulation.measure(CHUNK_REQUESTS, &mut |_| {}).expect("run on");
+        simulation.run_phase(Workload::Synthetic(CHUNK_REQUESTS), Counting::ToEnd, &mut |_| {}).expect("run on");
         report = simulation.report();
     }
     let actual_gb = host_gb(&report);

@@ -13,6 +13,7 @@ mod common;
 
 use nandlab_core::host::discard::SectorRange;
 use nandlab_core::host::event::{HostEvent, HostOp};
+use nandlab_core::sim::{Timed, Workload};
 use nandlab_core::units::SimNs;
 use nandlab_core::workload::{EventSource, SourceError};
 use nandlab_core::Simulation;
@@ -98,7 +99,7 @@ fn replay_peak_bytes(count: u64) -> (usize, u64) {
     let mut writes = FastWrites { next: 0, count, pages: u64::from(geometry.logical_pages) };
     let before = LIVE.with(Cell::get);
     PEAK.with(|peak| peak.set(before));
-    let completed = simulation.replay_timed(&mut writes, &mut |_| {}).expect("replays").requests;
+    let completed = simulation.run_phase(Workload::Events(&mut writes), Timed, &mut |_| {}).expect("replays").requests;
     (PEAK.with(Cell::get) - before, completed)
 }
 

@@ -11,6 +11,7 @@ use nandlab_core::ftl::LayerKind;
 use nandlab_core::host::classify::WriteFlags;
 use nandlab_core::host::discard::{DiscardPolicy, SectorRange};
 use nandlab_core::host::event::{HostEvent, HostOp};
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::units::SimNs;
 use nandlab_core::workload::IterEvents;
 use nandlab_core::{Config, Report, Simulation};
@@ -103,9 +104,9 @@ fn run(config: &Config, events: &[HostEvent], timed: bool, checked: bool) -> Rep
     simulation.precondition(&mut |_| {}).expect("ages");
     let mut source = IterEvents(events.iter().copied());
     if timed {
-        simulation.replay_timed(&mut source, &mut |_| {}).expect("replays timed");
+        simulation.run_phase(Workload::Events(&mut source), Timed, &mut |_| {}).expect("replays timed");
     } else {
-        simulation.replay(&mut source, &mut |_| {}).expect("replays");
+        simulation.run_phase(Workload::Events(&mut source), Counting::ToEnd, &mut |_| {}).expect("replays");
     }
     simulation.check_invariants().expect("the layer's invariants hold at the end");
     simulation.report()
@@ -191,7 +192,9 @@ fn aging_before_a_replay_shows_the_gc_a_fresh_device_hides() {
     let replay = |config: &Config| {
         let mut simulation = Simulation::new(config).expect("valid");
         simulation.precondition(&mut |_| {}).expect("ages");
-        simulation.replay(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("replays");
+        simulation
+            .run_phase(Workload::Events(&mut IterEvents(events.iter().copied())), Counting::ToEnd, &mut |_| {})
+            .expect("replays");
         simulation.report()
     };
     let on_fresh = replay(&fresh);

@@ -10,6 +10,7 @@
 mod common;
 
 use nandlab_core::ftl::analytic::{effective_over_provisioning, fifo_waf, greedy_waf, random_waf};
+use nandlab_core::sim::{Counting, Workload};
 use nandlab_core::Simulation;
 
 const BLOCKS: u32 = 2048;
@@ -22,7 +23,9 @@ fn steady_waf(rho: f64, policy: &str) -> (f64, f64) {
     let mut simulation = Simulation::new(&config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("preconditioning runs");
     let before = simulation.counters().clone();
-    simulation.write_only(3 * u64::from(geometry.logical_pages)).expect("writes succeed");
+    simulation
+        .run_phase(Workload::Writes(3 * u64::from(geometry.logical_pages)), Counting::ToEnd, &mut |_| {})
+        .expect("writes succeed");
     let measured = simulation.counters().since(&before).waf().expect("pages written");
     (measured, effective_over_provisioning(&geometry, config.ftl.gc_threshold_blocks))
 }

@@ -7,6 +7,7 @@
 
 use crate::{Progress, Result};
 use nandlab_core::host::discard::SectorRange;
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::{Config, Simulation};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -47,9 +48,9 @@ pub(crate) fn replay(
     }
     simulation.settle()?;
     if timed {
-        simulation.replay_timed(events, progress)?;
+        simulation.run_phase(Workload::Events(events), Timed, progress)?;
     } else {
-        simulation.replay(events, progress)?;
+        simulation.run_phase(Workload::Events(events), Counting::ToEnd, progress)?;
     }
     Ok(simulation.report())
 }

@@ -422,6 +422,7 @@ impl TranslationLayer for TelomereFtl {
 mod tests {
     use super::*;
     use crate::device::DeviceConfig;
+    use crate::sim::{Timed, Workload};
     use crate::workload::periodic::{apply_job, Layout, PeriodicTask, PeriodicWorkload};
 
     fn ms(value: u64) -> SimNs {
@@ -560,7 +561,12 @@ mod tests {
             let mut simulation = Simulation::with_layer(&config, Layer::Telomere(ftl)).expect("same device").checked();
             let workload = PeriodicWorkload::new(vec![task(period)], 56, SimNs(0), Layout::Ring, 0).expect("fits");
             let mut source = PeriodicEvents::new(workload, &geometry, ms(1_000), true).expect("one task");
-            simulation.replay_timed(&mut source, &mut |_| {}).expect("runs").deadlines.clone().expect("deadlines")
+            simulation
+                .run_phase(Workload::Events(&mut source), Timed, &mut |_| {})
+                .expect("runs")
+                .deadlines
+                .clone()
+                .expect("deadlines")
         };
         let relaxed = run(5);
         assert_eq!((relaxed.requests, relaxed.misses), (200, 0));

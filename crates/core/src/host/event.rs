@@ -5,6 +5,7 @@
 
 use crate::host::classify::WriteFlags;
 use crate::host::discard::SectorRange;
+use crate::host::Op;
 use crate::units::{SimNs, StreamId};
 use serde::Serialize;
 
@@ -19,6 +20,18 @@ pub enum HostOp {
     Write,
     Discard,
     Flush,
+}
+
+impl From<Op> for HostOp {
+    /// The host request a page request of `op` is (a trim is a DISCARD).
+    fn from(op: Op) -> Self {
+        match op {
+            Op::Read => Self::Read,
+            Op::Write => Self::Write,
+            Op::Trim => Self::Discard,
+            Op::Flush => Self::Flush,
+        }
+    }
 }
 
 /// One host request.

@@ -1,9 +1,9 @@
 //! A live device: host events submitted one at a time as they happen (the
 //! emulator's requests), through the same host stages, translation layer and
 //! — when timed — timing engine as a replay. Fed the events of a trace, a
-//! live device ends with the counts a replay of that trace gives (counting
-//! mode: [`Simulation::replay`]; timed: [`Simulation::replay_timed`] with
-//! open arrivals).
+//! live device ends with the counts a replay of that trace gives
+//! ([`Simulation::run_phase`] of [`super::Workload::Events`], counting, or
+//! timed with open arrivals).
 
 use super::{at_event, Layer, PhaseReport, Report, SimError, Simulation};
 use crate::ftl::TranslationLayer;
@@ -275,6 +275,7 @@ mod tests {
     use crate::config::ConfigBuilder;
     use crate::host::discard::{DiscardPolicy, SectorRange};
     use crate::host::event::HostOp;
+    use crate::sim::{Counting, Timed, Workload};
     use crate::workload::IterEvents;
     use crate::Config;
     use rand::{RngExt, SeedableRng};
@@ -343,7 +344,9 @@ mod tests {
         let config = config();
         let (submitted, live, _) = live(&config, false, &events(&config, 40_000, 7));
         let mut simulation = Simulation::new(&config).expect("valid");
-        simulation.replay(&mut IterEvents(submitted.into_iter()), &mut |_| {}).expect("replays");
+        simulation
+            .run_phase(Workload::Events(&mut IterEvents(submitted.into_iter())), Counting::ToEnd, &mut |_| {})
+            .expect("replays");
         let replayed = simulation.report();
         assert!(live.measured.counters.erases > 0, "the mix makes GC work");
         assert_eq!(counts(&live), counts(&replayed));
@@ -355,7 +358,9 @@ mod tests {
         config.timing.arrival = Arrival::Open;
         let (submitted, live, latencies) = live(&config, true, &events(&config, 40_000, 11));
         let mut simulation = Simulation::new(&config).expect("valid");
-        simulation.replay_timed(&mut IterEvents(submitted.into_iter()), &mut |_| {}).expect("replays");
+        simulation
+            .run_phase(Workload::Events(&mut IterEvents(submitted.into_iter())), Timed, &mut |_| {})
+            .expect("replays");
         let replayed = simulation.report();
         assert!(live.measured.counters.erases > 0, "the mix makes GC work");
         assert_eq!(counts(&live), counts(&replayed));
@@ -392,7 +397,9 @@ mod tests {
         assert!(most_in_flight >= 4, "requests overlapped: at most {most_in_flight} in flight");
         let live = device.finish().expect("finishes").1;
         let mut simulation = Simulation::new(&config).expect("valid");
-        simulation.replay_timed(&mut IterEvents(events.into_iter()), &mut |_| {}).expect("replays");
+        simulation
+            .run_phase(Workload::Events(&mut IterEvents(events.into_iter())), Timed, &mut |_| {})
+            .expect("replays");
         let replayed = simulation.report();
         // Overloaded at the end too: requests in flight at the stop complete as a batch run's do.
         assert_eq!(counts(&live), counts(&replayed));

@@ -6,7 +6,8 @@ use super::*;
 use crate::config::ConfigBuilder;
 use crate::host::discard::DiscardPolicy;
 use crate::host::event::{HostEvent, HostOp};
-use crate::workload::IterEvents;
+use crate::timing::Arrivals;
+use crate::workload::{IterEvents, SyntheticEvents};
 
 const MS: u64 = 1_000_000;
 /// 4 KiB pages: 8 sectors each.
@@ -49,7 +50,9 @@ fn delete_and_reallocate() -> Vec<HostEvent> {
 fn replay_with(config: &Config, events: &[HostEvent]) -> Report {
     let mut simulation = Simulation::new(config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("ages");
-    simulation.replay(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("the events fit the device");
+    simulation
+        .run_phase(Workload::Events(&mut IterEvents(events.iter().copied())), Counting::ToEnd, &mut |_| {})
+        .expect("the events fit the device");
     simulation.report()
 }
 
@@ -99,14 +102,18 @@ fn a_request_beyond_the_device_names_its_position() {
     let mut simulation = Simulation::new(&config(DiscardPolicy::Online)).expect("valid config");
     let beyond = u64::from(simulation.geometry().logical_pages);
     let events = [event(0, HostOp::Write, 0, 1), event(0, HostOp::Write, beyond - 1, 2)];
-    let error = simulation.replay(&mut IterEvents(events.into_iter()), &mut |_| {}).expect_err("out of range");
+    let error = simulation
+        .run_phase(Workload::Events(&mut IterEvents(events.into_iter())), Counting::ToEnd, &mut |_| {})
+        .expect_err("out of range");
     assert!(error.to_string().contains("host request #2"), "{error}");
 }
 
 fn replay_timed(config: &Config, events: &[HostEvent]) -> Report {
     let mut simulation = Simulation::new(config).expect("valid config");
     simulation.precondition(&mut |_| {}).expect("ages");
-    simulation.replay_timed(&mut IterEvents(events.iter().copied()), &mut |_| {}).expect("replays");
+    simulation
+        .run_phase(Workload::Events(&mut IterEvents(events.iter().copied())), Timed, &mut |_| {})
+        .expect("replays");
     simulation.report()
 }
 
@@ -200,9 +207,15 @@ fn synthetic_page_requests_count_as_their_events_would() {
     // Enough writes for the small device to collect garbage.
     let requests = 20_000;
     let (mut pages, mut events, mut workload) = page_and_event_runs(&config);
-    pages.measure(requests, &mut |_| {}).expect("runs");
+    pages.run_phase(Workload::Synthetic(requests), Counting::ToEnd, &mut |_| {}).expect("runs");
     let geometry = *events.geometry();
-    events.replay(&mut SyntheticEvents::new(&mut workload, &geometry, requests, None), &mut |_| {}).expect("runs");
+    events
+        .run_phase(
+            Workload::Events(&mut SyntheticEvents::new(&mut workload, &geometry, requests, None)),
+            Counting::ToEnd,
+            &mut |_| {},
+        )
+        .expect("runs");
     let (pages, events) = (pages.report(), events.report());
     assert!(pages.measured.counters.gc_page_copies > 0 && pages.measured.counters.host_pages_trimmed > 0);
     assert!(pages.host.priority > 0, "reads are priority requests under the sync rule");
@@ -229,17 +242,56 @@ fn timed_synthetic_page_requests_run_as_their_events_would() {
         config.timing.priority_fraction = 0.1;
         let requests = 5_000;
         let (mut pages, mut events, mut workload) = page_and_event_runs(&config);
-        pages.measure_timed(requests, &mut |_| {}).expect("runs");
+        pages.run_phase(Workload::Synthetic(requests), Timed, &mut |_| {}).expect("runs");
         let geometry = *events.geometry();
         let iops = (arrival == crate::timing::Arrival::Open).then_some(config.timing.arrival_iops);
         let arrivals = Arrivals::new(iops, config.timing.priority_fraction, config.seed.wrapping_add(2));
         let mut source = SyntheticEvents::new(&mut workload, &geometry, requests, Some(arrivals));
-        events.replay_timed(&mut source, &mut |_| {}).expect("runs");
+        events.run_phase(Workload::Events(&mut source), Timed, &mut |_| {}).expect("runs");
         let (pages, events) = (pages.report(), events.report());
         assert!(pages.measured.counters.host_pages_trimmed > 0 && pages.host.priority > 0);
         assert_eq!(json(&pages.timed), json(&events.timed), "{arrival:?}");
         assert_eq!(json(&pages.measured.counters), json(&events.measured.counters), "{arrival:?}");
         assert_eq!(json(&pages.host), json(&events.host), "{arrival:?}");
         assert_eq!(json(&pages.discard), json(&events.discard), "{arrival:?}");
+    }
+}
+
+/// Ready-made timed requests (the timing experiments' sources) pass the
+/// host stages, which count them, and reach the engine as they came, at
+/// their own arrival times: the report equals the engine's own run of the
+/// same requests on a fresh layer past the stages (how the experiments ran
+/// before), open loop with priority bursts and closed loop. Reads and
+/// writes only: the DISCARD stage issues trims as it schedules them, not
+/// with the priority their request carried.
+#[test]
+fn ready_made_timed_requests_pass_the_stages_unchanged() {
+    use crate::ftl::PageFtl;
+    use crate::timing::{Arrival, Engine, SyntheticSource};
+    for arrival in [Arrival::Open, Arrival::Closed] {
+        let mut config = config(DiscardPolicy::Online);
+        config.workload.read_fraction = 0.2;
+        config.workload.request_pages = 4;
+        config.timing.arrival = arrival;
+        let requests = 5_000;
+        let iops = (arrival == Arrival::Open).then_some(20_000);
+        let source_of =
+            |workload| SyntheticSource::new(workload, Arrivals::new(iops, 0.1, 7).with_priority_bursts(3, 1_000));
+        let mut simulation = Simulation::new(&config).expect("valid configuration");
+        let geometry = *simulation.geometry();
+        let mut workload = Synthetic::new(&config.workload, &geometry, 5);
+        let staged = simulation
+            .run_phase(Workload::Requests(&mut source_of(&mut workload), requests), Timed, &mut |_| {})
+            .expect("runs")
+            .clone();
+        let mut ftl = PageFtl::new(&geometry, &config.ftl, config.seed).expect("builds");
+        let mut workload = Synthetic::new(&config.workload, &geometry, 5);
+        let engine = Engine::new(&geometry, &config.timing, &config.ftl);
+        let past = engine.run(&mut ftl, &mut source_of(&mut workload), requests, &mut |_| {}).expect("runs");
+        assert!(staged.latency.priority.is_some(), "{arrival:?}");
+        assert_eq!(json(&staged), json(&past), "{arrival:?}");
+        let host = simulation.report().host;
+        assert_eq!(host.reads + host.writes, requests, "the stages saw every request ({arrival:?})");
+        assert!(host.priority > 0, "{arrival:?}");
     }
 }

@@ -6,6 +6,7 @@ use crate::device::Geometry;
 use crate::ftl::{PageFtl, TranslationLayer};
 use crate::host::pblk::{Pblk, PblkConfig};
 use crate::host::{submit, Op, Request};
+use crate::sim::{Timed, Workload};
 use crate::units::{Lpn, SimNs, StreamId};
 use crate::Config;
 use nandlab_convert::f64_of;
@@ -231,7 +232,7 @@ fn sequential_substripe_writes(flush: &str) -> (u64, u64, f64) {
     ]);
     let geometry = *simulation.geometry();
     let mut source = SequentialMix::new(&geometry, 4, 1.0, 1.0, Arrivals::new(None, 0.0, 3), 4);
-    let report = simulation.measure_timed_from(&mut source, 2000, &mut |_| {}).expect("timed run");
+    let report = simulation.run_phase(Workload::Requests(&mut source, 2000), Timed, &mut |_| {}).expect("timed run");
     (report.rmw_pages_rewritten, report.stripes_merged, report.write_mb_s)
 }
 
@@ -256,7 +257,8 @@ fn light_substripe_load(overrides: &[&str]) -> (f64, TimedReport) {
     let mut simulation = preconditioned(&all);
     let geometry = *simulation.geometry();
     let mut source = SequentialMix::new(&geometry, 4, 0.5, 0.7, Arrivals::new(Some(30), 0.0, 3), 4);
-    let report = simulation.measure_timed_from(&mut source, 1500, &mut |_| {}).expect("timed run").clone();
+    let report =
+        simulation.run_phase(Workload::Requests(&mut source, 1500), Timed, &mut |_| {}).expect("timed run").clone();
     let mean_us = report.latency.all.as_ref().expect("requests completed").mean_us;
     (mean_us, report)
 }
@@ -312,7 +314,7 @@ fn priority_latencies(aware: bool, arrival_iops: u64) -> (LatencySummary, Latenc
     let mut workload = crate::workload::Synthetic::new(&config.workload, &geometry, 5);
     let arrivals = Arrivals::new(Some(arrival_iops), 0.05, 6).with_priority_bursts(BURST, BURST_GAP_NS);
     let mut source = SyntheticSource::new(&mut workload, arrivals);
-    let report = simulation.measure_timed_from(&mut source, 40_000, &mut |_| {}).expect("timed run");
+    let report = simulation.run_phase(Workload::Requests(&mut source, 40_000), Timed, &mut |_| {}).expect("timed run");
     assert!(report.gc_die_time_share > 0.2, "GC must be active: {}", report.gc_die_time_share);
     let priority = report.latency.priority.clone().expect("priority requests");
     let normal = report.latency.normal.clone().expect("normal requests");
@@ -429,7 +431,7 @@ fn timing_runs_are_deterministic() {
         ]);
         let mut simulation = crate::Simulation::new(&config).expect("simulation");
         simulation.precondition(&mut |_| {}).expect("precondition");
-        simulation.measure_timed(20_000, &mut |_| {}).expect("timed run").clone()
+        simulation.run_phase(Workload::Synthetic(20_000), Timed, &mut |_| {}).expect("timed run").clone()
     };
     let first = report();
     assert_eq!(first.requests, 20_000);

@@ -10,7 +10,6 @@ use crate::device::Geometry;
 use crate::error::ConfigError;
 use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
-use crate::host::Op;
 use crate::metrics::Counters;
 use crate::units::SimNs;
 use crate::workload::Arrivals;
@@ -283,12 +282,7 @@ impl JobsSource {
     fn issue(&mut self, index: usize) -> Option<HostEvent> {
         let job = self.jobs.get_mut(index).filter(|job| job.remaining > 0)?;
         let request = job.synthetic.next_request();
-        let op = match request.op {
-            Op::Read => HostOp::Read,
-            Op::Write => HostOp::Write,
-            Op::Trim => HostOp::Discard,
-            Op::Flush => HostOp::Flush,
-        };
+        let op = HostOp::from(request.op);
         let start = u64::from(job.first_page + request.start.0) * self.sectors_per_page;
         let sectors = SectorRange::new(start, u64::from(request.pages) * self.sectors_per_page);
         let event = HostEvent {

@@ -8,5 +8,6 @@ mod source;
 mod synthetic;
 
 pub use arrivals::Arrivals;
+pub(crate) use source::page_event;
 pub use source::{EventSource, IterEvents, Passes, SourceError, SyntheticEvents};
 pub use synthetic::{AddressDistribution, AgingChoice, Pattern, PreconditionConfig, Synthetic, WorkloadConfig};

@@ -5,7 +5,7 @@
 use crate::device::Geometry;
 use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
-use crate::host::{Op, Request};
+use crate::host::Request;
 use crate::units::SimNs;
 use crate::workload::Arrivals;
 use crate::workload::Synthetic;
@@ -120,15 +120,7 @@ impl<'a> SyntheticEvents<'a> {
 
     /// `request` as the host event [`EventSource::next_event`] would give.
     pub fn event(&self, request: Request, time: SimNs, priority: bool) -> HostEvent {
-        let op = match request.op {
-            Op::Read => HostOp::Read,
-            Op::Write => HostOp::Write,
-            Op::Trim => HostOp::Discard,
-            Op::Flush => HostOp::Flush,
-        };
-        let start = u64::from(request.start.0) * self.sectors_per_page;
-        let sectors = SectorRange::new(start, u64::from(request.pages) * self.sectors_per_page);
-        HostEvent { priority, stream: request.stream, ..HostEvent::new(time, op, sectors) }
+        page_event(&request, time, priority, self.sectors_per_page)
     }
 }
 
@@ -142,6 +134,14 @@ impl EventSource for SyntheticEvents<'_> {
     fn len_hint(&self) -> Option<u64> {
         Some(self.total)
     }
+}
+
+/// Page request `request` as a host event at `time`: its pages' sectors,
+/// its stream, and `priority` as its source marked it.
+pub(crate) fn page_event(request: &Request, time: SimNs, priority: bool, sectors_per_page: u64) -> HostEvent {
+    let start = u64::from(request.start.0) * sectors_per_page;
+    let sectors = SectorRange::new(start, u64::from(request.pages) * sectors_per_page);
+    HostEvent { priority, stream: request.stream, ..HostEvent::new(time, HostOp::from(request.op), sectors) }
 }
 
 /// Any iterator of events (tests, front ends that build events in memory).

@@ -26,6 +26,7 @@ use nandlab_core::ftl::telomere::{PartitionSpec, TelomereFtl};
 use nandlab_core::ftl::wao_gc::{WaoGcConfig, WaoGcFtl};
 use nandlab_core::ftl::{Allocation, FtlConfig, PageFtl};
 use nandlab_core::metrics::Counters;
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::sim::{Layer, Simulation};
 use nandlab_core::timing::{Arrival, DeadlineReport, DieQueue};
 use nandlab_core::units::SimNs;
@@ -241,7 +242,7 @@ pub fn timed_run(config: &Config, layer: Layer, tasks: Vec<PeriodicTask>, plan: 
     let live = u32::try_from(region_pages(&tasks)).unwrap_or(u32::MAX);
     let workload = PeriodicWorkload::new(tasks, spanned.max(live), reads_from, layout, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
-    let outcome = simulation.replay_timed(&mut source, &mut |_| {}).cloned();
+    let outcome = simulation.run_phase(Workload::Events(&mut source), Timed, &mut |_| {}).cloned();
     let failed_at_s = f64_of(source.last_release().0) / 1e9;
     let report = outcome.with_context(|| format!("the run stopped at t = {failed_at_s:.1} s"))?;
     let page_mb = f64::from(geometry.page_size) / 1e6;
@@ -291,7 +292,7 @@ pub fn counted(
     let geometry = *simulation.geometry();
     let workload = PeriodicWorkload::new(tasks, geometry.logical_pages, SimNs(u64::MAX), Layout::Ring, config.seed)?;
     let mut source = PeriodicEvents::new(workload, &geometry, until, task_streams)?;
-    simulation.replay_until(&mut source, &mut |_| {}, stop)?;
+    simulation.run_phase(Workload::Events(&mut source), Counting::Until(stop), &mut |_| {})?;
     Ok(CountedRun {
         erase_counts: simulation.erase_counts().to_vec(),
         counters: simulation.counters().clone(),

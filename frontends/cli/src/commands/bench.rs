@@ -4,6 +4,7 @@
 
 use crate::shared::Timing;
 use nandlab_convert::f64_of;
+use nandlab_core::sim::{Counting, Timed, Workload};
 use nandlab_core::{ConfigBuilder, ConfigError};
 use serde::Serialize;
 use std::io::Write;
@@ -111,7 +112,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         let started = Instant::now();
         let cpu_started = process_cpu_seconds();
         if args.timing == Timing::On {
-            let timed = simulation.measure_timed(args.writes, &mut |_| {})?;
+            let timed = simulation.run_phase(Workload::Synthetic(args.writes), Timed, &mut |_| {})?;
             writeln!(
                 out,
                 "simulated                  {:>12.0} IOPS, write p99 {:.0} us",
@@ -121,7 +122,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             let events_per_request = f64_of(timed.events) / f64_of(timed.requests.max(1));
             writeln!(out, "engine events / request    {events_per_request:>12.2}")?;
         } else {
-            simulation.write_only(args.writes)?;
+            simulation.run_phase(Workload::Writes(args.writes), Counting::ToEnd, &mut |_| {})?;
         }
         best = best.min(started.elapsed().as_secs_f64());
         if let Some(cpu) = cpu_seconds_since(cpu_started) {
@@ -156,7 +157,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         // Issue 17's timed/counting ratio: the same device, state and host
         // write count, measured right after, so both see the same machine.
         let cpu_started = process_cpu_seconds();
-        simulation.write_only(args.writes)?;
+        simulation.run_phase(Workload::Writes(args.writes), Counting::ToEnd, &mut |_| {})?;
         if let Some(counting_cpu) = cpu_seconds_since(cpu_started) {
             let counting_cpu = counting_cpu.max(0.01);
             let counting_per_cpu_second = f64_of(args.writes) / counting_cpu;

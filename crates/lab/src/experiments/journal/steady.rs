@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::replay::{fit_error, fit_size, fitted_device, ReplayMode, TracePass, TraceSource};
 use crate::{Observer, Progress, Report};
 use nandlab_convert::f64_of;
+use nandlab_core::sim::{Timed, Workload};
 use nandlab_core::{Config, Simulation};
 use nandlab_trace::host::journal_sectors;
 use nandlab_trace::Op;
@@ -86,7 +87,7 @@ pub(super) fn replay_steady(
     };
     simulation.settle()?;
     let mut measured = TracePass::new(&source, workload_start, journal_written)?;
-    simulation.replay_timed(&mut measured, &mut progress)?;
+    simulation.run_phase(Workload::Events(&mut measured), Timed, &mut progress)?;
     if let Some(failure) = measured.take_failure() {
         return Err(failure);
     }
