@@ -267,6 +267,9 @@ pub enum Layer {
     OpenChannel(Pblk),
     WaoGc(WaoGcFtl),
     Telomere(TelomereFtl),
+    /// A page FTL under static allocation as independent partitions of its
+    /// units, driven on threads ([`run_threads`]).
+    Partitioned(Partitioned),
     /// Any of the others, its invariants checked after every call
     /// ([`Simulation::checked`]; `verify` builds only).
     #[cfg(feature = "verify")]
@@ -276,7 +279,7 @@ pub enum Layer {
 impl Layer {
     fn kind(&self) -> LayerKind {
         match self {
-            Layer::Page(_) => LayerKind::Page,
+            Layer::Page(_) | Layer::Partitioned(_) => LayerKind::Page,
             Layer::OpenChannel(_) => LayerKind::OpenChannel,
             Layer::WaoGc(_) => LayerKind::WaoGc,
             Layer::Telomere(_) => LayerKind::Telomere,
@@ -305,6 +308,7 @@ macro_rules! on_layer {
             Layer::OpenChannel($ftl) => $body,
             Layer::WaoGc($ftl) => $body,
             Layer::Telomere($ftl) => $body,
+            Layer::Partitioned($ftl) => $body,
             #[cfg(feature = "verify")]
             Layer::Checked($ftl) => $body,
         }
@@ -601,7 +605,7 @@ impl Simulation {
     ) -> Result<&PreconditionReport, SimError> {
         let start = self.counters().clone();
         let mut stages = HostStages::new(&self.geometry, &self.config.host, &self.config.discard, &self.journal)?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(source), Phase::AgingTrace, observer, |_, counters, _| settled(counters), self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(source), Phase::AgingTrace, observer, |_, counters: &Counters, _: &[u32]| settled(counters), self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         let phase = PhaseReport::new(self.counters().since(&start));
         self.start_measuring();
@@ -631,7 +635,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut source), Phase::Fill, observer, |_, _, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut source), Phase::Fill, observer, Unwatched, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -662,13 +666,10 @@ impl Simulation {
         } else {
             0
         };
-        let start_written = self.counters().host_pages_written;
         let mut rule = SteadyRule::new(settings, window_pages, warmup_pages, self.counters());
+        let observe = SteadyOrSpent::new(&mut rule, self.counters().host_pages_written, budget_pages);
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |_, counters: &Counters, _: &[u32]| {
-            rule.observe(counters) || counters.host_pages_written - start_written >= budget_pages
-        };
         on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
         Ok((rule.reached() || requests == 0, rule.last_window_waf()))
     }
@@ -703,11 +704,7 @@ impl Simulation {
     pub fn measure(&mut self, requests: u64, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
         let mut series = self.phase_series(Some(requests * u64::from(self.config.workload.request_pages)));
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |_, counters: &Counters, _: &[u32]| {
-            series.observe(counters);
-            false
-        };
-        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, &mut series, self.stop.as_deref()))?;
         self.series.extend(series.into_points());
         Ok(())
     }
@@ -807,7 +804,7 @@ impl Simulation {
     /// and the layer in the loop (the write-path benchmark).
     pub fn write_only(&mut self, requests: u64) -> Result<(), SimError> {
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None).writes_only();
-        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, |_, _, _| false, self.stop.as_deref()))
+        on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, &mut |_| {}, Unwatched, self.stop.as_deref()))
     }
 
     /// Runs `requests` requests of the synthetic workload through the timing
@@ -936,15 +933,18 @@ fn at_event(stages: &HostStages, error: FtlError) -> SimError {
 /// `after_each` called with the request's job (its event's; the DISCARD
 /// stage's final issue: the last event's) and the counters after every
 /// request (true stops the phase).
-fn drive<T: TranslationLayer, F: Feed<T>>(
+fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
     ftl: &mut T,
     stages: &mut HostStages,
     mut feed: F,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
-    mut after_each: impl FnMut(u16, &Counters, &[u32]) -> bool,
+    mut after_each: impl Watch,
     stop: Option<&AtomicBool>,
 ) -> Result<(), SimError> {
+    if (ftl as &dyn std::any::Any).is::<Partitioned>() {
+        return parallel::drive(ftl, stages, feed, phase, observer, &mut after_each, stop);
+    }
     let total = feed.len_hint().unwrap_or(0);
     let mut ahead = Ahead::with_capacity(4 * LOOKAHEAD);
     // A layer that follows time must see each event's time just before the
@@ -979,7 +979,7 @@ fn drive<T: TranslationLayer, F: Feed<T>>(
             ftl.prefetch_old_page(halfway.start);
         }
         submit(ftl, &request).map_err(|error| at_event(stages, error))?;
-        if after_each(job, ftl.counters(), ftl.erase_counts()) {
+        if after_each.observe(job, ftl.counters(), ftl.erase_counts()) {
             break;
         }
     }
@@ -991,13 +991,13 @@ fn drive<T: TranslationLayer, F: Feed<T>>(
 /// into the loop when the stages would pass them unchanged and the layer
 /// ignores time (the same requests, counts and errors, without the detour
 /// through host events), else its events through the stages.
-fn drive_synthetic<T: TranslationLayer>(
+fn drive_synthetic<T: TranslationLayer + 'static>(
     ftl: &mut T,
     stages: &mut HostStages,
     source: &mut SyntheticEvents<'_>,
     phase: Phase,
     observer: &mut dyn FnMut(Progress),
-    after_each: impl FnMut(u16, &Counters, &[u32]) -> bool,
+    after_each: impl Watch,
     stop: Option<&AtomicBool>,
 ) -> Result<(), SimError> {
     if stages.passes_pages() && source.untimed() && !ftl.follows_time() {
@@ -1296,9 +1296,12 @@ impl RequestSource for PageRequests<'_, '_, '_> {
 mod aging;
 mod ahead;
 mod live;
-use aging::SteadyRule;
+mod parallel;
+use aging::{SteadyOrSpent, SteadyRule};
 use ahead::{Ahead, Queued};
 pub use live::{EventTicket, LiveDevice};
+pub use parallel::{check_threads, run_threads, Partitioned, THREADS_MAX};
+use parallel::{Unwatched, Watch};
 
 #[cfg(test)]
 mod tests;
