@@ -575,3 +575,31 @@ fn apply(part: &mut PageFtl, share: &[(Request, u64)]) -> Result<(), (u64, FtlEr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Partition;
+
+    /// Each partition's share of any run of pages is the run of its own
+    /// pages, numbered in order: against a page-by-page count.
+    #[test]
+    fn a_run_of_pages_is_a_run_of_local_pages_in_each_partition() {
+        let partition = Partition { threads: 3, units: 6 };
+        let pages = 50;
+        let owners: Vec<usize> = (0..pages).map(|lpn| partition.owner(lpn)).collect();
+        for start in 0..pages {
+            for length in 0..pages - start {
+                for part in 0..3_u32 {
+                    let below = owners[..start as usize].iter().filter(|&&owner| owner == part as usize).count();
+                    let inside = owners[start as usize..(start + length) as usize]
+                        .iter()
+                        .filter(|&&owner| owner == part as usize)
+                        .count();
+                    let (first, count) = partition.share(part, start, length);
+                    assert_eq!((first.0 as usize, count as usize), (below, inside), "{start}+{length} in {part}");
+                }
+            }
+        }
+        assert_eq!(partition.device_block(1, 5 * 10 + 3, 10), (1 + 5 * 3) * 10 + 3);
+    }
+}
