@@ -6,10 +6,12 @@
 //! its own, and what it does depends only on the pages written to it, in
 //! their order. The units are dealt out to `N` partitions (unit `u` to
 //! partition `u mod N`), each a [`PageFtl`] over its units alone
-//! ([`Partitioned`]); the driver splits every host request into the pages
-//! of each partition, in order, and runs the partitions on their own
-//! threads (the first on the driver's). Counters add up; the erase counts
-//! of each partition's blocks go back to their places on the device.
+//! ([`Partitioned`]); the driver's thread generates the requests and splits
+//! every one into the pages of each partition, in order, and each partition
+//! runs on a thread of its own. (The driver keeps no partition: its share
+//! of the work would wait for its generating, while a thread of its own
+//! runs whenever a core is free.) Counters add up; the erase counts of each
+//! partition's blocks go back to their places on the device.
 //!
 //! What depends on the interleaving of the units is only what reads the
 //! device-wide counters mid-phase: the WAF series and the precondition's
@@ -400,9 +402,8 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
     let (partition, geometry, mut requests) = (layer.partition, layer.geometry, layer.requests);
     let mut written = layer.counters.host_pages_written;
     let outcome = std::thread::scope(|scope| {
-        let (own, others) = parts.split_first_mut().unwrap_or_else(|| unreachable!("at least two partitions"));
         let (replies_to, replies) = mpsc::channel::<Reply>();
-        let senders: Vec<mpsc::SyncSender<Message>> = others
+        let senders: Vec<mpsc::SyncSender<Message>> = parts
             .iter_mut()
             .map(|part| {
                 let (send, receive) = mpsc::sync_channel(2);
@@ -412,7 +413,7 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
             })
             .collect();
         let total = feed.len_hint().unwrap_or(0);
-        let mut shares: Vec<Vec<(Request, u64)>> = vec![Vec::new(); parts_count(&senders)];
+        let mut shares: Vec<Vec<(Request, u64)>> = vec![Vec::new(); senders.len()];
         let mut batched = 0;
         let mut ahead = Ahead::with_capacity(4 * LOOKAHEAD);
         let (mut dry, mut events) = (false, 0_u64);
@@ -443,17 +444,17 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
             let due = watch.due(written);
             if due || batched == BATCH_REQUESTS {
                 batched = 0;
-                hand_out(own, &mut shares, &senders)?;
+                hand_out(&mut shares, &senders);
             }
             if due {
-                let counters = sum_replies(own, &senders, &replies, requests)?;
+                let counters = sum_replies(&senders, &replies, requests)?;
                 if watch.observe(job, &counters, &[]) {
                     break;
                 }
             }
         }
-        hand_out(own, &mut shares, &senders)?;
-        sum_replies(own, &senders, &replies, requests)?;
+        hand_out(&mut shares, &senders);
+        sum_replies(&senders, &replies, requests)?;
         observer(Progress { phase, done: events, total });
         Ok(())
     });
@@ -464,10 +465,6 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
     layer.requests = requests;
     layer.gather();
     outcome
-}
-
-fn parts_count(senders: &[mpsc::SyncSender<Message>]) -> usize {
-    senders.len() + 1
 }
 
 /// The single-threaded FTL's refusal of a request beyond the logical
@@ -497,28 +494,19 @@ fn split(partition: Partition, request: &Request, event: u64, shares: &mut [Vec<
     }
 }
 
-/// Sends every other partition its share and applies the first's here.
-fn hand_out(
-    own: &mut PageFtl,
-    shares: &mut [Vec<(Request, u64)>],
-    senders: &[mpsc::SyncSender<Message>],
-) -> Result<(), SimError> {
-    for (share, sender) in shares[1..].iter_mut().zip(senders) {
+/// Sends every partition its share.
+fn hand_out(shares: &mut [Vec<(Request, u64)>], senders: &[mpsc::SyncSender<Message>]) {
+    for (share, sender) in shares.iter_mut().zip(senders) {
         if !share.is_empty() {
+            let capacity = share.capacity();
             // A partition's thread stops receiving only when its sender is dropped.
-            let _ = sender.send(Message::Requests(std::mem::take(share)));
+            let _ = sender.send(Message::Requests(std::mem::replace(share, Vec::with_capacity(capacity))));
         }
     }
-    let own_share = std::mem::take(&mut shares[0]);
-    apply(own, &own_share).map_err(|(event, error)| failed_at(event, error))?;
-    shares[0] = own_share;
-    shares[0].clear();
-    Ok(())
 }
 
 /// The device's counters once every partition has applied what it was sent.
 fn sum_replies(
-    own: &PageFtl,
     senders: &[mpsc::SyncSender<Message>],
     replies: &mpsc::Receiver<Reply>,
     requests: u64,
@@ -526,12 +514,22 @@ fn sum_replies(
     for sender in senders {
         let _ = sender.send(Message::Counters);
     }
-    let mut others = Vec::with_capacity(senders.len());
+    let mut parts = Vec::with_capacity(senders.len());
+    let mut first_failure: Option<(u64, FtlError)> = None;
     for _ in senders {
-        let reply = replies.recv().map_err(|_| SimError::Stopped)?;
-        others.push(reply.map_err(|(event, error)| failed_at(event, error))?);
+        match replies.recv().map_err(|_| SimError::Stopped)? {
+            Ok(counters) => parts.push(counters),
+            // The earliest event's failure, whichever thread answers first.
+            Err(failure) if first_failure.as_ref().is_none_or(|first| failure.0 < first.0) => {
+                first_failure = Some(failure);
+            }
+            Err(_) => {}
+        }
     }
-    Ok(sum_counters(requests, std::iter::once(own.counters()).chain(&others)))
+    match first_failure {
+        Some((event, error)) => Err(failed_at(event, error)),
+        None => Ok(sum_counters(requests, &parts)),
+    }
 }
 
 fn failed_at(event: u64, error: FtlError) -> SimError {
