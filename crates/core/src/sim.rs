@@ -945,24 +945,17 @@ fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
     if (ftl as &dyn std::any::Any).is::<Partitioned>() {
         return parallel::drive(ftl, stages, feed, phase, observer, &mut after_each, stop);
     }
-    let total = feed.len_hint().unwrap_or(0);
+    let mut events = EventCount::new(phase, feed.len_hint(), stop);
     let mut ahead = Ahead::with_capacity(4 * LOOKAHEAD);
     // A layer that follows time must see each event's time just before the
     // event's own requests, so it gets no requests ahead.
     let lookahead = if ftl.follows_time() { 0 } else { LOOKAHEAD };
     let mut dry = false;
-    let mut events: u64 = 0;
     loop {
         while !dry && ahead.len() <= lookahead {
             let before = ahead.len();
             if feed.refill(ftl, stages, &mut ahead)? {
-                events += 1;
-                if events.is_multiple_of(PROGRESS_INTERVAL) {
-                    observer(Progress { phase, done: events, total });
-                    if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-                        return Err(SimError::Stopped);
-                    }
-                }
+                events.count(observer)?;
             } else {
                 dry = true;
             }
@@ -983,8 +976,42 @@ fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
             break;
         }
     }
-    observer(Progress { phase, done: events, total });
+    events.finish(observer);
     Ok(())
+}
+
+/// The events a counting phase has taken: the observer hears of them every
+/// [`PROGRESS_INTERVAL`], and the caller's stop flag is looked at then.
+struct EventCount<'s> {
+    phase: Phase,
+    total: u64,
+    done: u64,
+    stop: Option<&'s AtomicBool>,
+}
+
+impl<'s> EventCount<'s> {
+    /// `total`: the events the source will yield, when known.
+    fn new(phase: Phase, total: Option<u64>, stop: Option<&'s AtomicBool>) -> Self {
+        Self { phase, total: total.unwrap_or(0), done: 0, stop }
+    }
+
+    /// One more event; [`SimError::Stopped`] once the stop flag is seen raised.
+    #[inline]
+    fn count(&mut self, observer: &mut dyn FnMut(Progress)) -> Result<(), SimError> {
+        self.done += 1;
+        if self.done.is_multiple_of(PROGRESS_INTERVAL) {
+            self.finish(observer);
+            if self.stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+                return Err(SimError::Stopped);
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells the observer how far the phase got.
+    fn finish(&self, observer: &mut dyn FnMut(Progress)) {
+        observer(Progress { phase: self.phase, done: self.done, total: self.total });
+    }
 }
 
 /// A counting phase of the synthetic workload: its page requests straight

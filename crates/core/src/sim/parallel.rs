@@ -31,9 +31,7 @@
 //! per-job accounting (`[[job]]`), and the timing model (one clock and the
 //! shared channels order every operation).
 
-use super::{
-    at_event, Ahead, Feed, Layer, Phase, Progress, Queued, SimError, Simulation, LOOKAHEAD, PROGRESS_INTERVAL,
-};
+use super::{at_event, Ahead, EventCount, Feed, Layer, Phase, Progress, Queued, SimError, Simulation, LOOKAHEAD};
 use crate::config::{Config, ConfigError};
 use crate::device::{DeviceConfig, Geometry};
 use crate::ftl::{
@@ -44,7 +42,7 @@ use crate::host::{Op, Request};
 use crate::metrics::{Counters, WafSeries};
 use crate::units::{Lpn, StreamId, UnitId};
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 
 /// Most worker threads `--threads` takes.
@@ -412,21 +410,15 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
                 send
             })
             .collect();
-        let total = feed.len_hint().unwrap_or(0);
+        let mut events = EventCount::new(phase, feed.len_hint(), stop);
         let mut shares: Vec<Vec<(Request, u64)>> = vec![Vec::new(); senders.len()];
         let mut batched = 0;
         let mut ahead = Ahead::with_capacity(4 * LOOKAHEAD);
-        let (mut dry, mut events) = (false, 0_u64);
+        let mut dry = false;
         loop {
             while !dry && ahead.len() <= LOOKAHEAD {
                 if feed.refill(ftl, stages, &mut ahead)? {
-                    events += 1;
-                    if events.is_multiple_of(PROGRESS_INTERVAL) {
-                        observer(Progress { phase, done: events, total });
-                        if stop.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-                            return Err(SimError::Stopped);
-                        }
-                    }
+                    events.count(observer)?;
                 } else {
                     dry = true;
                 }
@@ -455,7 +447,7 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
         }
         hand_out(&mut shares, &senders);
         sum_replies(&senders, &replies, requests)?;
-        observer(Progress { phase, done: events, total });
+        events.finish(observer);
         Ok(())
     });
     let Some(layer) = (ftl as &mut dyn Any).downcast_mut::<Partitioned>() else {
