@@ -64,7 +64,30 @@ fn run_synthetic(
     mode: impl PhaseMode,
     observer: &mut dyn FnMut(Progress),
 ) -> Result<Report, SimError> {
-    let mut simulation = Simulation::new(config)?;
+    age_and_run(Simulation::new(config)?, config, mode, observer)
+}
+
+/// A synthetic run in counting mode on `threads` threads: the report of
+/// [`run`], bit for bit. One thread is the single-threaded run itself.
+pub fn run_threads(config: &Config, threads: usize, observer: &mut dyn FnMut(Progress)) -> Result<Report, SimError> {
+    if threads == 1 {
+        return run(config, observer);
+    }
+    check_threads(config, threads)?;
+    let geometry = config.validate()?;
+    config.ftl.validate_for_full_device(&geometry, config.host_streams())?;
+    let layer = Layer::Partitioned(Partitioned::new(&geometry, config, threads)?);
+    age_and_run(Simulation::assemble(config, geometry, &[], layer)?, config, Counting::ToEnd, observer)
+}
+
+/// Ages `simulation` as configured, then runs the synthetic workload (or
+/// the `[[job]]` tables) on it in `mode`.
+fn age_and_run(
+    mut simulation: Simulation,
+    config: &Config,
+    mode: impl PhaseMode,
+    observer: &mut dyn FnMut(Progress),
+) -> Result<Report, SimError> {
     simulation.precondition(observer)?;
     let workload = if config.jobs.is_empty() {
         Workload::Synthetic(config.workload.total_requests(&simulation.geometry))
@@ -84,6 +107,9 @@ pub enum Layer {
     OpenChannel(Pblk),
     WaoGc(WaoGcFtl),
     Telomere(TelomereFtl),
+    /// A page FTL under static allocation as independent partitions of its
+    /// units, driven on threads ([`run_threads`]).
+    Partitioned(Partitioned),
     /// Any of the others, its invariants checked after every call
     /// ([`Simulation::checked`]; `verify` builds only).
     #[cfg(feature = "verify")]
@@ -93,7 +119,7 @@ pub enum Layer {
 impl Layer {
     fn kind(&self) -> LayerKind {
         match self {
-            Layer::Page(_) => LayerKind::Page,
+            Layer::Page(_) | Layer::Partitioned(_) => LayerKind::Page,
             Layer::OpenChannel(_) => LayerKind::OpenChannel,
             Layer::WaoGc(_) => LayerKind::WaoGc,
             Layer::Telomere(_) => LayerKind::Telomere,
@@ -122,6 +148,7 @@ macro_rules! on_layer {
             Layer::OpenChannel($ftl) => $body,
             Layer::WaoGc($ftl) => $body,
             Layer::Telomere($ftl) => $body,
+            Layer::Partitioned($ftl) => $body,
             #[cfg(feature = "verify")]
             Layer::Checked($ftl) => $body,
         }
@@ -356,18 +383,24 @@ impl Simulation {
 mod aging;
 mod ahead;
 mod drive;
+mod feed;
 mod live;
+mod parallel;
 mod phases;
 mod precondition;
 mod report;
 mod staged;
-use aging::SteadyRule;
+mod watch;
+use aging::{SteadyOrSpent, SteadyRule};
 use ahead::{Ahead, Queued};
-use drive::{at_event, drive, drive_synthetic, EventFeed};
+use drive::{drive, drive_synthetic};
+use feed::{at_event, EventFeed};
 pub use live::{EventTicket, LiveDevice};
+pub use parallel::{check_threads, Partitioned, THREADS_MAX};
 pub use phases::{Counting, PhaseMode, StopRule, Timed, Workload};
 pub use report::{AgingKind, DeviceSummary, OpenChannelSummary, PhaseReport, PreconditionReport, Report};
 use staged::{PageRequests, StagedSource};
+use watch::Unwatched;
 
 #[cfg(test)]
 mod tests;

@@ -134,6 +134,30 @@ def test_a_multi_process_sweep_equals_a_serial_one():
     pandas.testing.assert_frame_equal(parallel[columns], serial[columns])
 
 
+@pytest.mark.parametrize(
+    "cores, quota, load, workers",
+    [(2, None, 0.1, 2), (2, None, 2.5, 1), (2, None, 0.7, 1), (2, 1.0, 0.0, 1), (8, 3.5, 1.0, 3), (1, None, 0.0, 1)],
+)
+def test_a_local_cluster_gets_the_idle_cores_it_may_use(monkeypatch, cores, quota, load, workers):
+    monkeypatch.setattr(sweeps.os, "sched_getaffinity", lambda _: set(range(cores)), raising=False)
+    monkeypatch.setattr(sweeps, "_cgroup_cpus", lambda: quota)
+    monkeypatch.setattr(sweeps.os, "getloadavg", lambda: (load, load, load))
+    assert sweeps.local_workers() == workers
+
+
+def test_one_idle_core_runs_the_points_serially_without_a_cluster(monkeypatch):
+    def no_cluster(*_):
+        raise AssertionError("a one-worker sweep starts no cluster")
+
+    monkeypatch.setattr(sweeps, "local_workers", lambda: 1)
+    monkeypatch.setattr(sweeps, "_client", no_cluster)
+    grid = {"ftl.gc_policy": ["greedy", "fifo"]}
+    table = sweeps.sweep(grid, preset="small", set=BASE, seeds=[1, 2], progress=False)
+    single = [nandlab.run(preset="small", set=BASE + [f'ftl.gc_policy="{policy}"'], seed=seed)["measured"]["waf"]
+              for policy in ["greedy", "fifo"] for seed in [1, 2]]
+    assert list(table["waf"]) == single
+
+
 def test_workers_size_only_the_local_cluster():
     with pytest.raises(ValueError, match="workers"):
         sweeps.sweep({"ftl.gc_policy": ["greedy"]}, preset="small", set=BASE, workers=0, progress=False)

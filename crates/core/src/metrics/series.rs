@@ -32,6 +32,12 @@ impl WafSeries {
         }
     }
 
+    /// Whether [`Self::observe`] would close a window at counters with
+    /// `host_pages_written` host page writes.
+    pub fn due(&self, host_pages_written: u64) -> bool {
+        host_pages_written - self.window_start.host_pages_written >= self.window_pages
+    }
+
     /// Closes every window completed by `now`; returns the WAF of the last
     /// window closed, if any.
     pub fn observe(&mut self, now: &Counters) -> Option<f64> {

@@ -9,7 +9,8 @@
 //! the workload measured.
 
 use super::{
-    drive, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError, Simulation,
+    drive, watch::Watch, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError,
+    Simulation,
 };
 use crate::ftl::TranslationLayer;
 use crate::host::event::{HostEvent, HostOp};
@@ -200,12 +201,49 @@ impl SteadyRule {
         self.reached()
     }
 
+    /// Whether [`Self::observe`] may change anything at counters with
+    /// `host_pages_written` host page writes: the warm-up ends, or a window closes.
+    pub(super) fn due(&self, host_pages_written: u64) -> bool {
+        match &self.series {
+            Some(series) => series.due(host_pages_written),
+            None => host_pages_written >= self.warmup_end,
+        }
+    }
+
     pub(super) fn reached(&self) -> bool {
         self.streak >= self.windows
     }
 
     pub(super) fn last_window_waf(&self) -> Option<f64> {
         self.series.as_ref()?.points().last().map(|point| point.waf_window)
+    }
+}
+
+/// Overwrites to a steady state stop once the rule holds or the budget of
+/// host page writes (`budget_pages` from `start_written`) is spent.
+pub(super) struct SteadyOrSpent<'r> {
+    rule: &'r mut SteadyRule,
+    start_written: u64,
+    budget_pages: u64,
+}
+
+impl<'r> SteadyOrSpent<'r> {
+    pub(super) fn new(rule: &'r mut SteadyRule, start_written: u64, budget_pages: u64) -> Self {
+        Self { rule, start_written, budget_pages }
+    }
+
+    fn spent(&self, host_pages_written: u64) -> bool {
+        host_pages_written - self.start_written >= self.budget_pages
+    }
+}
+
+impl Watch for SteadyOrSpent<'_> {
+    fn due(&self, host_pages_written: u64) -> bool {
+        self.rule.due(host_pages_written) || self.spent(host_pages_written)
+    }
+
+    fn observe(&mut self, _: u16, counters: &Counters, _: &[u32]) -> bool {
+        self.rule.observe(counters) || self.spent(counters.host_pages_written)
     }
 }
 

@@ -8,6 +8,7 @@
 
 use super::{
     drive, drive_synthetic, EventFeed, Layer, PageRequests, Phase, Progress, SimError, Simulation, StagedSource,
+    Unwatched,
 };
 use crate::config::ConfigError;
 use crate::host::event::HostEvent;
@@ -165,14 +166,10 @@ impl Simulation {
         let stop = self.stop.as_deref();
         match (series.as_mut(), until) {
             (None, None) => {
-                on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, |_, _, _| false, stop))?;
+                on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, Unwatched, stop))?;
             }
             (Some(series), None) => {
-                let observe = |_, counters: &Counters, _: &[u32]| {
-                    series.observe(counters);
-                    false
-                };
-                on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, observe, stop))?;
+                on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut self.stages, &mut source, Phase::Measure, observer, &mut *series, stop))?;
             }
             (series, Some(rule)) => {
                 let mut series = series;

@@ -3,14 +3,13 @@
 
 use super::{
     drive, drive_synthetic, AgingKind, EventFeed, Layer, Phase, PhaseReport, PreconditionReport, Progress, SimError,
-    Simulation, SteadyRule,
+    Simulation, SteadyOrSpent, SteadyRule, Unwatched,
 };
 use crate::config::ConfigError;
 use crate::ftl::TranslationLayer;
 use crate::host::discard::SectorRange;
 use crate::host::event::{HostEvent, HostOp};
 use crate::host::stages::HostStages;
-use crate::metrics::Counters;
 use crate::units::{SimNs, StreamId};
 use crate::workload::{AgingChoice, IterEvents, SyntheticEvents};
 use nandlab_convert::{f64_of, saturating};
@@ -73,7 +72,7 @@ impl Simulation {
         });
         let mut source = IterEvents(chunks);
         let mut stages = self.aging_stages()?;
-        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut source), Phase::Fill, observer, |_, _, _| false, self.stop.as_deref()))?;
+        on_layer!(&mut self.layer, ftl => drive(ftl, &mut stages, EventFeed::new(&mut source), Phase::Fill, observer, Unwatched, self.stop.as_deref()))?;
         on_layer!(&mut self.layer, ftl => TranslationLayer::flush(ftl))?;
         Ok(())
     }
@@ -101,13 +100,10 @@ impl Simulation {
         } else {
             0
         };
-        let start_written = self.counters().host_pages_written;
         let mut rule = SteadyRule::new(settings, window_pages, warmup_pages, self.counters());
+        let observe = SteadyOrSpent::new(&mut rule, self.counters().host_pages_written, budget_pages);
         let mut stages = self.aging_stages()?;
         let mut source = SyntheticEvents::new(&mut self.workload, &self.geometry, requests, None);
-        let observe = |_, counters: &Counters, _: &[u32]| {
-            rule.observe(counters) || counters.host_pages_written - start_written >= budget_pages
-        };
         on_layer!(&mut self.layer, ftl => drive_synthetic(ftl, &mut stages, &mut source, Phase::Overwrite, observer, observe, self.stop.as_deref()))?;
         Ok((rule.reached() || requests == 0, rule.last_window_waf()))
     }

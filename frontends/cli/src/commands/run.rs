@@ -54,6 +54,14 @@ pub struct RunArgs {
     /// a warning (docs/mqsim.md). `--set` overrides lie above them.
     #[arg(long, num_args = 2, value_names = ["SSDCONFIG", "WORKLOAD"], conflicts_with = "config")]
     pub mqsim: Option<Vec<PathBuf>>,
+    /// Run on N threads, each owning a share of the parallel units; the
+    /// report equals `--threads 1`'s bit for bit. Needs static allocation
+    /// (`ftl.allocation = "static"`), the page FTL with the greedy or fifo
+    /// victim policy, no `[[job]]` tables, counting mode (the timing model
+    /// orders every operation on one clock) and N dividing the parallel
+    /// units; anything else is refused, naming the key (docs/configuration.md).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: usize,
 }
 
 pub fn run(mut args: RunArgs) -> anyhow::Result<()> {
@@ -65,10 +73,20 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<()> {
         let trace = input.trace.clone();
         args.config.mqsim = Some(input);
         if let Some(trace) = trace {
+            if args.threads != 1 {
+                let reason = "runs the synthetic [workload] only, not a trace replay";
+                let error = nandlab_core::ConfigError::new("--threads", format!("--threads {} {reason}", args.threads));
+                return Err(error.into());
+            }
             return replay_mqsim_trace(args, trace);
         }
     }
     let (config, _) = args.config.build()?;
+    if args.threads != 1 && args.timing == Timing::On {
+        let reason = "runs in counting mode only: the timing model orders every operation on one clock";
+        return Err(nandlab_core::ConfigError::new("--threads", format!("--threads {} {reason}", args.threads)).into());
+    }
+    nandlab_core::sim::check_threads(&config, args.threads)?;
     if args.timing == Timing::Off {
         if args.timing_csv.is_some() {
             anyhow::bail!("--timing-csv needs --timing on");
@@ -93,8 +111,11 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<()> {
         ])?;
     let started = Instant::now();
     let mut progress = ProgressReporter::new();
-    let simulate = if args.timing == Timing::On { nandlab_core::sim::run_timed } else { nandlab_core::run };
-    let report = simulate(&config, &mut |update| progress.update(update))?;
+    let report = if args.timing == Timing::On {
+        nandlab_core::sim::run_timed(&config, &mut |update| progress.update(update))?
+    } else {
+        nandlab_core::sim::run_threads(&config, args.threads, &mut |update| progress.update(update))?
+    };
     progress.finish();
     crate::shared::warn_lifetime(&report.lifetime);
     let elapsed = started.elapsed();

@@ -9,8 +9,10 @@ local cluster by default or on a Dask cluster given by its scheduler address.
     table.groupby("ftl.gc_policy")["waf"].mean()
 
 Each point is an independent, seeded ``nandlab.run``; the local cluster runs
-one worker process per core (``workers`` to choose), so CPU-bound points scale
-with the cores. The table comes back in grid order whatever order the points
+one worker process per core this process may use and finds idle
+(:func:`local_workers`; ``workers`` to choose), so CPU-bound points scale with
+the cores, and where only one core's share is free the points run one after
+another in this process, never slower than a serial loop. The table comes back in grid order whatever order the points
 finish in, so a sweep is reproducible from its arguments. A real cluster is
 named by its scheduler address (``scheduler="tcp://HOST:8786"``); every worker
 needs the same nandlab installed. The same from the shell::
@@ -32,7 +34,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from . import ConfigError, _native, validate
 from . import run as run_simulation
 
-__all__ = ["sweep", "points", "row", "main", "SweepError"]
+__all__ = ["sweep", "points", "row", "main", "local_workers", "SweepError"]
 
 Point = Tuple[Tuple[Tuple[str, Any], ...], int]
 
@@ -110,11 +112,52 @@ def _run_point(point: Point, config: Any, preset: Optional[str], base_set: Tuple
     return result
 
 
+def _cgroup_cpus() -> Optional[float]:
+    """The CPUs the cgroup's quota allows (cgroup v2 ``cpu.max``, else v1's CFS quota), or None."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as file:
+            quota, period = file.read().split()[:2]
+    except (OSError, ValueError):
+        try:
+            with open("/sys/fs/cgroup/cpu/cpu.cfs_quota_us") as file:
+                quota = file.read().strip()
+            with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as file:
+                period = file.read().strip()
+        except OSError:
+            return None
+    if quota in ("max", "-1"):
+        return None
+    try:
+        return int(quota) / int(period)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def local_workers() -> int:
+    """Worker processes a local sweep gains from: the cores this process may run on
+    (``os.sched_getaffinity``), capped by a cgroup CPU quota, less the load already on them
+    (the one-minute load average), rounded, at least 1. Extra processes on cores others keep
+    busy only share those cores' time: two workers at a load of 2.5 on two cores took longer
+    than one, so such a sweep runs serially."""
+    try:
+        cores = float(len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        cores = float(os.cpu_count() or 1)
+    quota = _cgroup_cpus()
+    if quota is not None:
+        cores = min(cores, quota)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return max(1, int(min(cores, cores - load) + 0.5))
+
+
 def _client(scheduler: Any, workers: Optional[int]):
     """A Dask client and what to close after the sweep: an existing client (nothing to close), a
     client of a scheduler address (close the client), or a local cluster of `workers` single-threaded
-    processes, one per core by default (close both). Processes, not threads: a point holds the GIL
-    while it builds its configuration and its report, and separate processes share no allocator."""
+    processes, :func:`local_workers` by default (close both). Processes, not threads: a point holds
+    the GIL while it builds its configuration and its report, and separate processes share no allocator."""
     from dask.distributed import Client, LocalCluster
 
     if scheduler is not None and workers is not None:
@@ -128,7 +171,7 @@ def _client(scheduler: Any, workers: Optional[int]):
         raise ValueError(f"workers must be at least 1, not {workers}")
     cluster = LocalCluster(
         processes=True,
-        n_workers=workers or os.cpu_count() or 1,
+        n_workers=workers,
         threads_per_worker=1,
         dashboard_address=None,
     )
@@ -153,7 +196,8 @@ def sweep(
     ``grid`` maps configuration keys (as ``--set`` names them) to the values to try;
     ``config``, ``preset`` and ``set`` are the base of every point, as in ``nandlab.run``;
     ``timing`` adds the timed figures. ``scheduler`` is ``None`` (a local Dask cluster of
-    ``workers`` single-threaded processes, default one per core), a scheduler address such as
+    ``workers`` single-threaded processes, default :func:`local_workers`; with one, no cluster:
+    the points run in this process, one after another), a scheduler address such as
     ``"tcp://10.0.0.5:8786"``, or a ``dask.distributed.Client``.
     Rows come in grid order, one per point and seed: the grid's keys, ``seed``, the
     figures of :func:`row` and ``wall_s``. A point whose configuration is invalid
@@ -166,6 +210,19 @@ def sweep(
     # Fail fast, in this process, on a configuration the grid makes invalid.
     for assignments in dict.fromkeys(assignments for assignments, _ in todo):
         validate(config, preset=preset, set=_overrides(base_set, assignments))
+    if scheduler is None and workers is None:
+        workers = local_workers()
+    if scheduler is None and workers == 1:
+        results = []
+        for done, (assignments, seed) in enumerate(todo, start=1):
+            try:
+                point = (assignments, seed)
+                results.append(_run_point(point, config=config, preset=preset, base_set=base_set, timing=timing))
+            except Exception as error:
+                raise SweepError(f"point {dict(assignments)}, seed {seed}: {error}") from error
+            if progress:
+                print(f"sweep: {done}/{len(todo)} points", file=sys.stderr, flush=True)
+        return pandas.DataFrame(results)
     client, owned = _client(scheduler, workers)
     try:
         futures = client.map(
@@ -224,7 +281,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     parser.add_argument("--scheduler", help="Dask scheduler address (default: a local cluster)")
     parser.add_argument(
-        "--workers", type=int, help="worker processes of the local cluster (default: one per core)"
+        "--workers", type=int,
+        help="worker processes of the local cluster (default: the idle cores this process may use; 1: serial)",
     )
     parser.add_argument("--out", help="write the table: .csv, .parquet or .json")
     args = parser.parse_args(argv)
