@@ -13,8 +13,8 @@ use nandlab_core::host::discard::DiscardPolicy;
 use nandlab_core::host::event::{HostEvent, HostOp};
 use nandlab_core::workload::IterEvents;
 use nandlab_core::Simulation;
-use nandlab_trace::host::host_event;
 use nandlab_nbd::{BlockDevice, BlockError, DaemonInfo};
+use nandlab_trace::host::host_event;
 use nandlab_trace::journal::JournalTracker;
 use nandlab_trace::{
     FioVersion, FioWriter, Format, MsrWriter, NativeReader, NativeWriter, ReadOptions, Record, TraceHeader, TraceRead,
