@@ -126,6 +126,7 @@ background_wait() {
     wait "${background_pids[$log]}"
     read -r status seconds cpu_seconds <"$log.done"
     cat "$log"
+    touch "$log.reported"
     echo "== $name: $seconds s wall, $cpu_seconds s CPU"
     timings+=("$(printf '%6d s %6d s  %s' "$seconds" "$cpu_seconds" "$name")")
     return "$status"
@@ -143,11 +144,15 @@ background_wait_all() {
 }
 
 # A stage that fails ends the run: the commands still running in the background end first, so that
-# none outlives it (still writing into target/).
+# none outlives it (still writing into target/), and their output is shown.
 finish() {
-    local status=$?
+    local status=$? log
     [ -z "$(jobs -rp)" ] || echo "== waiting for the commands still running in the background" >&2
     wait
+    for log in "$logs"/*; do
+        case $(basename "$log") in *.*) continue ;; esac
+        [ -e "$log.reported" ] || { echo "== output of a command run in the background ($(basename "$log"))" && cat "$log"; }
+    done
     rm -rf "$cpu_file" "$cpu_file".* "$logs"
     exit $status
 }
