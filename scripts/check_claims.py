@@ -10,6 +10,7 @@ its file and line), 2 on bad usage.
 """
 
 import argparse
+import functools
 import glob
 import hashlib
 import json
@@ -94,6 +95,14 @@ def mask(line):
 
 def numerals(line):
     """Every numeral of the line, each marked whether it counts as a figure."""
+    return [Figure(*numeral) for numeral in read_numerals(line)]
+
+
+# The self-test checks each doc again for every figure it changes, so the same lines are read
+# thousands of times: what a line holds is read once (a function of the line's text alone).
+@functools.lru_cache(maxsize=None)
+def read_numerals(line):
+    """(text, start, end, is_figure, negative) of every numeral of the line."""
     masked = mask(line)
     found = []
     for match in NUMERAL.finditer(masked):
@@ -104,8 +113,8 @@ def numerals(line):
         with_unit = match.group("mult") is not None or AFTER_UNIT.match(after) is not None
         is_figure = with_unit or (("." in text or "," in text) and not named)
         negative = re.search(r"(?:^|[^\w.,])[−-]$", before) is not None
-        found.append(Figure(text, match.start(), match.end("num"), is_figure, negative))
-    return found
+        found.append((text, match.start(), match.end("num"), is_figure, negative))
+    return tuple(found)
 
 
 def parse_fields(body):
@@ -133,6 +142,8 @@ class ResultsFiles:
     def __init__(self, root):
         self.root = root
         self.cache = {}
+        # The self-test reads the same pointers once per changed figure.
+        self.values = {}
 
     def load(self, path):
         if path not in self.cache:
@@ -153,6 +164,11 @@ class ResultsFiles:
     def value(self, path, pointer):
         """The number at `pointer`: a JSON pointer (/a/0/b) or, in a CSV, ROW/COLUMN
         where ROW is a row index or KEY=VALUE (the first row whose KEY is VALUE)."""
+        if (path, pointer) not in self.values:
+            self.values[path, pointer] = self.read_value(path, pointer)
+        return self.values[path, pointer]
+
+    def read_value(self, path, pointer):
         document = self.load(path)
         parts = pointer_parts(pointer)
         if path.endswith(".csv"):
@@ -433,6 +449,14 @@ def fix_file(path, results):
 
 def check_paths(path, where, line, problems):
     """Every repository path the line names exists (globs: at least one match)."""
+    for named in missing_paths(line):
+        problems.append(f"{where}: names {named}, which does not exist")
+
+
+@functools.lru_cache(maxsize=None)
+def missing_paths(line):
+    """The repository paths the line names that do not exist (read once per line, as numerals)."""
+    missing = []
     for match in REPO_PATH.finditer(line):
         named = match.group(1).rstrip(".")
         if any(re.fullmatch(r"[A-Z][A-Z_]*(?:\.\w+)?", segment) for segment in named.split("/")):
@@ -440,7 +464,8 @@ def check_paths(path, where, line, problems):
         pattern = named.replace("{", "[").replace("}", "]") if "{" in named else named
         if glob.glob(os.path.join(ROOT, pattern)) or os.path.exists(os.path.join(ROOT, named)):
             continue
-        problems.append(f"{where}: names {named}, which does not exist")
+        missing.append(named)
+    return tuple(missing)
 
 
 def self_test(results):

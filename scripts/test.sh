@@ -2,8 +2,8 @@
 # Runs every test of nandlab: the claims check (every figure of README.md and docs/*.md against its
 # results file, scripts/check-claims.sh), the import check (no circle among any crate's files, no
 # library crate on a front end, scripts/check-imports.py), formatting and lints (rustfmt, clippy
-# with warnings as errors, ruff), the Rust workspace, a short coverage-guided fuzzing campaign, then
-# the Python package (built into a virtual environment at .venv by maturin). Needs only the Rust
+# with warnings as errors, ruff), the Rust workspace, the Python package (built into a virtual
+# environment at .venv by maturin) and a short coverage-guided fuzzing campaign. Needs only the Rust
 # toolchain (with rustfmt and clippy), a C++ compiler (g++, for libFuzzer) and python3; everything
 # else is installed on the way. Any formatting or lint finding fails the run.
 #
@@ -11,9 +11,11 @@
 # checks), serves clippy, the tests, the `nandlab` binary they run and the Python package, and the
 # tests resolve features over the whole workspace (the Python extension included), so no crate is
 # compiled twice: clippy shares the build scripts and proc macros, the extension everything but PyO3.
-# The Python environment is installed in the background meanwhile. Experiment-scale tests are marked
-# `#[ignore = "slow: ..."]`; NANDLAB_SLOW_TESTS=1 runs them too (CI does). Each stage prints its wall
-# time and the CPU time of its processes, and a table of them closes the run.
+# What needs one core, or mostly waits, runs in the background beside what needs two: the claims
+# self-test and the Python environment beside clippy; the Python tests, the claims re-run and the
+# fuzz build beside the Rust tests. Experiment-scale tests are marked `#[ignore = "slow: ..."]`;
+# NANDLAB_SLOW_TESTS=1 runs them too (CI does). Each stage prints its wall time and the CPU time of
+# its processes, and a table of them closes the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,9 +23,11 @@ profile=checked
 timings=()
 run_started=$SECONDS
 cpu_file=$(mktemp)
-python_env_log=$(mktemp)
-fuzz_build_log=$(mktemp)
-trap 'rm -f "$cpu_file" "$cpu_file".* "$python_env_log" "$python_env_log".* "$fuzz_build_log" "$fuzz_build_log".*' EXIT
+# The output of each command run in the background (`background`, below), in a folder of its own.
+logs=$(mktemp -d)
+claims_log=$logs/claims python_env_log=$logs/python-env rerun_log=$logs/rerun
+fuzz_build_log=$logs/fuzz-build python_log=$logs/python
+trap finish EXIT
 
 # User plus system CPU seconds of the finished child processes of this shell, into $cpu (`times`
 # must run in this shell itself, not in a command substitution's).
@@ -123,9 +127,35 @@ background_wait() {
     wait "${background_pids[$log]}"
     read -r status seconds cpu_seconds <"$log.done"
     cat "$log"
+    touch "$log.reported"
     echo "== $name: $seconds s wall, $cpu_seconds s CPU"
     timings+=("$(printf '%6d s %6d s  %s' "$seconds" "$cpu_seconds" "$name")")
     return "$status"
+}
+
+# `background_wait_all LOG NAME [LOG NAME]...`: waits for each in turn, and fails (after all
+# ended) when any failed.
+background_wait_all() {
+    local failed=0
+    while [ $# -ge 2 ]; do
+        background_wait "$1" "$2" || failed=1
+        shift 2
+    done
+    return $failed
+}
+
+# A stage that fails ends the run: the commands still running in the background end first, so that
+# none outlives it (still writing into target/), and their output is shown.
+finish() {
+    local status=$? log
+    [ -z "$(jobs -rp)" ] || echo "== waiting for the commands still running in the background" >&2
+    wait
+    for log in "$logs"/*; do
+        case $(basename "$log") in *.*) continue ;; esac
+        [ -e "$log.reported" ] || { echo "== output of a command run in the background ($(basename "$log"))" && cat "$log"; }
+    done
+    rm -rf "$cpu_file" "$cpu_file".* "$logs"
+    exit $status
 }
 
 python_tests() {
@@ -140,31 +170,38 @@ python_tests() {
 }
 
 stage "Claims: every figure of README.md and docs/*.md against its results file (docs/reporting.md)" \
-    ./scripts/check-claims.sh --self-test
+    ./scripts/check-claims.sh
 stage "Imports: no circle among the files of any crate, no library crate on a front end (docs/architecture.md)" \
     ./scripts/check-imports.py --self-test
 stage "MQSim race: its agreement check fails on disagreeing results (fabricated; no MQSim)" \
     python3 scripts/bench_vs_mqsim.py --self-test
 stage "Rust: formatting (rustfmt.toml)" cargo fmt --all --check
-# The environment mostly downloads and unpacks: it is installed while clippy compiles.
+# The claims self-test runs on one core and the environment mostly downloads and unpacks: both run
+# beside clippy, which leaves a core idle as it checks one crate after another.
+background "$claims_log" ./scripts/check-claims.sh --self-test
 background "$python_env_log" python_env
 stage "Rust: clippy, warnings as errors (profile $profile)" \
     cargo clippy --profile "$profile" --workspace --all-targets --quiet -- -D warnings
-background_wait "$python_env_log" "Python: environment (.venv), in the background during clippy"
+background_wait_all "$claims_log" "Claims: the check's self-test (every checked figure changed must fail), in the background during clippy" \
+    "$python_env_log" "Python: environment (.venv), in the background during clippy"
 stage "Python: ruff" .venv/bin/ruff check frontends/python
 stage "Rust: build every crate's tests (profile $profile)" rust_build
 if [ -n "${NANDLAB_PACKAGES_READY:-}" ]; then
     stage "CI: wait for the Debian packages the tests use (.ci/run installs them meanwhile)" packages_wait
 fi
-# The fuzz targets build at the lowest priority while the tests run: it takes only the CPU time the
-# tests leave, as they wait on devices, daemons and child processes.
+# Everything after the build is independent of everything else but the fuzz campaign (which needs
+# the fuzz build): it all starts at once, so that the two cores stay busy while tests wait on
+# devices, daemons and child processes. The fuzz targets build at the lowest priority, taking only
+# the CPU time the rest leaves. (The Python package's build and the Rust tests' share target/, so
+# cargo runs one after the other.)
 background "$fuzz_build_log" nice -n 19 scripts/fuzz.sh build
-stage "Rust: every crate's tests (profile $profile)" rust_tests
-background_wait "$fuzz_build_log" "Fuzzing: build the targets, in the background during the tests"
-stage "Claims: the fast generators reproduce their results files exactly" \
-    env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
+background "$python_log" python_tests
+background "$rerun_log" env NANDLAB_BIN="$PWD/target/$profile/nandlab" ./scripts/check-claims.sh --rerun
+stage "Rust: every crate's tests (profile $profile), with the three below in the background" rust_tests
+background_wait_all "$rerun_log" "Claims: the fast generators reproduce their results files exactly, in the background during the tests" \
+    "$python_log" "Python: pip install ./frontends/python (profile $profile) and pytest, in the background during the tests" \
+    "$fuzz_build_log" "Fuzzing: build the targets, in the background during the tests"
 stage "Fuzzing: a 15-second coverage-guided campaign of every target (docs/fuzzing.md)" scripts/fuzz.sh all 0.25
-stage "Python: pip install ./frontends/python (profile $profile) and pytest" python_tests
 
 cpu_now
 echo "== stage times"
