@@ -142,6 +142,9 @@ fn crash_rounds(size: u64, kills: usize, seed: u64) {
     for round in 0..kills {
         let mut daemon = start_daemon(&backing, &mountpoint, size, round % 2 == 0);
         let pid = daemon.pid();
+        // Every writer's disk is open before the kill can come: the writes race the kill, the opens
+        // must not (an open the kill overtakes fails with ECONNABORTED, as on a loaded machine).
+        let disks: Vec<_> = (0..WRITERS).map(|_| daemon.disk()).collect();
         let kill_after = Duration::from_millis(rng.random_range(10..200));
         let killed = Arc::new(AtomicBool::new(false));
         let killer = {
@@ -160,10 +163,8 @@ fn crash_rounds(size: u64, kills: usize, seed: u64) {
             let writers: Vec<_> = references
                 .iter_mut()
                 .zip(&seeds)
-                .map(|(reference, &seed)| {
-                    let disk = daemon.disk();
-                    scope.spawn(move || write_until_killed(&disk, reference, seed))
-                })
+                .zip(disks)
+                .map(|((reference, &seed), disk)| scope.spawn(move || write_until_killed(&disk, reference, seed)))
                 .collect();
             for writer in writers {
                 let written = writer.join().expect("writer thread");
