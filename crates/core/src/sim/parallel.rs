@@ -50,8 +50,14 @@ use std::sync::mpsc;
 /// Most worker threads `--threads` takes.
 pub const THREADS_MAX: usize = 256;
 
-/// Host requests the driver splits before it hands each partition its share.
-const BATCH_REQUESTS: usize = 4096;
+/// Host requests the driver splits before it hands each partition its share:
+/// large batches (and a channel a few batches deep) keep the partitions busy
+/// while the driver generates; 4,096 two deep left them waiting (1.65x against
+/// 1.95x on two cores, docs/configuration.md).
+const BATCH_REQUESTS: usize = 65536;
+
+/// Batches a partition's channel holds before the driver waits for it.
+const HANDOFF_BATCHES: usize = 4;
 
 /// Refuses, naming the key, a run whose units are not independent FTLs
 /// (see the module's header), or `threads` the units cannot be dealt to.
@@ -340,7 +346,7 @@ pub(super) fn drive<T: TranslationLayer + 'static, F: Feed<T>>(
         let senders: Vec<mpsc::SyncSender<Message>> = parts
             .iter_mut()
             .map(|part| {
-                let (send, receive) = mpsc::sync_channel(2);
+                let (send, receive) = mpsc::sync_channel(HANDOFF_BATCHES);
                 let replies_to = replies_to.clone();
                 scope.spawn(move || serve(part, &receive, &replies_to));
                 send
